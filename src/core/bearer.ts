@@ -1,0 +1,51 @@
+// Parsing of the Authorization value (RFC 6750 §2.1), kept apart from the JWT checks so each reads alone.
+import type { RejectReason } from './types.js';
+
+/** Longest token accepted, checked before any decoding. */
+export const MAX_TOKEN_LENGTH = 4096;
+
+// "Bearer" + at most this many spaces + the longest token: anything longer is refused without a scan.
+const MAX_SPACES = 64;
+const MAX_VALUE_LENGTH = 6 + MAX_SPACES + MAX_TOKEN_LENGTH;
+
+/**
+ * The single Authorization value of a request, or the reason there is none: no value is `missing`; an empty
+ * array is `missing`; two or more values are `malformed` (which one would count is ambiguous).
+ */
+export function singleValue(
+  authorization: string | readonly string[] | undefined,
+): string | RejectReason {
+  if (typeof authorization === 'string') return authorization;
+  if (authorization === undefined || authorization === null) return 'missing';
+  if (!Array.isArray(authorization)) return 'malformed';
+  if (authorization.length === 0) return 'missing';
+  if (authorization.length !== 1) return 'malformed';
+  const only: unknown = authorization[0];
+  return typeof only === 'string' ? only : 'malformed';
+}
+
+/**
+ * The token of a `Bearer` value: the scheme in any letter case, one or more spaces (SP only, no tabs),
+ * then the token and nothing else. Returns `malformed` for anything else, including an empty value.
+ */
+export function bearerToken(value: string): string | RejectReason {
+  if (typeof value !== 'string' || value.length < 8 || value.length > MAX_VALUE_LENGTH) return 'malformed';
+  // 0x20 ORed in folds ASCII upper case to lower case; no other byte maps onto these letters.
+  if (
+    (value.charCodeAt(0) | 0x20) !== 0x62 || // b
+    (value.charCodeAt(1) | 0x20) !== 0x65 || // e
+    (value.charCodeAt(2) | 0x20) !== 0x61 || // a
+    (value.charCodeAt(3) | 0x20) !== 0x72 || // r
+    (value.charCodeAt(4) | 0x20) !== 0x65 || // e
+    (value.charCodeAt(5) | 0x20) !== 0x72 || // r
+    value.charCodeAt(6) !== 0x20
+  ) {
+    return 'malformed';
+  }
+  let start = 7;
+  while (start < value.length && value.charCodeAt(start) === 0x20) start++;
+  if (start - 6 > MAX_SPACES || start === value.length) return 'malformed';
+  const token = value.slice(start);
+  if (token.length > MAX_TOKEN_LENGTH) return 'malformed';
+  return token;
+}

@@ -1,0 +1,54 @@
+// The library's one error class. Messages name paths and problems, never a token, a key or a header value.
+
+/** Every code a {@link LauncherAuthError} can carry. */
+export type LauncherAuthErrorCode =
+  /** A stored secret could not be parsed: bad JSON, unknown version, bad field. */
+  | 'ERR_STORE_CORRUPT'
+  /** The secret file is readable or writable by group or others. */
+  | 'ERR_STORE_PERMISSIONS'
+  /** Reading or writing the store failed (I/O error, read-only directory, full disk). */
+  | 'ERR_STORE_IO'
+  /** A store returned a record that is not a valid {@link SecretRecord} (for example a key under 32 bytes). */
+  | 'ERR_INVALID_RECORD'
+  /** `rotate()` could not save the new secret; the current token stays valid. */
+  | 'ERR_SAVE_FAILED'
+  /** The authority was closed. */
+  | 'ERR_CLOSED'
+  /** The reason of an `auth.signal` abort: the key that authenticated the request was rotated away. */
+  | 'ERR_KEY_ROTATED';
+
+const CODES: ReadonlySet<string> = new Set<LauncherAuthErrorCode>([
+  'ERR_STORE_CORRUPT',
+  'ERR_STORE_PERMISSIONS',
+  'ERR_STORE_IO',
+  'ERR_INVALID_RECORD',
+  'ERR_SAVE_FAILED',
+  'ERR_CLOSED',
+  'ERR_KEY_ROTATED',
+]);
+
+/** The error every failure of launcher-auth rejects or throws with (bad configuration aside: that is a `TypeError`). */
+export class LauncherAuthError extends Error {
+  readonly code: LauncherAuthErrorCode;
+
+  constructor(code: LauncherAuthErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'LauncherAuthError';
+    this.code = code;
+  }
+}
+
+/**
+ * True when `value` is a {@link LauncherAuthError} (optionally with the given code). Checks the `code`, not only
+ * `instanceof`, so it also holds for an error from another copy of the package.
+ */
+export function isLauncherAuthError<C extends LauncherAuthErrorCode>(
+  value: unknown,
+  code?: C,
+): value is LauncherAuthError & { code: C } {
+  if (typeof value !== 'object' || value === null) return false;
+  const actual = (value as { code?: unknown }).code;
+  if (typeof actual !== 'string' || !CODES.has(actual)) return false;
+  if ((value as { name?: unknown }).name !== 'LauncherAuthError') return false;
+  return code === undefined || actual === code;
+}

@@ -1,0 +1,127 @@
+// The one decision every adapter asks for: exempt health check, authenticated, or the uniform 401. Adapters
+// only translate their framework's request into (method, target, authorization) and the answer back.
+import { authenticateNow, type TokenAuthority } from './token-authority.js';
+import type { AuthContext, RejectReason, VerifyResult } from './types.js';
+
+/** What `onReject` is told about a refused request. Never the token or the Authorization value. */
+export interface RejectInfo {
+  /** The request method, as received. */
+  method: string;
+  /** The request path, without the query string (which may carry secrets of the host's own). */
+  path: string;
+  /** Why the request was refused. */
+  reason: RejectReason;
+}
+
+/** Options every adapter takes. */
+export interface AuthOptions {
+  /**
+   * The one path that `GET` and `HEAD` may reach without a token, compared with the request target as
+   * received (exact spelling, query string allowed). `false` exempts nothing.
+   * @default '/health'
+   */
+  healthPath?: string | false;
+  /**
+   * Called for every refused request, before the 401 is sent: for the host's logging or rate limiting.
+   * An exception it throws is ignored so the answer stays the same 401.
+   * @default undefined
+   */
+  onReject?: (info: RejectInfo) => void;
+}
+
+/** Options after validation. */
+export interface ResolvedAuthOptions {
+  readonly healthPath: string | false;
+  readonly onReject: ((info: RejectInfo) => void) | undefined;
+}
+
+/** The 401 every adapter sends, for every failure: no body and nothing that tells the failures apart. */
+export const UNAUTHORIZED_STATUS = 401;
+export const UNAUTHORIZED_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  'www-authenticate': 'Bearer',
+  'content-length': '0',
+});
+/** The same answer written raw on a socket, for a refused upgrade (WebSocket) request. */
+export const UNAUTHORIZED_RAW =
+  'HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer\r\nContent-Length: 0\r\nConnection: close\r\n\r\n';
+
+/** The decision for a request that needs no token: the health check. */
+export const EXEMPT: unique symbol = Symbol('launcher-auth.exempt');
+export type Decision = typeof EXEMPT | AuthContext | undefined;
+
+const DEFAULTS: ResolvedAuthOptions = Object.freeze({ healthPath: '/health', onReject: undefined });
+
+/** Validates adapter options once, at construction: a `TypeError` names the wrong option. */
+export function resolveAuthOptions(options: AuthOptions | undefined, where: string): ResolvedAuthOptions {
+  if (options === undefined) return DEFAULTS;
+  if (typeof options !== 'object' || options === null) throw new TypeError(`${where}: options must be an object.`);
+  const { healthPath = '/health', onReject } = options;
+  if (
+    healthPath !== false &&
+    (typeof healthPath !== 'string' || !/^\/[\x21-\x7e]*$/.test(healthPath) || /[?#]/.test(healthPath))
+  ) {
+    throw new TypeError(
+      `${where}: \`healthPath\` must be false or a path that starts with "/" and has no spaces, "?" or "#".`,
+    );
+  }
+  if (onReject !== undefined && typeof onReject !== 'function') {
+    throw new TypeError(`${where}: \`onReject\` must be a function when set.`);
+  }
+  return Object.freeze({ healthPath, onReject });
+}
+
+/** Checks that `authority` is a TokenAuthority, at construction. */
+export function assertAuthority(authority: unknown, where: string): asserts authority is TokenAuthority {
+  if (typeof authority !== 'object' || authority === null || typeof (authority as TokenAuthority).issue !== 'function') {
+    throw new TypeError(`${where}: \`authority\` must be a TokenAuthority (from TokenAuthority.open()).`);
+  }
+}
+
+/**
+ * Exactly `GET` or `HEAD` of exactly the health path, with or without a query string. Every other spelling
+ * (`/health/`, `/HEALTH`, `//health`, `/health;x`, `%2F`, dot segments, absolute form) is not exempt.
+ */
+export function isHealthRequest(method: string | undefined, target: string | undefined, healthPath: string | false): boolean {
+  if (healthPath === false || (method !== 'GET' && method !== 'HEAD') || typeof target !== 'string') return false;
+  if (!target.startsWith(healthPath)) return false;
+  return target.length === healthPath.length || target.charCodeAt(healthPath.length) === 0x3f; // '?'
+}
+
+function reject(method: string | undefined, target: string | undefined, reason: RejectReason, options: ResolvedAuthOptions): undefined {
+  if (options.onReject !== undefined) {
+    const path = typeof target === 'string' ? target.split('?', 1)[0] ?? '' : '';
+    try {
+      options.onReject({ method: typeof method === 'string' ? method : '', path, reason });
+    } catch {
+      // The host's hook failed; the answer must still be the uniform 401.
+    }
+  }
+  return undefined;
+}
+
+function settle(result: VerifyResult, method: string | undefined, target: string | undefined, options: ResolvedAuthOptions): Decision {
+  return result.ok ? result : reject(method, target, result.reason, options);
+}
+
+/**
+ * The decision for one request: {@link EXEMPT} for the health check, the `AuthContext` to attach when the token
+ * is good, `undefined` to answer {@link UNAUTHORIZED_STATUS}. Synchronous whenever no signature needs jose
+ * (the current token, every cheap rejection), so an adapter can go on in the same tick. An adapter whose
+ * framework reports the route that matched passes it as `route`: the exemption then also needs that route to
+ * be the health path, so no other handler can be reached without a token.
+ */
+export function decide(
+  authority: TokenAuthority,
+  method: string | undefined,
+  target: string | undefined,
+  authorization: string | readonly string[] | undefined,
+  options: ResolvedAuthOptions,
+  route?: string,
+): Decision | Promise<Decision> {
+  if (isHealthRequest(method, target, options.healthPath) && (route === undefined || route === options.healthPath)) {
+    return EXEMPT;
+  }
+  const result = authenticateNow(authority, authorization);
+  if (result instanceof Promise) return result.then((settled) => settle(settled, method, target, options));
+  return settle(result, method, target, options);
+}

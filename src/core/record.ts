@@ -1,0 +1,43 @@
+// Making and checking SecretRecords: the one place that knows what a usable secret is.
+import { randomBytes } from 'node:crypto';
+import { LauncherAuthError } from './errors.js';
+import type { SecretRecord } from './types.js';
+
+/** Shortest HMAC-SHA256 key accepted: the hash output size (RFC 7518 §3.2). */
+export const MIN_KEY_BYTES = 32;
+
+const ID_PATTERN = /^[\x21-\x7e]{1,128}$/;
+
+/** A fresh secret: 32 random bytes and a random 16-character id. */
+export function generateRecord(): SecretRecord {
+  return {
+    id: randomBytes(12).toString('base64url'),
+    key: new Uint8Array(randomBytes(MIN_KEY_BYTES)),
+    createdAt: new Date(),
+  };
+}
+
+/**
+ * What is wrong with a would-be record, in words that never include the key, or `undefined` when it is usable.
+ */
+export function recordProblem(record: unknown): string | undefined {
+  if (typeof record !== 'object' || record === null) return 'the record is not an object';
+  const { id, key, createdAt } = record as Partial<Record<keyof SecretRecord, unknown>>;
+  if (typeof id !== 'string' || !ID_PATTERN.test(id)) return 'the id is not 1 to 128 visible ASCII characters';
+  if (!(key instanceof Uint8Array)) return 'the key is not a Uint8Array';
+  if (key.byteLength < MIN_KEY_BYTES) {
+    return `the key is ${key.byteLength} bytes; at least ${MIN_KEY_BYTES} are required (RFC 7518 §3.2)`;
+  }
+  if (!(createdAt instanceof Date) || Number.isNaN(createdAt.getTime())) return 'createdAt is not a valid Date';
+  return undefined;
+}
+
+/** A private copy of a record a store returned, or a `LauncherAuthError` saying what is wrong with it. */
+export function copyRecord(record: unknown): SecretRecord {
+  const problem = recordProblem(record);
+  if (problem !== undefined) {
+    throw new LauncherAuthError('ERR_INVALID_RECORD', `The secret store returned an unusable record: ${problem}.`);
+  }
+  const { id, key, createdAt } = record as SecretRecord;
+  return { id, key: new Uint8Array(key), createdAt: new Date(createdAt.getTime()) };
+}

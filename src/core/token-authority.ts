@@ -1,0 +1,340 @@
+// TokenAuthority: holds the current secret, issues its one token, verifies, rotates, and follows the store.
+import { createSecretKey, timingSafeEqual, webcrypto, type KeyObject } from 'node:crypto';
+import { jwtVerify, type JWTVerifyOptions } from 'jose';
+import { MAX_TOKEN_LENGTH, bearerToken, singleValue } from './bearer.js';
+import { LauncherAuthError } from './errors.js';
+import { copyRecord, generateRecord } from './record.js';
+import { checkStructure, signToken, signatureMatches, splitCompact, tokenClaims } from './token.js';
+import type {
+  JWTPayload,
+  RejectReason,
+  RotateEvent,
+  SecretRecord,
+  SecretStore,
+  TokenAuthorityOptions,
+  VerifyResult,
+} from './types.js';
+
+type Rejected = Extract<VerifyResult, { ok: false }>;
+type Accepted = Extract<VerifyResult, { ok: true }>;
+
+const REJECTED: Readonly<Record<RejectReason, Rejected>> = Object.freeze({
+  missing: Object.freeze({ ok: false, reason: 'missing' }),
+  malformed: Object.freeze({ ok: false, reason: 'malformed' }),
+  invalid: Object.freeze({ ok: false, reason: 'invalid' }),
+});
+
+/**
+ * Everything derived from one secret, built before it is swapped in so that a swap is one assignment.
+ * The key bytes live only in the two imported keys; the strings here are the public token.
+ */
+interface KeyState {
+  readonly record: SecretRecord;
+  readonly token: string;
+  readonly tokenBytes: Buffer;
+  /** `Bearer <token>`: the common header spelling, compared whole without slicing the header value. */
+  readonly headerBytes: Buffer;
+  /** Reused for the constant-time comparison, so the current-token path allocates nothing. */
+  readonly scratch: Buffer;
+  readonly hmacKey: KeyObject;
+  readonly cryptoKey: CryptoKey;
+  readonly controller: AbortController;
+  /** The frozen result returned for the current token. */
+  readonly accepted: Accepted;
+  readonly joseOptions: JWTVerifyOptions;
+}
+
+async function buildState(record: SecretRecord, issuer: string | undefined): Promise<KeyState> {
+  const cryptoKey = await webcrypto.subtle.importKey(
+    'raw',
+    record.key,
+    { name: 'HMAC', hash: 'SHA-256' },
+    false,
+    ['sign', 'verify'],
+  );
+  const claims = tokenClaims(record, issuer);
+  const token = await signToken(record, claims, cryptoKey);
+  const controller = new AbortController();
+  const headerBytes = Buffer.from(`Bearer ${token}`, 'latin1');
+  return {
+    record,
+    token,
+    tokenBytes: Buffer.from(token, 'latin1'),
+    headerBytes,
+    scratch: Buffer.alloc(headerBytes.length),
+    hmacKey: createSecretKey(record.key),
+    cryptoKey,
+    controller,
+    accepted: Object.freeze({
+      ok: true,
+      claims: Object.freeze({ ...claims }) as JWTPayload,
+      keyId: record.id,
+      signal: controller.signal,
+    }),
+    joseOptions: issuer === undefined ? { algorithms: ['HS256'] } : { algorithms: ['HS256'], issuer },
+  };
+}
+
+/**
+ * True when `value` has exactly the bytes of `expected`. Written as UTF-8 into a reused buffer: any non-ASCII
+ * character becomes bytes of 0x80 and above, which the ASCII `expected` never holds, so no other string can
+ * compare equal. The caller has checked that the lengths agree.
+ */
+function sameBytes(value: string, expected: Buffer, scratch: Buffer): boolean {
+  const written = scratch.write(value, 0, expected.length, 'utf8');
+  return written === expected.length && timingSafeEqual(scratch.subarray(0, written), expected);
+}
+
+function sameRecord(a: SecretRecord, b: SecretRecord): boolean {
+  return (
+    a.id === b.id &&
+    a.createdAt.getTime() === b.createdAt.getTime() &&
+    a.key.byteLength === b.key.byteLength &&
+    timingSafeEqual(a.key, b.key)
+  );
+}
+
+/**
+ * The decision adapters ask for: a result at once when it can be had without waiting (the current token, any
+ * cheap rejection), else a promise. Not part of the public surface (the barrel does not export it).
+ */
+export let authenticateNow: (
+  authority: TokenAuthority,
+  authorization: string | readonly string[] | undefined,
+) => VerifyResult | Promise<VerifyResult>;
+
+export class TokenAuthority {
+  #state: KeyState;
+  readonly #store: SecretStore;
+  readonly #issuer: string | undefined;
+  readonly #onStoreError: ((error: Error) => void) | undefined;
+  readonly #listeners = new Set<(event: RotateEvent) => void>();
+  /** Rotations and reloads run one after another in this chain; the last one wins. */
+  #queue: Promise<unknown> = Promise.resolve();
+  #reloadQueued = false;
+  #unwatch: (() => void) | undefined;
+  #closed = false;
+
+  static {
+    authenticateNow = (authority, authorization) => authority.#authenticateNow(authorization);
+  }
+
+  private constructor(
+    state: KeyState,
+    store: SecretStore,
+    issuer: string | undefined,
+    onStoreError: ((error: Error) => void) | undefined,
+  ) {
+    this.#state = state;
+    this.#store = store;
+    this.#issuer = issuer;
+    this.#onStoreError = onStoreError;
+  }
+
+  /**
+   * Loads the secret from `store`, or generates one and saves it when the store is empty, and starts following
+   * the store's changes when it can report them.
+   * @throws TypeError when an option is wrong; LauncherAuthError when the store cannot be read or saved.
+   */
+  static async open(options: TokenAuthorityOptions): Promise<TokenAuthority> {
+    if (typeof options !== 'object' || options === null) {
+      throw new TypeError('TokenAuthority.open: options must be an object with a `store`.');
+    }
+    const { store, issuer, onStoreError } = options;
+    if (
+      typeof store !== 'object' ||
+      store === null ||
+      typeof store.load !== 'function' ||
+      typeof store.save !== 'function'
+    ) {
+      throw new TypeError('TokenAuthority.open: `store` must be a SecretStore (an object with load() and save()).');
+    }
+    if (store.watch !== undefined && typeof store.watch !== 'function') {
+      throw new TypeError('TokenAuthority.open: `store.watch` must be a function when present.');
+    }
+    if (issuer !== undefined && (typeof issuer !== 'string' || issuer.length === 0)) {
+      throw new TypeError('TokenAuthority.open: `issuer` must be a non-empty string when set.');
+    }
+    if (onStoreError !== undefined && typeof onStoreError !== 'function') {
+      throw new TypeError('TokenAuthority.open: `onStoreError` must be a function when set.');
+    }
+
+    const loaded = await store.load();
+    let record: SecretRecord;
+    if (loaded === undefined) {
+      record = generateRecord();
+      await store.save(record);
+    } else {
+      record = copyRecord(loaded);
+    }
+    const authority = new TokenAuthority(await buildState(record, issuer), store, issuer, onStoreError);
+    authority.#unwatch = store.watch?.(() => authority.#storeChanged());
+    return authority;
+  }
+
+  /** The current token: the same string on every call until the next rotation. */
+  issue(): string {
+    return this.#state.token;
+  }
+
+  /** The id of the current key (the token's `kid`); not secret. */
+  get keyId(): string {
+    return this.#state.record.id;
+  }
+
+  /**
+   * "Regenerate token": makes a new secret, saves it, then makes it current. From the moment this resolves,
+   * every token of the previous key is refused and the new token is accepted. Concurrent calls run one after
+   * another. When the store cannot save, rejects with `ERR_SAVE_FAILED` and nothing changes.
+   */
+  rotate(): Promise<string> {
+    const run = this.#queue.then(() => this.#rotateNow());
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Verifies a bare token (without the `Bearer ` prefix). Never throws or rejects. */
+  verify(token: string): Promise<VerifyResult> {
+    return Promise.resolve(this.#verifyNow(token));
+  }
+
+  /**
+   * Verifies a raw Authorization value, or the list of them (Node's `req.headersDistinct.authorization`), so
+   * that two Authorization headers are refused. Never throws or rejects.
+   */
+  authenticate(authorization: string | readonly string[] | undefined): Promise<VerifyResult> {
+    return Promise.resolve(this.#authenticateNow(authorization));
+  }
+
+  /** Calls `listener` after each rotation, including one made by another process. Returns the unsubscribe. */
+  onRotate(listener: (event: RotateEvent) => void): () => void {
+    if (typeof listener !== 'function') throw new TypeError('onRotate: `listener` must be a function.');
+    const entry = (event: RotateEvent): void => listener(event);
+    this.#listeners.add(entry);
+    return () => {
+      this.#listeners.delete(entry);
+    };
+  }
+
+  /**
+   * Stops following the store. From then on every verification is refused, `rotate()` rejects with
+   * `ERR_CLOSED`, and the current key's `signal` aborts so that long-lived responses end.
+   */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#unwatch?.();
+    this.#unwatch = undefined;
+    this.#state.controller.abort(new LauncherAuthError('ERR_CLOSED', 'The token authority was closed.'));
+  }
+
+  #authenticateNow(authorization: string | readonly string[] | undefined): VerifyResult | Promise<VerifyResult> {
+    const state = this.#state;
+    if (
+      typeof authorization === 'string' &&
+      authorization.length === state.headerBytes.length &&
+      !this.#closed &&
+      sameBytes(authorization, state.headerBytes, state.scratch)
+    ) {
+      return state.accepted;
+    }
+    const value = singleValue(authorization);
+    if (value === 'missing' || value === 'malformed' || value === 'invalid') return REJECTED[value];
+    const token = bearerToken(value);
+    if (token === 'missing' || token === 'malformed' || token === 'invalid') return REJECTED[token];
+    return this.#verifyNow(token);
+  }
+
+  #verifyNow(token: string): VerifyResult | Promise<VerifyResult> {
+    if (typeof token !== 'string' || token.length === 0) return REJECTED.missing;
+    if (token.length > MAX_TOKEN_LENGTH) return REJECTED.malformed;
+    if (this.#closed) return REJECTED.invalid;
+    const state = this.#state;
+    if (token.length === state.tokenBytes.length && sameBytes(token, state.tokenBytes, state.scratch)) {
+      return state.accepted;
+    }
+    const parts = splitCompact(token);
+    if (parts === 'malformed') return REJECTED.malformed;
+    if (!signatureMatches(token, parts.payloadEnd, state.hmacKey)) return REJECTED.invalid;
+    const problem = checkStructure(token, parts.headerEnd, parts.payloadEnd);
+    if (problem !== undefined) return REJECTED[problem];
+    return this.#verifyWithJose(token, state);
+  }
+
+  /** Only reached by a token signed with the current key: jose has the last word on it. */
+  async #verifyWithJose(token: string, state: KeyState): Promise<VerifyResult> {
+    let claims: JWTPayload;
+    try {
+      ({ payload: claims } = await jwtVerify(token, state.cryptoKey, state.joseOptions));
+    } catch {
+      return REJECTED.invalid;
+    }
+    // Linearizability: a verification that settles after a rotation resolved never accepts the old key.
+    if (this.#state !== state || this.#closed) return REJECTED.invalid;
+    return Object.freeze({ ok: true, claims: Object.freeze(claims), keyId: state.record.id, signal: state.controller.signal });
+  }
+
+  async #rotateNow(): Promise<string> {
+    if (this.#closed) throw new LauncherAuthError('ERR_CLOSED', 'The token authority was closed.');
+    const record = generateRecord();
+    const next = await buildState(record, this.#issuer);
+    try {
+      await this.#store.save(record);
+    } catch (cause) {
+      throw new LauncherAuthError(
+        'ERR_SAVE_FAILED',
+        'Could not save the new secret; nothing changed and the current token stays valid.',
+        { cause },
+      );
+    }
+    this.#install(next);
+    return next.token;
+  }
+
+  #storeChanged(): void {
+    if (this.#closed || this.#reloadQueued) return;
+    this.#reloadQueued = true;
+    this.#queue = this.#queue.then(async () => {
+      this.#reloadQueued = false;
+      if (this.#closed) return;
+      try {
+        const loaded = await this.#store.load();
+        if (loaded === undefined) {
+          throw new LauncherAuthError(
+            'ERR_STORE_IO',
+            'The secret disappeared from the store; the current key stays in use until a rotation saves a new one.',
+          );
+        }
+        const record = copyRecord(loaded);
+        if (sameRecord(record, this.#state.record)) return;
+        const next = await buildState(record, this.#issuer);
+        if (!this.#closed) this.#install(next);
+      } catch (error) {
+        try {
+          this.#onStoreError?.(error instanceof Error ? error : new Error(String(error)));
+        } catch {
+          // The host's handler failed; the chain must stay usable for the next rotation.
+        }
+      }
+    });
+  }
+
+  #install(next: KeyState): void {
+    const previous = this.#state;
+    this.#state = next;
+    previous.controller.abort(
+      new LauncherAuthError('ERR_KEY_ROTATED', 'The key that authenticated this request was rotated away.'),
+    );
+    const event: RotateEvent = { keyId: next.record.id, previousKeyId: previous.record.id };
+    for (const listener of [...this.#listeners]) {
+      try {
+        listener(event);
+      } catch (error) {
+        // A listener's bug must not undo a rotation already made; surface it like an EventEmitter would.
+        queueMicrotask(() => {
+          throw error;
+        });
+      }
+    }
+  }
+}

@@ -1,0 +1,111 @@
+// The token's shape: how the launcher's token is built from a record, and the cheap checks that refuse a
+// string before jose is asked (syntax, canonical base64url, an HMAC of the signing input, the header).
+import { createHmac, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { CompactSign } from 'jose';
+import { MAX_TOKEN_LENGTH } from './bearer.js';
+import type { RejectReason, SecretRecord } from './types.js';
+
+/** Length of the base64url text of an HMAC-SHA256 signature (32 bytes, unpadded). */
+const SIGNATURE_LENGTH = 43;
+
+// base64url alphabet value of each ASCII code, or -1.
+const B64URL = new Int8Array(128).fill(-1);
+for (let i = 0; i < 64; i++) {
+  B64URL['ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'.charCodeAt(i)] = i;
+}
+
+/**
+ * True when `text[start, end)` is canonical unpadded base64url: only the URL-safe alphabet, a length that
+ * encodes whole bytes, and zero bits in the unused low bits of the last character, so that decoding and
+ * re-encoding gives the same text (RFC 7515 §2, RFC 4648 §3.5).
+ */
+function isCanonicalBase64url(text: string, start: number, end: number): boolean {
+  const length = end - start;
+  if (length % 4 === 1) return false;
+  let last = 0;
+  for (let i = start; i < end; i++) {
+    const code = text.charCodeAt(i);
+    last = code < 128 ? (B64URL[code] as number) : -1;
+    if (last < 0) return false;
+  }
+  const tail = length % 4;
+  if (tail === 2) return (last & 0x0f) === 0;
+  if (tail === 3) return (last & 0x03) === 0;
+  return true;
+}
+
+/** Where the two dots of a compact JWS are, or `malformed` when the string is not three canonical segments. */
+export function splitCompact(token: string): { headerEnd: number; payloadEnd: number } | 'malformed' {
+  if (token.length > MAX_TOKEN_LENGTH) return 'malformed';
+  const headerEnd = token.indexOf('.');
+  if (headerEnd <= 0) return 'malformed';
+  const payloadEnd = token.indexOf('.', headerEnd + 1);
+  if (payloadEnd <= headerEnd + 1) return 'malformed';
+  if (token.length - payloadEnd - 1 !== SIGNATURE_LENGTH) return 'malformed';
+  if (
+    !isCanonicalBase64url(token, 0, headerEnd) ||
+    !isCanonicalBase64url(token, headerEnd + 1, payloadEnd) ||
+    !isCanonicalBase64url(token, payloadEnd + 1, token.length)
+  ) {
+    return 'malformed';
+  }
+  return { headerEnd, payloadEnd };
+}
+
+/** Constant-time check of the HS256 signature with node:crypto: rejects a forgery before jose is asked. */
+export function signatureMatches(token: string, payloadEnd: number, key: KeyObject): boolean {
+  const expected = createHmac('sha256', key).update(token.slice(0, payloadEnd), 'latin1').digest();
+  const actual = Buffer.from(token.slice(payloadEnd + 1), 'base64url');
+  return actual.length === expected.length && timingSafeEqual(actual, expected);
+}
+
+function parseObject(segment: string): Record<string, unknown> | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
+}
+
+/**
+ * The header and claims rules jose does not enforce on its own: a JSON object header with `alg` exactly
+ * `HS256`, `typ` absent or `JWT`, no `crit` and no `b64`; a JSON object claims set. Only called on a token
+ * whose signature already matched, so only a holder of the key gets this far.
+ */
+export function checkStructure(token: string, headerEnd: number, payloadEnd: number): RejectReason | undefined {
+  const header = parseObject(token.slice(0, headerEnd));
+  if (header === undefined) return 'malformed';
+  if (!Object.hasOwn(header, 'alg') || header['alg'] !== 'HS256') return 'invalid';
+  if (Object.hasOwn(header, 'typ') && header['typ'] !== 'JWT') return 'invalid';
+  if (Object.hasOwn(header, 'crit') || Object.hasOwn(header, 'b64')) return 'invalid';
+  if (parseObject(token.slice(headerEnd + 1, payloadEnd)) === undefined) return 'malformed';
+  return undefined;
+}
+
+/** The claims of the launcher's token for a record: `jti`, `iat` and, when set, `iss`, in that order. */
+export function tokenClaims(record: SecretRecord, issuer: string | undefined): Record<string, string | number> {
+  const claims: Record<string, string | number> = {
+    jti: record.id,
+    iat: Math.floor(record.createdAt.getTime() / 1000),
+  };
+  if (issuer !== undefined) claims['iss'] = issuer;
+  return claims;
+}
+
+/**
+ * Signs the launcher's token with jose. HMAC is deterministic and the JSON is written in a fixed order, so one
+ * record always yields byte for byte the same token.
+ */
+export async function signToken(
+  record: SecretRecord,
+  claims: Record<string, string | number>,
+  key: CryptoKey,
+): Promise<string> {
+  return new CompactSign(new TextEncoder().encode(JSON.stringify(claims)))
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid: record.id })
+    .sign(key);
+}

@@ -1,0 +1,16 @@
+// launcher-auth: the framework-free entry. Adapters live under launcher-auth/node, /express, /fastify, /fetch.
+export { TokenAuthority } from './core/token-authority.js';
+export { LauncherAuthError, isLauncherAuthError, type LauncherAuthErrorCode } from './core/errors.js';
+export { MemorySecretStore } from './stores/memory.js';
+export { FileSecretStore, type FileSecretStoreOptions } from './stores/file.js';
+export type {
+  AuthContext,
+  JWTPayload,
+  RejectReason,
+  RotateEvent,
+  SecretRecord,
+  SecretStore,
+  TokenAuthorityOptions,
+  VerifyResult,
+} from './core/types.js';
+export type { AuthOptions, RejectInfo } from './core/gate.js';
