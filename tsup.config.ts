@@ -5,6 +5,10 @@ import { defineConfig } from 'tsup';
 export default defineConfig({
   entry: {
     index: 'src/index.ts',
+    node: 'src/adapters/node.ts',
+    express: 'src/adapters/express.ts',
+    fastify: 'src/adapters/fastify.ts',
+    fetch: 'src/adapters/fetch.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,
@@ -14,4 +18,6 @@ export default defineConfig({
   target: 'node20',
   platform: 'node',
   treeshake: true,
+  removeNodeProtocol: false,
+  external: ['express', 'fastify', 'fastify-plugin', 'jose'],
 });
