@@ -3,7 +3,14 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   resolve: {
-    alias: { 'launcher-auth': fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
+    // The package's own names resolve to the sources, as tsconfig's `paths` do for tsc and tsx.
+    alias: [
+      { find: /^launcher-auth$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
+      {
+        find: /^launcher-auth\/(node|express|fastify|fetch)$/,
+        replacement: fileURLToPath(new URL('./src/adapters/$1.ts', import.meta.url)),
+      },
+    ],
   },
   test: {
     include: ['test/**/*.test.ts'],
