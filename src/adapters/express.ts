@@ -1,5 +1,6 @@
 // launcher-auth/express: one middleware for Express 4 and 5.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { authorizationFromRawHeaders } from '../core/bearer.js';
 import {
   EXEMPT,
   UNAUTHORIZED_HEADERS,
@@ -44,7 +45,7 @@ export function expressAuth(authority: TokenAuthority, options?: AuthOptions): R
   };
 
   return (req, res, next) => {
-    const decision = decide(authority, req.method, req.originalUrl, req.headersDistinct.authorization, resolved);
+    const decision = decide(authority, req.method, req.originalUrl, authorizationFromRawHeaders(req.rawHeaders), resolved);
     if (decision instanceof Promise) decision.then((settled) => apply(req, res, next, settled));
     else apply(req, res, next, decision);
   };

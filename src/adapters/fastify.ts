@@ -1,6 +1,7 @@
 // launcher-auth/fastify: a Fastify 5 plugin (wrapped with fastify-plugin, so its hook covers the whole app).
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { authorizationFromRawHeaders } from '../core/bearer.js';
 import {
   EXEMPT,
   UNAUTHORIZED_HEADERS,
@@ -53,7 +54,7 @@ const plugin: FastifyPluginAsync<FastifyAuthOptions> = async (fastify, options) 
       authority,
       request.raw.method,
       request.raw.url,
-      request.raw.headersDistinct.authorization,
+      authorizationFromRawHeaders(request.raw.rawHeaders),
       resolved,
       request.routeOptions.url ?? '',
     );

@@ -1,6 +1,7 @@
 // launcher-auth/node: wraps a node:http request handler and an 'upgrade' handler.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { authorizationFromRawHeaders } from '../core/bearer.js';
 import {
   EXEMPT,
   UNAUTHORIZED_HEADERS,
@@ -25,11 +26,6 @@ export type AuthenticatedRequest<Request extends IncomingMessage = IncomingMessa
 
 function destroyOnError(this: Duplex): void {
   this.destroy();
-}
-
-function authorizationOf(request: IncomingMessage): string[] | undefined {
-  // headersDistinct keeps two Authorization headers apart; joined they would read as one value.
-  return request.headersDistinct.authorization;
 }
 
 /**
@@ -62,7 +58,7 @@ export function withAuth<
   };
 
   return (req, res) => {
-    const decision = decide(authority, req.method, req.url, authorizationOf(req), resolved);
+    const decision = decide(authority, req.method, req.url, authorizationFromRawHeaders(req.rawHeaders), resolved);
     if (decision instanceof Promise) decision.then((settled) => apply(req, res, settled));
     else apply(req, res, decision);
   };
@@ -97,7 +93,7 @@ export function withUpgradeAuth<Request extends IncomingMessage = IncomingMessag
     // Node hands the socket over without an error listener: until it reaches the handler (or while it is
     // being refused), an error on it must not become an uncaught exception.
     socket.on('error', destroyOnError);
-    const decision = decide(authority, req.method, req.url, authorizationOf(req), resolved);
+    const decision = decide(authority, req.method, req.url, authorizationFromRawHeaders(req.rawHeaders), resolved);
     if (decision instanceof Promise) decision.then((settled) => apply(req, socket, head, settled));
     else apply(req, socket, head, decision);
   };

@@ -25,6 +25,34 @@ export function singleValue(
 }
 
 /**
+ * The Authorization value(s) of a Node request, read from `rawHeaders` as the parser left them: a string for
+ * one header, an array for two or more (so they are refused), `undefined` for none. Unlike `req.headers`,
+ * which keeps only the first duplicate, this sees every header; unlike `req.headersDistinct`, it builds nothing.
+ */
+export function authorizationFromRawHeaders(rawHeaders: readonly string[]): string | string[] | undefined {
+  let found: string | string[] | undefined;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i] as string;
+    if (name.length !== 13 || !isAuthorizationName(name)) continue;
+    const value = rawHeaders[i + 1] as string;
+    if (found === undefined) found = value;
+    else if (typeof found === 'string') found = [found, value];
+    else found.push(value);
+  }
+  return found;
+}
+
+const AUTHORIZATION = 'authorization';
+
+function isAuthorizationName(name: string): boolean {
+  for (let i = 0; i < 13; i++) {
+    // Letters only, so folding with 0x20 is exact.
+    if ((name.charCodeAt(i) | 0x20) !== AUTHORIZATION.charCodeAt(i)) return false;
+  }
+  return true;
+}
+
+/**
  * The token of a `Bearer` value: the scheme in any letter case, one or more spaces (SP only, no tabs),
  * then the token and nothing else. Returns `malformed` for anything else, including an empty value.
  */

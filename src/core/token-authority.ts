@@ -34,8 +34,9 @@ interface KeyState {
   readonly tokenBytes: Buffer;
   /** `Bearer <token>`: the common header spelling, compared whole without slicing the header value. */
   readonly headerBytes: Buffer;
-  /** Reused for the constant-time comparison, so the current-token path allocates nothing. */
-  readonly scratch: Buffer;
+  /** Reused for the constant-time comparisons, so the current-token path allocates nothing. */
+  readonly headerScratch: Buffer;
+  readonly tokenScratch: Buffer;
   readonly hmacKey: KeyObject;
   readonly cryptoKey: CryptoKey;
   readonly controller: AbortController;
@@ -61,7 +62,8 @@ async function buildState(record: SecretRecord, issuer: string | undefined): Pro
     token,
     tokenBytes: Buffer.from(token, 'latin1'),
     headerBytes,
-    scratch: Buffer.alloc(headerBytes.length),
+    headerScratch: Buffer.alloc(headerBytes.length),
+    tokenScratch: Buffer.alloc(token.length),
     hmacKey: createSecretKey(record.key),
     cryptoKey,
     controller,
@@ -81,8 +83,7 @@ async function buildState(record: SecretRecord, issuer: string | undefined): Pro
  * compare equal. The caller has checked that the lengths agree.
  */
 function sameBytes(value: string, expected: Buffer, scratch: Buffer): boolean {
-  const written = scratch.write(value, 0, expected.length, 'utf8');
-  return written === expected.length && timingSafeEqual(scratch.subarray(0, written), expected);
+  return scratch.write(value, 0, 'utf8') === expected.length && timingSafeEqual(scratch, expected);
 }
 
 function sameRecord(a: SecretRecord, b: SecretRecord): boolean {
@@ -229,17 +230,17 @@ export class TokenAuthority {
   }
 
   #authenticateNow(authorization: string | readonly string[] | undefined): VerifyResult | Promise<VerifyResult> {
+    const value = singleValue(authorization);
+    if (value === 'missing' || value === 'malformed' || value === 'invalid') return REJECTED[value];
     const state = this.#state;
+    // The common spelling of the current token, compared whole: no slice, no allocation.
     if (
-      typeof authorization === 'string' &&
-      authorization.length === state.headerBytes.length &&
+      value.length === state.headerBytes.length &&
       !this.#closed &&
-      sameBytes(authorization, state.headerBytes, state.scratch)
+      sameBytes(value, state.headerBytes, state.headerScratch)
     ) {
       return state.accepted;
     }
-    const value = singleValue(authorization);
-    if (value === 'missing' || value === 'malformed' || value === 'invalid') return REJECTED[value];
     const token = bearerToken(value);
     if (token === 'missing' || token === 'malformed' || token === 'invalid') return REJECTED[token];
     return this.#verifyNow(token);
@@ -250,7 +251,7 @@ export class TokenAuthority {
     if (token.length > MAX_TOKEN_LENGTH) return REJECTED.malformed;
     if (this.#closed) return REJECTED.invalid;
     const state = this.#state;
-    if (token.length === state.tokenBytes.length && sameBytes(token, state.tokenBytes, state.scratch)) {
+    if (token.length === state.tokenBytes.length && sameBytes(token, state.tokenBytes, state.tokenScratch)) {
       return state.accepted;
     }
     const parts = splitCompact(token);
