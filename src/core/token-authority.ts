@@ -1,5 +1,6 @@
 // TokenAuthority: holds the current secret, issues its one token, verifies, rotates, and follows the store.
 import { createSecretKey, timingSafeEqual, webcrypto, type KeyObject } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { jwtVerify, type JWTVerifyOptions } from 'jose';
 import { MAX_TOKEN_LENGTH, bearerToken, singleValue } from './bearer.js';
 import { LauncherAuthError } from './errors.js';
@@ -56,6 +57,8 @@ async function buildState(record: SecretRecord, issuer: string | undefined): Pro
   const claims = tokenClaims(record, issuer);
   const token = await signToken(record, claims, cryptoKey);
   const controller = new AbortController();
+  // Every open SSE stream or WebSocket of this key listens on the one signal: no listener cap, no warning.
+  setMaxListeners(0, controller.signal);
   const headerBytes = Buffer.from(`Bearer ${token}`, 'latin1');
   return {
     record,
