@@ -1,6 +1,6 @@
 // The launcher's secret on disk: one JSON file, private from its first byte, replaced atomically and durably.
 import { randomBytes } from 'node:crypto';
-import { watch as watchPath, watchFile, unwatchFile, type FSWatcher } from 'node:fs';
+import { constants, watch as watchPath, watchFile, unwatchFile, type FSWatcher } from 'node:fs';
 import { mkdir, open, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 import { LauncherAuthError } from '../core/errors.js';
@@ -12,6 +12,13 @@ const FORMAT_VERSION = 1;
 /** A secret file is about 150 bytes; anything far larger is not one. */
 const MAX_FILE_BYTES = 64 * 1024;
 const POSIX = process.platform !== 'win32';
+/**
+ * Non-blocking, so that a FIFO put at the path is opened (and then refused as not a regular file) instead of
+ * blocking a thread-pool thread until some writer comes. No effect on regular files.
+ */
+const READ_FLAGS = POSIX ? constants.O_RDONLY | constants.O_NONBLOCK : 'r';
+/** Date, time and zone, as `toISOString()` writes them (years beyond 9999 included); groups are checked below. */
+const ISO_DATE_TIME = /^([+-]\d{6}|\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:Z|[+-](\d{2}):(\d{2}))$/;
 
 /** Options of {@link FileSecretStore}. */
 export interface FileSecretStoreOptions {
@@ -36,8 +43,29 @@ function describe(error: unknown): string {
     EACCES: 'permission denied',
     EPERM: 'operation not permitted',
     EIO: 'input/output error',
+    ENOTDIR: 'a part of the path is not a directory',
+    EISDIR: 'the path is a directory',
   }[code ?? ''];
   return code === undefined ? 'an unexpected error' : text === undefined ? code : `${code}, ${text}`;
+}
+
+/**
+ * The date of an ISO 8601 date-time with an explicit zone, or `undefined`. Stricter than `Date.parse`, which
+ * takes "1" or "January 2, 2020", rolls February 30 over to March, and reads a zone-less time in the
+ * machine's local zone (so the token's `iat` would depend on where the file is read).
+ */
+function parseIsoDateTime(text: string): Date | undefined {
+  const match = ISO_DATE_TIME.exec(text);
+  if (match === null) return undefined;
+  const [year, month, day, hour, minute, second, zoneHours = 0, zoneMinutes = 0] = match.slice(1).map((part) =>
+    part === undefined ? undefined : Number(part),
+  ) as [number, number, number, number, number, number, number?, number?];
+  const lastDay = new Date(0);
+  lastDay.setUTCFullYear(year, month, 0); // day 0 of the next month: the last day of this one
+  if (month < 1 || month > 12 || day < 1 || day > lastDay.getUTCDate()) return undefined;
+  if (hour > 23 || minute > 59 || second > 59 || zoneHours > 23 || zoneMinutes > 59) return undefined;
+  const time = Date.parse(text);
+  return Number.isNaN(time) ? undefined : new Date(time);
 }
 
 function isCanonicalBase64url(text: string): boolean {
@@ -76,7 +104,7 @@ export class FileSecretStore implements SecretStore {
   async load(): Promise<SecretRecord | undefined> {
     let handle;
     try {
-      handle = await open(this.path, 'r');
+      handle = await open(this.path, READ_FLAGS);
     } catch (error) {
       if (errnoCode(error) === 'ENOENT') return undefined;
       throw new LauncherAuthError('ERR_STORE_IO', `Cannot read the secret file ${this.path}: ${describe(error)}.`, {
@@ -135,7 +163,12 @@ export class FileSecretStore implements SecretStore {
       await rename(temporary, this.path);
     } catch (error) {
       await unlink(temporary).catch(() => undefined);
-      throw new LauncherAuthError('ERR_STORE_IO', `Cannot ${stage} the secret file ${this.path}: ${describe(error)}.`, {
+      // A recursive mkdir reports a file where a directory should be as EEXIST, which reads like no problem.
+      const reason =
+        stage === 'create the directory of' && errnoCode(error) === 'EEXIST'
+          ? 'EEXIST, a part of the path is not a directory'
+          : describe(error);
+      throw new LauncherAuthError('ERR_STORE_IO', `Cannot ${stage} the secret file ${this.path}: ${reason}.`, {
         cause: error,
       });
     }
@@ -156,10 +189,20 @@ export class FileSecretStore implements SecretStore {
       polling = true;
       watchFile(path, { persistent: false, interval }, poll);
     };
+    const directory = dirname(path);
+    const directoryName = basename(directory);
     try {
       // The directory, not the file: a save replaces the file, and a watch on the old inode would go quiet.
-      watcher = watchPath(dirname(path), { persistent: false }, (_event, filename) => {
-        if (filename === null || filename === name) onChange();
+      watcher = watchPath(directory, { persistent: false }, (_event, filename) => {
+        if (filename === null || filename === name) {
+          onChange();
+        } else if (filename === directoryName) {
+          // Linux reports the removal or move of the watched directory itself under the directory's own name,
+          // and then nothing more, not even when the directory comes back (no 'error' either): poll the file
+          // from now on. A file in the directory that bears the directory's name costs the same, harmlessly.
+          startPolling();
+          onChange();
+        }
       });
       // The directory went away or cannot be watched any more: fall back to polling the file.
       watcher.on('error', startPolling);
@@ -196,10 +239,9 @@ export class FileSecretStore implements SecretStore {
       throw this.#corrupt(`its version is ${shown}; this release reads version ${FORMAT_VERSION}`);
     }
     if (typeof key !== 'string' || !isCanonicalBase64url(key)) throw this.#corrupt('"key" is not base64url text');
-    if (typeof createdAt !== 'string' || Number.isNaN(Date.parse(createdAt))) {
-      throw this.#corrupt('"createdAt" is not an ISO 8601 date');
-    }
-    const record = { id, key: new Uint8Array(Buffer.from(key, 'base64url')), createdAt: new Date(createdAt) };
+    const created = typeof createdAt === 'string' ? parseIsoDateTime(createdAt) : undefined;
+    if (created === undefined) throw this.#corrupt('"createdAt" is not an ISO 8601 date and time with a time zone');
+    const record = { id, key: new Uint8Array(Buffer.from(key, 'base64url')), createdAt: created };
     const problem = recordProblem(record);
     if (problem !== undefined) throw this.#corrupt(problem);
     return record as SecretRecord;
