@@ -19,9 +19,10 @@ export type { RejectInfo } from '../core/gate.js';
 
 /**
  * An Express request after `expressAuth`: `auth` is set for an authenticated request and `undefined` for the
- * health check. Type a route's `req` with it; nothing is added to Express's global types.
+ * health check. Type a route's `req` with it (`(req: AuthenticatedRequest, res) => …`); nothing is added to
+ * Express's global types. `auth` is optional in the type only so that Express's handler signatures accept it.
  */
-export type AuthenticatedRequest<R extends Request = Request> = R & { auth: AuthContext | undefined };
+export type AuthenticatedRequest<R extends Request = Request> = R & { auth?: AuthContext | undefined };
 
 /**
  * Express middleware: install it before the routes (`app.use(expressAuth(authority))`). `GET`/`HEAD` of the

@@ -1,0 +1,13 @@
+// node:http: GET /health is open, every other request needs `Authorization: Bearer <token>`.
+import { createServer } from 'node:http';
+import { FileSecretStore, TokenAuthority } from 'launcher-auth';
+import { withAuth } from 'launcher-auth/node';
+
+const authority = await TokenAuthority.open({ store: new FileSecretStore('.data/secret.json') });
+
+const handler = withAuth(authority, (req, res) => {
+  // req.auth is undefined only for the health check: anything else got here with a valid token.
+  res.end(req.auth === undefined ? 'ok' : `hello, key ${req.auth.keyId}`);
+});
+createServer(handler).listen(7878, '127.0.0.1');
+console.log(`curl -H "Authorization: Bearer ${authority.issue()}" http://127.0.0.1:7878/`);
