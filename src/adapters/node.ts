@@ -12,6 +12,7 @@ import {
   resolveAuthOptions,
   type AuthOptions,
   type Decision,
+  type ResolvedAuthOptions,
 } from '../core/gate.js';
 import type { TokenAuthority } from '../core/token-authority.js';
 import type { AuthContext } from '../core/types.js';
@@ -66,8 +67,9 @@ export function withAuth<
 
 /**
  * Wraps a server's `'upgrade'` handler (WebSocket): an authenticated upgrade reaches `handler` with `req.auth`
- * set; any other gets a raw `HTTP/1.1 401 Unauthorized` with an empty body, and the socket is closed. The health
- * path is not exempt here unless it is asked for as an upgrade with a GET, like any route.
+ * set; any other gets a raw `HTTP/1.1 401 Unauthorized` with an empty body, and the socket is closed. No upgrade is
+ * exempt, not even one to the health path: the exemption is for the host's health handler, and an upgrade would
+ * reach this handler (a WebSocket server) instead. `healthPath` is validated but has no effect here.
  */
 export function withUpgradeAuth<Request extends IncomingMessage = IncomingMessage>(
   authority: TokenAuthority,
@@ -76,7 +78,7 @@ export function withUpgradeAuth<Request extends IncomingMessage = IncomingMessag
 ): (req: Request, socket: Duplex, head: Buffer) => void {
   assertAuthority(authority, 'withUpgradeAuth');
   if (typeof handler !== 'function') throw new TypeError('withUpgradeAuth: `handler` must be a function.');
-  const resolved = resolveAuthOptions(options, 'withUpgradeAuth');
+  const resolved: ResolvedAuthOptions = { ...resolveAuthOptions(options, 'withUpgradeAuth'), healthPath: false };
 
   const apply = (req: Request, socket: Duplex, head: Buffer, decision: Decision): void => {
     if (decision === undefined) {

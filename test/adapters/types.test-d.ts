@@ -1,0 +1,160 @@
+// What a strict TypeScript host sees when it imports the adapters by their package names: `auth` typed
+// without casts, no global augmentation beyond Fastify's declaration merging, and every option type exported.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import express, { type Request as ExpressRequest, type RequestHandler } from 'express';
+import Fastify, { type FastifyPluginAsync, type FastifyRequest } from 'fastify';
+import { describe, expectTypeOf, it } from 'vitest';
+import type { AuthContext, AuthOptions, JWTPayload, RejectInfo, RejectReason, TokenAuthority } from 'launcher-auth';
+import {
+  expressAuth,
+  type AuthContext as ExpressAuthContext,
+  type AuthOptions as ExpressAuthOptions,
+  type AuthenticatedRequest,
+  type RejectInfo as ExpressRejectInfo,
+} from 'launcher-auth/express';
+import {
+  fastifyAuth,
+  type AuthOptions as FastifyAuthOptionsBase,
+  type FastifyAuthOptions,
+  type RejectInfo as FastifyRejectInfo,
+} from 'launcher-auth/fastify';
+import {
+  fetchAuth,
+  type AuthOptions as FetchAuthOptions,
+  type FetchAuthResult,
+  type RejectInfo as FetchRejectInfo,
+} from 'launcher-auth/fetch';
+import {
+  withAuth,
+  withUpgradeAuth,
+  type AuthOptions as NodeAuthOptions,
+  type AuthenticatedRequest as NodeAuthenticatedRequest,
+  type RejectInfo as NodeRejectInfo,
+} from 'launcher-auth/node';
+
+declare const authority: TokenAuthority;
+
+describe('core types the adapters share', () => {
+  it('AuthContext carries claims, keyId and the revocation signal, read-only', () => {
+    expectTypeOf<AuthContext>().toEqualTypeOf<{
+      readonly claims: JWTPayload;
+      readonly keyId: string;
+      readonly signal: AbortSignal;
+    }>();
+  });
+
+  it('AuthOptions and RejectInfo', () => {
+    expectTypeOf<AuthOptions>().toEqualTypeOf<{
+      healthPath?: string | false;
+      onReject?: (info: RejectInfo) => void;
+    }>();
+    expectTypeOf<RejectInfo>().toEqualTypeOf<{ method: string; path: string; reason: RejectReason }>();
+    expectTypeOf<RejectReason>().toEqualTypeOf<'missing' | 'malformed' | 'invalid'>();
+    // exactOptionalPropertyTypes: "not set" is leaving it out, not `undefined`.
+    // @ts-expect-error undefined is not a healthPath
+    const unset: AuthOptions = { healthPath: undefined };
+    expectTypeOf(unset).toEqualTypeOf<AuthOptions>();
+  });
+
+  it('every subpath exports the same option and info types', () => {
+    expectTypeOf<NodeAuthOptions>().toEqualTypeOf<AuthOptions>();
+    expectTypeOf<ExpressAuthOptions>().toEqualTypeOf<AuthOptions>();
+    expectTypeOf<FastifyAuthOptionsBase>().toEqualTypeOf<AuthOptions>();
+    expectTypeOf<FetchAuthOptions>().toEqualTypeOf<AuthOptions>();
+    expectTypeOf<NodeRejectInfo>().toEqualTypeOf<RejectInfo>();
+    expectTypeOf<ExpressRejectInfo>().toEqualTypeOf<RejectInfo>();
+    expectTypeOf<FastifyRejectInfo>().toEqualTypeOf<RejectInfo>();
+    expectTypeOf<FetchRejectInfo>().toEqualTypeOf<RejectInfo>();
+    expectTypeOf<ExpressAuthContext>().toEqualTypeOf<AuthContext>();
+  });
+});
+
+describe('launcher-auth/node', () => {
+  it('withAuth: req.auth is AuthContext | undefined in the handler, and the result fits createServer', () => {
+    const listener = withAuth(authority, (req, res) => {
+      expectTypeOf(req.auth).toEqualTypeOf<AuthContext | undefined>();
+      expectTypeOf(req).toMatchTypeOf<IncomingMessage>();
+      expectTypeOf(res).toEqualTypeOf<ServerResponse<IncomingMessage>>();
+      res.end(req.auth?.keyId);
+    });
+    expectTypeOf(listener).toEqualTypeOf<(req: IncomingMessage, res: ServerResponse<IncomingMessage>) => void>();
+    createServer(listener);
+    expectTypeOf<NodeAuthenticatedRequest['auth']>().toEqualTypeOf<AuthContext | undefined>();
+  });
+
+  it('adds nothing to IncomingMessage itself', () => {
+    expectTypeOf<IncomingMessage>().not.toHaveProperty('auth');
+  });
+
+  it('withUpgradeAuth: the handler gets (AuthenticatedRequest, Duplex, Buffer) and fits server.on("upgrade")', () => {
+    const upgrade = withUpgradeAuth(authority, (req, socket, head) => {
+      expectTypeOf(req.auth).toEqualTypeOf<AuthContext | undefined>();
+      expectTypeOf(socket).toEqualTypeOf<Duplex>();
+      expectTypeOf(head).toEqualTypeOf<Buffer>();
+    });
+    createServer().on('upgrade', upgrade);
+  });
+
+  it('options are AuthOptions', () => {
+    withAuth(authority, () => undefined, { healthPath: false, onReject: (info) => expectTypeOf(info).toEqualTypeOf<RejectInfo>() });
+    // @ts-expect-error healthPath is a string or false
+    withAuth(authority, () => undefined, { healthPath: true });
+  });
+});
+
+describe('launcher-auth/express', () => {
+  it('expressAuth returns a RequestHandler that app.use takes', () => {
+    const middleware = expressAuth(authority, { healthPath: '/status' });
+    expectTypeOf(middleware).toEqualTypeOf<RequestHandler>();
+    express().use(middleware);
+  });
+
+  it('AuthenticatedRequest types req.auth and keeps the route parameters', () => {
+    expectTypeOf<AuthenticatedRequest['auth']>().toEqualTypeOf<AuthContext | undefined>();
+    expectTypeOf<AuthenticatedRequest<ExpressRequest<{ id: string }>>['params']>().toEqualTypeOf<{ id: string }>();
+    const app = express();
+    app.post('/apps/:id/launch', (req, res) => {
+      const { auth, params } = req as AuthenticatedRequest<typeof req>;
+      expectTypeOf(auth).toEqualTypeOf<AuthContext | undefined>();
+      expectTypeOf(params.id).toEqualTypeOf<string>();
+      res.send(auth?.keyId);
+    });
+  });
+
+  it("adds nothing to Express's global Request", () => {
+    expectTypeOf<ExpressRequest>().not.toHaveProperty('auth');
+  });
+});
+
+describe('launcher-auth/fastify', () => {
+  it('request.auth is typed by declaration merging', () => {
+    expectTypeOf<FastifyRequest['auth']>().toEqualTypeOf<AuthContext | undefined>();
+    const app = Fastify();
+    app.get('/apps', async (request) => {
+      expectTypeOf(request.auth).toEqualTypeOf<AuthContext | undefined>();
+      return request.auth?.keyId;
+    });
+  });
+
+  it('fastifyAuth is a plugin whose options are { authority } & AuthOptions', async () => {
+    expectTypeOf(fastifyAuth).toEqualTypeOf<FastifyPluginAsync<FastifyAuthOptions>>();
+    expectTypeOf<FastifyAuthOptions>().toEqualTypeOf<{ authority: TokenAuthority } & AuthOptions>();
+    const app = Fastify();
+    await app.register(fastifyAuth, { authority, healthPath: '/status', onReject: () => undefined });
+    // @ts-expect-error the authority is required
+    await app.register(fastifyAuth, { healthPath: '/status' });
+  });
+});
+
+describe('launcher-auth/fetch', () => {
+  it('fetchAuth resolves with a Response, the context, or undefined for the health check', async () => {
+    const guard = fetchAuth(authority);
+    expectTypeOf(guard).toEqualTypeOf<(request: Request) => Promise<FetchAuthResult>>();
+    expectTypeOf<FetchAuthResult>().toEqualTypeOf<Response | AuthContext | undefined>();
+    const result = await guard(new Request('http://127.0.0.1/apps'));
+    if (result instanceof Response) return;
+    // After the one check a handler needs, what is left is the context or the health check.
+    expectTypeOf(result).toEqualTypeOf<AuthContext | undefined>();
+  });
+});
