@@ -19,6 +19,13 @@ import type {
 type Rejected = Extract<VerifyResult, { ok: false }>;
 type Accepted = Extract<VerifyResult, { ok: true }>;
 
+/** What `rotate()` waits for a save by default: long enough for any disk, short enough to see a hung store. */
+const DEFAULT_SAVE_TIMEOUT = 60_000;
+/** The longest delay `setTimeout` honours; a larger one would fire at once. */
+const MAX_TIMEOUT = 2 ** 31 - 1;
+/** Rejection of a save that outlived `saveTimeout`; never leaves this module. */
+const SAVE_TIMED_OUT: unique symbol = Symbol('launcher-auth.save-timed-out');
+
 const REJECTED: Readonly<Record<RejectReason, Rejected>> = Object.freeze({
   missing: Object.freeze({ ok: false, reason: 'missing' }),
   malformed: Object.freeze({ ok: false, reason: 'malformed' }),
@@ -112,6 +119,7 @@ export class TokenAuthority {
   readonly #store: SecretStore;
   readonly #issuer: string | undefined;
   readonly #onStoreError: ((error: Error) => void) | undefined;
+  readonly #saveTimeout: number;
   readonly #listeners = new Set<(event: RotateEvent) => void>();
   /** Rotations and reloads run one after another in this chain; the last one wins. */
   #queue: Promise<unknown> = Promise.resolve();
@@ -128,11 +136,13 @@ export class TokenAuthority {
     store: SecretStore,
     issuer: string | undefined,
     onStoreError: ((error: Error) => void) | undefined,
+    saveTimeout: number,
   ) {
     this.#state = state;
     this.#store = store;
     this.#issuer = issuer;
     this.#onStoreError = onStoreError;
+    this.#saveTimeout = saveTimeout;
   }
 
   /**
@@ -144,7 +154,7 @@ export class TokenAuthority {
     if (typeof options !== 'object' || options === null) {
       throw new TypeError('TokenAuthority.open: options must be an object with a `store`.');
     }
-    const { store, issuer, onStoreError } = options;
+    const { store, issuer, onStoreError, saveTimeout = DEFAULT_SAVE_TIMEOUT } = options;
     if (
       typeof store !== 'object' ||
       store === null ||
@@ -162,6 +172,11 @@ export class TokenAuthority {
     if (onStoreError !== undefined && typeof onStoreError !== 'function') {
       throw new TypeError('TokenAuthority.open: `onStoreError` must be a function when set.');
     }
+    if (!Number.isInteger(saveTimeout) || saveTimeout < 0 || saveTimeout > MAX_TIMEOUT) {
+      throw new TypeError(
+        `TokenAuthority.open: \`saveTimeout\` must be a whole number of milliseconds from 0 (no limit) to ${MAX_TIMEOUT}.`,
+      );
+    }
 
     const loaded = await store.load();
     let record: SecretRecord;
@@ -171,7 +186,7 @@ export class TokenAuthority {
     } else {
       record = copyRecord(loaded);
     }
-    const authority = new TokenAuthority(await buildState(record, issuer), store, issuer, onStoreError);
+    const authority = new TokenAuthority(await buildState(record, issuer), store, issuer, onStoreError, saveTimeout);
     authority.#unwatch = store.watch?.(() => authority.#storeChanged());
     return authority;
   }
@@ -189,7 +204,9 @@ export class TokenAuthority {
   /**
    * "Regenerate token": makes a new secret, saves it, then makes it current. From the moment this resolves,
    * every token of the previous key is refused and the new token is accepted. Concurrent calls run one after
-   * another. When the store cannot save, rejects with `ERR_SAVE_FAILED` and nothing changes.
+   * another. When the store cannot save, rejects with `ERR_SAVE_FAILED` and nothing changes. When the save has
+   * not settled within `saveTimeout`, rejects with `ERR_SAVE_FAILED` too, and the next rotation or reload goes
+   * ahead; should that save settle later, the authority reloads the store and adopts what it then holds.
    */
   rotate(): Promise<string> {
     const run = this.#queue.then(() => this.#rotateNow());
@@ -283,16 +300,70 @@ export class TokenAuthority {
     const record = generateRecord();
     const next = await buildState(record, this.#issuer);
     try {
-      await this.#store.save(record);
+      await this.#saveWithin(record);
     } catch (cause) {
+      if (cause === SAVE_TIMED_OUT) {
+        throw new LauncherAuthError(
+          'ERR_SAVE_FAILED',
+          `The secret store's save() did not settle within ${this.#saveTimeout} ms (timed out); nothing changed ` +
+            'and the current token stays valid. Should that save finish later, the store is reloaded and what ' +
+            'it then holds is adopted.',
+        );
+      }
       throw new LauncherAuthError(
         'ERR_SAVE_FAILED',
         'Could not save the new secret; nothing changed and the current token stays valid.',
         { cause },
       );
     }
+    if (this.#closed) {
+      // close() came while saving: a closed authority trusts nothing and tells no listener of a new key.
+      throw new LauncherAuthError(
+        'ERR_CLOSED',
+        'The token authority was closed while the new secret was being saved; the store holds the new secret.',
+      );
+    }
     this.#install(next);
     return next.token;
+  }
+
+  /**
+   * `store.save(record)`, given up on after `saveTimeout` ms. A save that settles after that, either way, may have
+   * changed the store behind the rotation that gave up on it: reconcile exactly as after an external change.
+   */
+  #saveWithin(record: SecretRecord): Promise<void> {
+    let saving: Promise<void>;
+    try {
+      saving = Promise.resolve(this.#store.save(record));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const limit = this.#saveTimeout;
+    if (limit === 0) return saving;
+    return new Promise<void>((resolve, reject) => {
+      let late = false;
+      // Unreferenced: a pending rotation must not be what keeps the host process alive.
+      const timer = setTimeout(() => {
+        late = true;
+        reject(SAVE_TIMED_OUT);
+      }, limit).unref();
+      saving.then(
+        () => {
+          if (late) this.#storeChanged();
+          else {
+            clearTimeout(timer);
+            resolve();
+          }
+        },
+        (error: unknown) => {
+          if (late) this.#storeChanged();
+          else {
+            clearTimeout(timer);
+            reject(error);
+          }
+        },
+      );
+    });
   }
 
   #storeChanged(): void {

@@ -61,4 +61,14 @@ export interface TokenAuthorityOptions {
    * @default undefined (the failure is ignored)
    */
   onStoreError?: (error: Error) => void;
+  /**
+   * How long `rotate()` waits for `store.save()` to settle, in milliseconds; `0` waits forever. When the time
+   * runs out, `rotate()` rejects with `ERR_SAVE_FAILED` (its message says the save timed out), the current
+   * token stays valid, and later rotations and reloads are no longer held up by the hung save. Should that
+   * save settle after all, resolved or rejected, the authority reloads the store as it does after an external
+   * change and adopts whatever the store then holds (calling `onRotate` if that is a new key): the store, not
+   * the abandoned rotation, has the last word. Applies to `rotate()` only, not to the first save in `open()`.
+   * @default 60000
+   */
+  saveTimeout?: number;
 }

@@ -1,0 +1,530 @@
+// Stores that fail: a save that rejects, a disk that fills up (simulated midway, and for real on a tiny tmpfs),
+// a secret file deleted under a running authority, and a save that hangs (`saveTimeout`). In every case the
+// current token stays valid and nothing is half-written where it counts.
+//
+// Covered elsewhere, not repeated here (test/stores/file.test.ts): a read-only directory ("save() into a
+// read-only directory"), a path blocked by a file or a directory, and a file damaged under a running authority.
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, open, readFile, readdir, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
+import {
+  FileSecretStore,
+  LauncherAuthError,
+  MemorySecretStore,
+  TokenAuthority,
+  isLauncherAuthError,
+  type RotateEvent,
+  type SecretRecord,
+  type SecretStore,
+} from 'launcher-auth';
+import { fixtureKey, fixtureRecord } from '../stores/fixtures/records.js';
+import { REPO, fixtureCommand } from './fixtures/support.js';
+
+const POSIX = process.platform !== 'win32';
+const TEMP_NAME = /^\.secret\.json\.[0-9a-f]{12}\.tmp$/;
+const keyText = (id: string): string => Buffer.from(fixtureKey(id)).toString('base64url');
+
+async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'launcher-auth-faults-'));
+  onTestFinished(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+async function until(condition: () => boolean, timeout = 3_000): Promise<boolean> {
+  const deadline = Date.now() + timeout;
+  while (!condition()) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  return true;
+}
+
+/** The rejection of `promise`, which must be a LauncherAuthError; a resolution fails the test without printing it. */
+async function rejectionOf(promise: Promise<unknown>): Promise<LauncherAuthError> {
+  const outcome: unknown = await promise.then(
+    () => 'resolved',
+    (error: unknown) => error,
+  );
+  expect(outcome).toBeInstanceOf(LauncherAuthError);
+  return outcome as LauncherAuthError;
+}
+
+/** Records the rotations an authority reports. */
+function observe(authority: TokenAuthority): { rotations: RotateEvent[] } {
+  const rotations: RotateEvent[] = [];
+  const stop = authority.onRotate((event) => void rotations.push(event));
+  onTestFinished(stop);
+  return { rotations };
+}
+
+async function opened(options: Parameters<typeof TokenAuthority.open>[0]): Promise<TokenAuthority> {
+  const authority = await TokenAuthority.open(options);
+  onTestFinished(() => authority.close());
+  return authority;
+}
+
+/** Asserts that `authority` still holds `keyId` and that `token` is still its valid token. */
+async function expectUnchanged(authority: TokenAuthority, keyId: string, token: string): Promise<void> {
+  expect(authority.keyId).toBe(keyId);
+  expect(authority.issue() === token).toBe(true);
+  expect(await authority.verify(token)).toMatchObject({ ok: true, keyId });
+  expect(await authority.authenticate(`Bearer ${token}`)).toMatchObject({ ok: true, keyId });
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// A store whose saves the test settles by hand: each save lands in the store only when it resolves, as a
+// rename would. `watch()` lets the test play another process.
+
+interface PendingSave {
+  readonly id: string;
+  resolve(): void;
+  reject(error: Error): void;
+}
+
+class ControlledStore implements SecretStore {
+  #record: SecretRecord;
+  readonly #watchers = new Set<() => void>();
+  /** `hang`: saves wait for the test; `pass`: they land at once; `fail`: they reject at once. */
+  mode: 'hang' | 'pass' | 'fail' | 'throw' = 'pass';
+  readonly pending: PendingSave[] = [];
+  loads = 0;
+  saves = 0;
+
+  constructor(record: SecretRecord) {
+    this.#record = record;
+  }
+  get storedId(): string {
+    return this.#record.id;
+  }
+  async load(): Promise<SecretRecord> {
+    this.loads++;
+    return { ...this.#record, key: new Uint8Array(this.#record.key) };
+  }
+  save(record: SecretRecord): Promise<void> {
+    this.saves++;
+    const copy = { ...record, key: new Uint8Array(record.key) };
+    if (this.mode === 'throw') throw new Error('the store broke before it could return a promise');
+    if (this.mode === 'fail') return Promise.reject(Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' }));
+    if (this.mode === 'pass') {
+      this.#record = copy;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve, reject) => {
+      this.pending.push({
+        id: copy.id,
+        resolve: () => {
+          this.#record = copy;
+          resolve();
+        },
+        reject,
+      });
+    });
+  }
+  watch(onChange: () => void): () => void {
+    this.#watchers.add(onChange);
+    return () => void this.#watchers.delete(onChange);
+  }
+  /** Another process replaced the secret. */
+  replace(record: SecretRecord): void {
+    this.#record = record;
+    for (const watcher of this.#watchers) watcher();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+
+describe('a save that rejects', () => {
+  it.each(['fail', 'throw'] as const)(
+    'save() that %ss: rotate() rejects with ERR_SAVE_FAILED carrying the cause; nothing changed, the queue goes on',
+    async (mode) => {
+      const store = new ControlledStore(fixtureRecord('kept'));
+      const authority = await opened({ store });
+      const { rotations } = observe(authority);
+      const token = authority.issue();
+      const before = await authority.verify(token);
+      const signal = before.ok ? before.signal : undefined;
+      expect(signal).toBeInstanceOf(AbortSignal);
+
+      store.mode = mode;
+      const error = await rejectionOf(authority.rotate());
+      expect(error.code).toBe('ERR_SAVE_FAILED');
+      expect(error.message).toMatch(/current token stays valid/);
+      expect(error.message.includes(keyText('kept'))).toBe(false);
+      expect((error.cause as Error).message).toMatch(mode === 'fail' ? /^EIO/ : /before it could return a promise/);
+      await expectUnchanged(authority, 'kept', token);
+      expect(store.storedId).toBe('kept');
+      expect(rotations).toEqual([]);
+      expect(signal?.aborted).toBe(false);
+
+      // The failure did not jam the rotation queue.
+      store.mode = 'pass';
+      const next = await authority.rotate();
+      expect(authority.keyId).toBe(store.storedId);
+      expect(await authority.verify(next)).toMatchObject({ ok: true, keyId: store.storedId });
+      expect(await authority.verify(token)).toEqual({ ok: false, reason: 'invalid' });
+      expect(rotations).toEqual([{ keyId: store.storedId, previousKeyId: 'kept' }]);
+      expect(signal?.aborted).toBe(true);
+    },
+  );
+});
+
+describe.runIf(POSIX)('a full disk', () => {
+  /**
+   * A FileSecretStore on a disk that fills up midway through writing the temporary file: part of the new
+   * record reaches a temporary file, then ENOSPC. The wrapper leaves that partial file behind, as a crash at
+   * that instant would (the real store removes it; see the tmpfs test below).
+   */
+  class DiskFullMidway implements SecretStore {
+    readonly inner: FileSecretStore;
+    full = true;
+    constructor(path: string) {
+      this.inner = new FileSecretStore(path);
+    }
+    load(): Promise<SecretRecord | undefined> {
+      return this.inner.load();
+    }
+    async save(record: SecretRecord): Promise<void> {
+      if (!this.full) return this.inner.save(record);
+      const text = JSON.stringify({ version: 1, id: record.id, key: Buffer.from(record.key).toString('base64url') });
+      const temporary = join(this.inner.path, '..', `.secret.json.${randomBytes(6).toString('hex')}.tmp`);
+      const handle = await open(temporary, 'wx', 0o600);
+      try {
+        await handle.writeFile(text.slice(0, 40));
+      } finally {
+        await handle.close();
+      }
+      throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28, syscall: 'write' });
+    }
+  }
+
+  it('ENOSPC midway through the temporary file: ERR_SAVE_FAILED, the real file whole, the partial file ignored', async () => {
+    const dir = await tempDir();
+    const path = join(dir, 'secret.json');
+    await new FileSecretStore(path).save(fixtureRecord('before-full'));
+    const before = await readFile(path);
+    const store = new DiskFullMidway(path);
+    const authority = await opened({ store });
+    const { rotations } = observe(authority);
+    const token = authority.issue();
+
+    const error = await rejectionOf(authority.rotate());
+    expect(error.code).toBe('ERR_SAVE_FAILED');
+    expect((error.cause as { code?: unknown }).code).toBe('ENOSPC');
+    await expectUnchanged(authority, 'before-full', token);
+    expect(rotations).toEqual([]);
+    expect((await readFile(path)).equals(before)).toBe(true);
+    expect((await stat(path)).mode & 0o777).toBe(0o600);
+    const entries = await readdir(dir);
+    expect(entries).toHaveLength(2);
+    expect(entries.filter((name) => TEMP_NAME.test(name))).toHaveLength(1);
+
+    // Another launcher starting now reads the whole old record, not the partial one beside it.
+    const second = await opened({ store: new FileSecretStore(path) });
+    expect(second.issue() === token).toBe(true);
+
+    // Space again: the next rotation replaces the file whole, and the partial file changes nothing.
+    store.full = false;
+    const next = await authority.rotate();
+    const saved = await new FileSecretStore(path).load();
+    expect(saved?.id).toBe(authority.keyId);
+    expect(await authority.verify(next)).toMatchObject({ ok: true, keyId: saved?.id });
+    expect(await authority.verify(token)).toEqual({ ok: false, reason: 'invalid' });
+  });
+
+  // A real full disk needs a file system of its own: a 64 KB tmpfs in a private mount namespace (unshare, as
+  // root or through a user namespace). Skipped where neither is allowed.
+  const unshareFlags = ((): string[] | undefined => {
+    if (process.platform !== 'linux') return undefined;
+    const flags = process.getuid?.() === 0 ? ['-m'] : ['-r', '-m'];
+    const probe = spawnSync('unshare', [...flags, 'sh', '-c', 'mount -t tmpfs -o size=64k tmpfs /mnt'], { timeout: 5_000 });
+    return probe.status === 0 ? flags : undefined;
+  })();
+
+  it.runIf(unshareFlags !== undefined)('a real ENOSPC on a full tmpfs: ERR_SAVE_FAILED over ERR_STORE_IO, file whole, no temp file', async () => {
+    const dir = await tempDir();
+    const command = await fixtureCommand('full-disk.ts');
+    onTestFinished(() => command.dispose());
+    const script = 'mount -t tmpfs -o size=64k,mode=0700 tmpfs "$1" && shift && exec "$@"';
+    const child = spawn(
+      'unshare',
+      [...(unshareFlags as string[]), 'sh', '-c', script, 'sh', dir, process.execPath, ...command.args, dir],
+      { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => void (out += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => void (err += chunk));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect({ code, err: err.slice(-1_000) }).toEqual({ code: 0, err: '' });
+    const { whileFull, afterFree } = JSON.parse(out) as {
+      whileFull: Record<string, unknown> & { message: string; causeMessage: string; firstId: string };
+      afterFree: Record<string, unknown>;
+    };
+
+    expect(whileFull).toMatchObject({
+      fillError: 'ENOSPC',
+      rejected: true,
+      code: 'ERR_SAVE_FAILED',
+      causeCode: 'ERR_STORE_IO',
+      sameBytes: true,
+      entries: ['filler', 'secret.json'],
+      keyId: whileFull.firstId,
+      sameToken: true,
+      firstTokenOk: true,
+      loadedId: whileFull.firstId,
+    });
+    expect(whileFull.causeMessage).toMatch(/^Cannot write the secret file .*secret\.json: ENOSPC, no space left on the device\.$/);
+    expect(afterFree).toEqual({
+      keyId: afterFree['loadedId'],
+      changed: true,
+      firstTokenOk: false,
+      secondTokenOk: true,
+      loadedId: afterFree['keyId'],
+      entries: ['secret.json'],
+    });
+  });
+});
+
+describe.runIf(POSIX)('the secret file deleted under a running authority', () => {
+  // test/stores/file.test.ts shows the token kept and a file saved by someone else taken up; here the
+  // authority's own next rotation brings the file back.
+  it('token kept, onStoreError told; a later rotate() recreates the file, 0600, and a fresh open agrees', async () => {
+    const dir = await tempDir();
+    const path = join(dir, 'secret.json');
+    const errors: Error[] = [];
+    const authority = await opened({ store: new FileSecretStore(path), onStoreError: (error) => void errors.push(error) });
+    const { rotations } = observe(authority);
+    const keyId = authority.keyId;
+    const token = authority.issue();
+
+    await rm(path);
+    expect(await until(() => errors.length > 0)).toBe(true);
+    expect(isLauncherAuthError(errors[0], 'ERR_STORE_IO')).toBe(true);
+    await expectUnchanged(authority, keyId, token);
+    expect(await readdir(dir)).toEqual([]);
+    const errorsBefore = errors.length;
+
+    const next = await authority.rotate();
+    expect(await readdir(dir)).toEqual(['secret.json']);
+    expect((await stat(path)).mode & 0o777).toBe(0o600);
+    const saved = await new FileSecretStore(path).load();
+    expect(saved?.id).toBe(authority.keyId);
+    expect(rotations).toEqual([{ keyId: authority.keyId, previousKeyId: keyId }]);
+    expect(await authority.verify(token)).toEqual({ ok: false, reason: 'invalid' });
+    expect(await authority.verify(next)).toMatchObject({ ok: true, keyId: authority.keyId });
+    const fresh = await opened({ store: new FileSecretStore(path) });
+    expect(fresh.issue() === next).toBe(true);
+    // The reload that the authority's own save sets off finds the file whole: no new error.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(errors).toHaveLength(errorsBefore);
+    for (const error of errors) expect(isLauncherAuthError(error, 'ERR_STORE_IO')).toBe(true);
+  });
+});
+
+describe('a save that hangs: saveTimeout', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('rotate() rejects with ERR_SAVE_FAILED saying it timed out; the current token stays valid; nothing changed', async () => {
+    const store = new ControlledStore(fixtureRecord('steady'));
+    const errors: Error[] = [];
+    const authority = await opened({ store, saveTimeout: 100, onStoreError: (error) => void errors.push(error) });
+    const { rotations } = observe(authority);
+    const token = authority.issue();
+
+    store.mode = 'hang';
+    const started = performance.now();
+    const error = await rejectionOf(authority.rotate());
+    // A lower bound only: the timer never fires early, and a loaded machine only makes it later.
+    expect(performance.now() - started).toBeGreaterThanOrEqual(95);
+    expect(error.code).toBe('ERR_SAVE_FAILED');
+    expect(isLauncherAuthError(error, 'ERR_SAVE_FAILED')).toBe(true);
+    expect(error.message).toMatch(/did not settle within 100 ms \(timed out\)/);
+    expect(error.message).toMatch(/current token stays valid/);
+    expect(store.pending).toHaveLength(1);
+    await expectUnchanged(authority, 'steady', token);
+    expect(store.storedId).toBe('steady');
+    expect(rotations).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+
+  it('the queue moves on during the hang: a later rotate() and a reload go through; the late save is then adopted', async () => {
+    const store = new ControlledStore(fixtureRecord('a'));
+    const authority = await opened({ store, saveTimeout: 50 });
+    const { rotations } = observe(authority);
+    const tokenA = authority.issue();
+
+    store.mode = 'hang';
+    const first = authority.rotate();
+    // Queued behind the hung one: runs once that one has been given up on, and its own save hangs too.
+    const second = authority.rotate();
+    expect((await rejectionOf(first)).message).toMatch(/timed out/);
+    expect((await rejectionOf(second)).message).toMatch(/timed out/);
+    expect(store.pending).toHaveLength(2);
+    const [hungB, hungC] = store.pending as [PendingSave, PendingSave];
+
+    // A rotation whose save works, while both hung saves are still out.
+    store.mode = 'pass';
+    const tokenD = await authority.rotate();
+    const idD = authority.keyId;
+    expect(store.storedId).toBe(idD);
+    expect(await authority.verify(tokenD)).toMatchObject({ ok: true, keyId: idD });
+    expect(await authority.verify(tokenA)).toEqual({ ok: false, reason: 'invalid' });
+
+    // Another process replaces the secret: the reload is not held up by the hung saves either.
+    store.replace(fixtureRecord('external'));
+    expect(await until(() => authority.keyId === 'external')).toBe(true);
+    expect(await authority.verify(tokenD)).toEqual({ ok: false, reason: 'invalid' });
+
+    // The first hung save lands at last: the store now holds its record, and the authority follows the store.
+    const loadsBefore = store.loads;
+    hungB.resolve();
+    expect(await until(() => authority.keyId === hungB.id)).toBe(true);
+    expect(store.loads).toBeGreaterThan(loadsBefore);
+    expect(authority.keyId).toBe(store.storedId);
+    expect(await authority.verify(authority.issue())).toMatchObject({ ok: true, keyId: hungB.id });
+    const tokenB = authority.issue();
+
+    // The second one fails late: the store keeps B, and so does the authority.
+    const loadsBeforeC = store.loads;
+    hungC.reject(new Error('EIO: i/o error, write'));
+    expect(await until(() => store.loads > loadsBeforeC)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(authority.keyId).toBe(hungB.id);
+    expect(authority.issue() === tokenB).toBe(true);
+
+    expect(rotations).toEqual([
+      { keyId: idD, previousKeyId: 'a' },
+      { keyId: 'external', previousKeyId: idD },
+      { keyId: hungB.id, previousKeyId: 'external' },
+    ]);
+  });
+
+  it('a late save that fails changes nothing: the reload finds the old record', async () => {
+    const store = new ControlledStore(fixtureRecord('old'));
+    const authority = await opened({ store, saveTimeout: 30 });
+    const { rotations } = observe(authority);
+    const token = authority.issue();
+
+    store.mode = 'hang';
+    await rejectionOf(authority.rotate());
+    const loadsBefore = store.loads;
+    (store.pending[0] as PendingSave).reject(new Error('ENOSPC: no space left on device, write'));
+    expect(await until(() => store.loads > loadsBefore)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await expectUnchanged(authority, 'old', token);
+    expect(rotations).toEqual([]);
+  });
+
+  it('a late save after close() is left alone', async () => {
+    const store = new ControlledStore(fixtureRecord('closing'));
+    const authority = await TokenAuthority.open({ store, saveTimeout: 30 });
+    store.mode = 'hang';
+    await rejectionOf(authority.rotate());
+    await authority.close();
+    const loadsBefore = store.loads;
+    (store.pending[0] as PendingSave).resolve();
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(store.loads).toBe(loadsBefore);
+    expect(authority.keyId).toBe('closing');
+  });
+
+  it('saveTimeout: 0 waits as long as the save takes', async () => {
+    const store = new ControlledStore(fixtureRecord('patient'));
+    const authority = await opened({ store, saveTimeout: 0 });
+    const { rotations } = observe(authority);
+    store.mode = 'hang';
+    let settled = false;
+    const rotation = authority.rotate().finally(() => {
+      settled = true;
+    });
+    expect(await until(() => store.pending.length === 1)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(settled).toBe(false);
+    (store.pending[0] as PendingSave).resolve();
+    const token = await rotation;
+    expect(authority.keyId).toBe(store.storedId);
+    expect(await authority.verify(token)).toMatchObject({ ok: true, keyId: store.storedId });
+    expect(rotations).toEqual([{ keyId: store.storedId, previousKeyId: 'patient' }]);
+  });
+
+  it('the default is 60000 ms: still waiting at 59999 ms, rejected at 60000 ms', async () => {
+    const store = new ControlledStore(fixtureRecord('default'));
+    const authority = await opened({ store });
+    store.mode = 'hang';
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    let outcome: unknown = 'pending';
+    const rotation = authority.rotate().then(
+      () => 'resolved',
+      (error: unknown) => error,
+    );
+    void rotation.then((value) => {
+      outcome = value;
+    });
+    // The timer starts in the same step as the save; the save starts after the new key is built.
+    while (store.pending.length === 0) await new Promise((resolve) => setImmediate(resolve));
+    vi.advanceTimersByTime(59_999);
+    for (let i = 0; i < 10; i++) await Promise.resolve();
+    expect(outcome).toBe('pending');
+    vi.advanceTimersByTime(1);
+    const error = (await rotation) as LauncherAuthError;
+    expect(isLauncherAuthError(error, 'ERR_SAVE_FAILED')).toBe(true);
+    expect(error.message).toMatch(/did not settle within 60000 ms \(timed out\)/);
+    expect(authority.keyId).toBe('default');
+  });
+
+  it.each([
+    ['-1', -1],
+    ['1.5', 1.5],
+    ['NaN', Number.NaN],
+    ['Infinity', Number.POSITIVE_INFINITY],
+    ['2 ** 31', 2 ** 31],
+    ['"100"', '100'],
+    ['null', null],
+  ])('saveTimeout %s is refused with a TypeError naming the option', async (_, saveTimeout) => {
+    const store = new MemorySecretStore(fixtureRecord('options'));
+    const error: unknown = await TokenAuthority.open({ store, saveTimeout: saveTimeout as number }).then(
+      () => 'resolved',
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(TypeError);
+    expect((error as TypeError).message).toMatch(/`saveTimeout`/);
+  });
+
+  it.each([0, 1, 2 ** 31 - 1])('saveTimeout %d is accepted', async (saveTimeout) => {
+    const authority = await opened({ store: new MemorySecretStore(fixtureRecord('options')), saveTimeout });
+    expect(authority.keyId).toBe('options');
+  });
+});
+
+describe('close() while a rotation is saving', () => {
+  it('rejects the rotation with ERR_CLOSED and tells no onRotate listener', async () => {
+    let release: () => void = () => undefined;
+    let saving: () => void = () => undefined;
+    const saveStarted = new Promise<void>((resolve) => (saving = resolve));
+    const inner = new MemorySecretStore();
+    const store: SecretStore = {
+      load: () => inner.load(),
+      save: async (record) => {
+        const released = new Promise<void>((resolve) => (release = resolve));
+        saving();
+        await released;
+        await inner.save(record);
+      },
+    };
+    await (await TokenAuthority.open({ store: inner })).close(); // seeds the store, so open() below saves nothing
+    const held = await TokenAuthority.open({ store });
+    let told = 0;
+    held.onRotate(() => told++);
+    const rotation = held.rotate();
+    await saveStarted;
+    await held.close();
+    release();
+    await expect(rotation).rejects.toMatchObject({ code: 'ERR_CLOSED' });
+    expect(told).toBe(0);
+  });
+});
