@@ -1,23 +1,42 @@
-import { defineConfig } from 'tsup';
+import { defineConfig, type Options } from 'tsup';
 
-// One build for every subpath: with splitting, shared core code (and so LauncherAuthError) lives in
-// one chunk per format, so an error thrown under one subpath is `instanceof` the class from another.
-export default defineConfig({
-  entry: {
-    index: 'src/index.ts',
-    node: 'src/adapters/node.ts',
-    express: 'src/adapters/express.ts',
-    fastify: 'src/adapters/fastify.ts',
-    fetch: 'src/adapters/fetch.ts',
-  },
-  format: ['esm', 'cjs'],
-  dts: true,
-  splitting: true,
-  sourcemap: false,
-  clean: true,
+const shared: Options = {
   target: 'node20',
   platform: 'node',
+  sourcemap: false,
   treeshake: true,
   removeNodeProtocol: false,
   external: ['express', 'fastify', 'fastify-plugin', 'jose'],
-});
+};
+
+export default defineConfig([
+  // `npm run build` empties dist/ first: the two builds run side by side, so neither may clean.
+  // The library: with splitting, shared core code (and so LauncherAuthError) lives in one chunk per format,
+  // so an error thrown under one subpath is `instanceof` the class from another.
+  {
+    ...shared,
+    entry: {
+      index: 'src/index.ts',
+      node: 'src/adapters/node.ts',
+      express: 'src/adapters/express.ts',
+      fastify: 'src/adapters/fastify.ts',
+      fetch: 'src/adapters/fetch.ts',
+      testing: 'src/testing/index.ts',
+    },
+    format: ['esm', 'cjs'],
+    dts: true,
+    splitting: true,
+    clean: false,
+  },
+  // The bin: ESM only (it reads its own package.json through import.meta.url), in its own folder so that the
+  // library build's clean step and chunk names never meet it.
+  {
+    ...shared,
+    entry: { cli: 'src/cli/main.ts' },
+    outDir: 'dist/bin',
+    format: ['esm'],
+    dts: false,
+    splitting: false,
+    clean: false,
+  },
+]);

@@ -10,6 +10,7 @@ export default defineConfig({
         find: /^launcher-auth\/(node|express|fastify|fetch)$/,
         replacement: fileURLToPath(new URL('./src/adapters/$1.ts', import.meta.url)),
       },
+      { find: /^launcher-auth\/testing$/, replacement: fileURLToPath(new URL('./src/testing/index.ts', import.meta.url)) },
     ],
   },
   test: {
