@@ -1,0 +1,13 @@
+// In your own test suite: check your server's wiring and your own secret store against the contract.
+import { MemorySecretStore, TokenAuthority } from 'launcher-auth';
+import { checkSecretStore, checkServer } from 'launcher-auth/testing';
+
+const authority = await TokenAuthority.open({ store: new MemorySecretStore() }); // your launcher's authority
+const previous = authority.issue();
+const token = await authority.rotate();
+// ... start your automation API with `authority` on port 7878, then:
+const report = await checkServer('http://127.0.0.1:7878', { token, previous, path: '/apps' });
+for (const row of report.cases) console.log(row.ok ? 'ok  ' : 'FAIL', row.name, row.status, row.bodyLength);
+
+const storeReport = await checkSecretStore(() => new MemorySecretStore()); // () => new YourStore()
+console.log(report.ok && storeReport.ok);
