@@ -16,7 +16,7 @@ export interface CliIo {
 }
 
 /** Exit codes, as the usage text documents them. */
-export const EXIT = Object.freeze({ ok: 0, checkFailed: 1, usage: 2, store: 3 });
+export const EXIT = Object.freeze({ ok: 0, checkFailed: 1, usage: 2, store: 3, internal: 70 });
 
 const USAGE = `Usage:
   launcher-auth token  --store <file> [--init]
@@ -33,13 +33,16 @@ const USAGE = `Usage:
       to other local users in the process list: prefer --token-env and --previous-env.
   launcher-auth --help | --version
 
-Exit codes: 0 success; 1 a check failed; 2 usage error; 3 the secret file is missing, unreadable or damaged.
+Exit codes: 0 success; 1 a check failed (or the server did not answer); 2 usage error;
+3 the secret file is missing, unreadable, damaged or open to others; 70 an unexpected internal error.
+Nothing is ever printed but tokens (by token and rotate, whose purpose that is): never a key.
 `;
 
 class UsageError extends Error {}
 
 function packageVersion(): string {
-  // dist/cli.js and src/cli/main.ts sit one and two folders below package.json.
+  // The built bin (dist/bin/cli.js, or dist/cli.js) and the source (src/cli/main.ts) sit one or two folders
+  // below package.json; the name check keeps a host's own package.json from answering.
   let folder = dirname(fileURLToPath(import.meta.url));
   for (let depth = 0; depth < 3; depth++) {
     try {
@@ -53,11 +56,19 @@ function packageVersion(): string {
   return 'unknown';
 }
 
-function fromEnvironment(name: string | undefined, flag: string): string | undefined {
-  if (name === undefined) return undefined;
-  const value = process.env[name];
-  if (value === undefined || value === '') throw new UsageError(`${flag}: the environment variable ${name} is not set.`);
-  return value;
+/** A token from the command line or the environment; surrounding white space (a newline from a file) dropped. */
+function tokenFrom(value: string | undefined, variable: string | undefined, flag: string): string | undefined {
+  if (value !== undefined && variable !== undefined) throw new UsageError(`give either --${flag} or --${flag}-env, not both.`);
+  if (variable !== undefined) {
+    const fromEnvironment = process.env[variable]?.trim();
+    if (fromEnvironment === undefined || fromEnvironment === '') {
+      throw new UsageError(`--${flag}-env: the environment variable ${variable} is not set.`);
+    }
+    return fromEnvironment;
+  }
+  if (value === undefined) return undefined;
+  if (value.trim() === '') throw new UsageError(`--${flag} must not be empty.`);
+  return value.trim();
 }
 
 async function tokenCommand(args: string[], io: CliIo, rotate: boolean): Promise<number> {
@@ -68,9 +79,11 @@ async function tokenCommand(args: string[], io: CliIo, rotate: boolean): Promise
   });
   const path = values.store;
   if (typeof path !== 'string' || path === '') throw new UsageError('--store <file> is required.');
+  if (path.includes('\0')) throw new UsageError('--store must be a file path.');
   const store = new FileSecretStore(path);
   if (values.init !== true && (await store.load()) === undefined) {
-    io.stderr(`launcher-auth: no secret file at ${store.path}${rotate ? '' : ' (use --init to create one)'}.\n`);
+    const hint = rotate ? 'create one with: launcher-auth token --store <file> --init' : 'use --init to create one';
+    io.stderr(`launcher-auth: no secret file at ${store.path} (${hint}).\n`);
     return EXIT.store;
   }
   const authority = await TokenAuthority.open({ store });
@@ -98,9 +111,9 @@ async function checkCommand(args: string[], io: CliIo): Promise<number> {
     },
   });
   if (positionals.length !== 1) throw new UsageError('check takes exactly one <base-url>.');
-  const token = values.token ?? fromEnvironment(values['token-env'], '--token-env');
+  const token = tokenFrom(values.token, values['token-env'], 'token');
   if (token === undefined) throw new UsageError('check needs --token <t> or --token-env <NAME>.');
-  const previous = values.previous ?? fromEnvironment(values['previous-env'], '--previous-env');
+  const previous = tokenFrom(values.previous, values['previous-env'], 'previous');
   const timeoutMs = values.timeout === undefined ? undefined : Number(values.timeout);
   let report;
   try {
@@ -143,17 +156,25 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     if (command === 'token') return await tokenCommand(rest, io, false);
     if (command === 'rotate') return await tokenCommand(rest, io, true);
     if (command === 'check') return await checkCommand(rest, io);
-    throw new UsageError(`unknown command "${command}".`);
+    throw new UsageError('unknown command; the commands are token, rotate and check.');
   } catch (error) {
-    if (error instanceof UsageError || (error as { code?: unknown })?.code?.toString().startsWith('ERR_PARSE_ARGS')) {
-      io.stderr(`launcher-auth: ${(error as Error).message}\n\n${USAGE}`);
+    const code = (error as { code?: unknown } | null)?.code;
+    if (error instanceof UsageError || (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_'))) {
+      // parseArgs quotes a stray argument, which could be a token pasted in the wrong place.
+      const message =
+        code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL'
+          ? `${command} takes no arguments besides its options.`
+          : (error as Error).message;
+      io.stderr(`launcher-auth: ${message}\n\n${USAGE}`);
       return EXIT.usage;
     }
     if (isLauncherAuthError(error)) {
+      // These messages name the path and the problem, never a key.
       io.stderr(`launcher-auth: ${error.message}\n`);
       return EXIT.store;
     }
-    throw error;
+    io.stderr(`launcher-auth: unexpected error: ${error instanceof Error ? error.message : typeof error}\n`);
+    return EXIT.internal;
   }
 }
 
@@ -169,13 +190,7 @@ function invokedDirectly(): boolean {
 
 if (invokedDirectly()) {
   const io: CliIo = { stdout: (text) => process.stdout.write(text), stderr: (text) => process.stderr.write(text) };
-  main(process.argv.slice(2), io).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (error: unknown) => {
-      process.stderr.write(`launcher-auth: unexpected error: ${error instanceof Error ? error.message : String(error)}\n`);
-      process.exitCode = 70;
-    },
-  );
+  void main(process.argv.slice(2), io).then((code) => {
+    process.exitCode = code;
+  });
 }

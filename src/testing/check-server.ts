@@ -1,35 +1,40 @@
-// checkServer: the DEVELOPERS.md table, run against a live server over HTTP, as a structured report.
-import { request as httpRequest, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+// checkServer: the test table of the README's "The CLI" section, run against a live server over HTTP, as a
+// structured report for integrators' own test suites (and for `launcher-auth check`).
 import { randomBytes } from 'node:crypto';
+import { request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 
 /** Options of {@link checkServer}. */
 export interface CheckServerOptions {
-  /** The current token (from the launcher's settings): it must be accepted. */
+  /** The current token (from the launcher's settings): it must be accepted on `path`. */
   token: string;
   /** A token from before the latest "Regenerate token": it must be refused. @default undefined (case skipped) */
   previous?: string;
-  /** A path the host protects, appended to the base URL's path. @default '/' */
+  /**
+   * A path the host protects, appended to the base URL's path. The current token must be accepted there: any
+   * answer but 401, 403 or a 5xx counts (a bare `GET` may well get 404 or 405).
+   * @default '/'
+   */
   path?: string;
   /** The host's health path, appended to the base URL's path. @default '/health' */
   healthPath?: string;
-  /** How long one request may take, in ms. @default 5000 */
+  /** How long one request may take in all (connect, headers and the whole body), in ms. @default 5000 */
   timeoutMs?: number;
 }
 
 /** One row of the report. Never holds a token. */
 export interface CheckCase {
-  /** What was sent, in words. */
+  /** What was sent, in words: method, path and which credentials. */
   name: string;
   /** What the table expects, in words. */
   expected: string;
-  /** The status seen, or `undefined` when no response came. */
+  /** The status seen, or `undefined` when no complete answer came. */
   status: number | undefined;
-  /** The number of body bytes seen, or `undefined` when no response came. */
+  /** The number of body bytes seen, or `undefined` when no complete answer came. */
   bodyLength: number | undefined;
-  /** Whether the response met the expectation. */
+  /** Whether the answer met the expectation. */
   ok: boolean;
-  /** Why it failed, when it did. */
+  /** Why the case failed, when it did. */
   detail?: string;
 }
 
@@ -45,19 +50,58 @@ interface Seen {
   bodyLength: number;
 }
 
+/**
+ * `refused`: 401, empty body and `WWW-Authenticate: Bearer` (RFC 6750 §3 makes the challenge a MUST, and a
+ * client that retries on it needs it, so its absence fails the case rather than warning).
+ * `accepted`: neither 401/403 nor a 5xx. `not refused`: neither 401 nor 403.
+ */
 type Expectation = 'refused' | 'accepted' | 'not refused';
 
-function send(url: URL, method: string, headers: OutgoingHttpHeaders, timeoutMs: number): Promise<Seen> {
-  const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
+const EXPECTED: Record<Expectation, string> = {
+  refused: '401, empty body, WWW-Authenticate: Bearer',
+  accepted: 'accepted (not 401/403/5xx)',
+  'not refused': 'not 401/403',
+};
+
+interface Step {
+  name: string;
+  method: string;
+  url: URL;
+  headers: OutgoingHttpHeaders;
+  expect: Expectation;
+}
+
+/** One request on its own connection, bounded in all by `timeoutMs`: a host that trickles bytes cannot hold it. */
+function send(step: Step, timeoutMs: number): Promise<Seen> {
+  const request = step.url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
-    const req = request(url, { method, headers, agent: false }, (res) => {
-      let bodyLength = 0;
-      res.on('data', (chunk: Buffer) => (bodyLength += chunk.length));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, bodyLength }));
-      res.on('error', reject);
-    });
-    req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-    req.on('error', reject);
+    let req: ClientRequest | undefined;
+    let settled = false;
+    const settle = (outcome: () => void): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      outcome();
+    };
+    // Settles first, then destroys: whichever events the destroyed request and response emit come too late.
+    const timer = setTimeout(() => {
+      settle(() => reject(new Error(`no complete answer within ${timeoutMs} ms`)));
+      req?.destroy();
+    }, timeoutMs);
+    try {
+      // agent: false, so that no case reuses a connection another case left in a state of its own.
+      req = request(step.url, { method: step.method, headers: step.headers, agent: false }, (res) => {
+        let bodyLength = 0;
+        res.on('data', (chunk: Buffer) => (bodyLength += chunk.length));
+        res.on('end', () => settle(() => resolve({ status: res.statusCode ?? 0, headers: res.headers, bodyLength })));
+        res.on('error', (error) => settle(() => reject(error)));
+      });
+    } catch (error) {
+      // A header value Node refuses (a token with a line break) throws here; its message names the header only.
+      settle(() => reject(error));
+      return;
+    }
+    req.on('error', (error) => settle(() => reject(error)));
     req.end();
   });
 }
@@ -67,7 +111,9 @@ function judge(seen: Seen, expectation: Expectation): string | undefined {
     if (seen.status !== 401) return `expected status 401, got ${seen.status}`;
     if (seen.bodyLength !== 0) return `the 401 has a body of ${seen.bodyLength} bytes; it must be empty`;
     const challenge = seen.headers['www-authenticate'];
-    if (typeof challenge !== 'string' || !/^bearer\b/i.test(challenge)) return 'the 401 has no `WWW-Authenticate: Bearer`';
+    if (typeof challenge !== 'string' || !/^bearer(?:$|[ ,])/i.test(challenge)) {
+      return 'the 401 has no `WWW-Authenticate: Bearer` header';
+    }
     return undefined;
   }
   if (seen.status === 401 || seen.status === 403) return `expected the request to pass, got ${seen.status}`;
@@ -75,23 +121,44 @@ function judge(seen: Seen, expectation: Expectation): string | undefined {
   return undefined;
 }
 
-/** The token with one signature character changed: JWT-shaped, and signed by nobody. */
-function forge(token: string): string {
+/** The token with its first signature character changed: JWT-shaped, canonical, and signed by nobody. */
+function forgeSignature(token: string): string {
   const dot = token.lastIndexOf('.');
-  if (dot < 0 || dot === token.length - 1) return `${token}.x`;
+  if (dot < 0 || dot === token.length - 1) return `${token}.AAAA`;
   const first = token.charAt(dot + 1);
   return `${token.slice(0, dot + 1)}${first === 'A' ? 'B' : 'A'}${token.slice(dot + 2)}`;
 }
 
-function resolveOptions(baseUrl: string, options: CheckServerOptions): { base: URL; prefix: string } & Required<Omit<CheckServerOptions, 'previous'>> {
-  let base: URL;
+/** The token's claims under an `alg: none` header and no signature: the classic JWT downgrade. */
+function forgeUnsigned(token: string): string {
+  const parts = token.split('.');
+  const claims = parts.length === 3 && parts[1] !== '' ? (parts[1] as string) : Buffer.from('{"sub":"launcher"}').toString('base64url');
+  return `${Buffer.from('{"alg":"none","typ":"JWT"}').toString('base64url')}.${claims}.`;
+}
+
+interface Resolved {
+  base: URL;
+  prefix: string;
+  token: string;
+  previous: string | undefined;
+  path: string;
+  healthPath: string;
+  timeoutMs: number;
+}
+
+function resolveOptions(baseUrl: unknown, options: CheckServerOptions): Resolved {
+  let base: URL | undefined;
   try {
-    base = new URL(baseUrl);
+    base = typeof baseUrl === 'string' ? new URL(baseUrl) : undefined;
   } catch {
+    base = undefined;
+  }
+  if (base === undefined || (base.protocol !== 'http:' && base.protocol !== 'https:')) {
     throw new TypeError('checkServer: `baseUrl` must be an absolute http(s) URL.');
   }
-  if (base.protocol !== 'http:' && base.protocol !== 'https:') {
-    throw new TypeError('checkServer: `baseUrl` must be an absolute http(s) URL.');
+  // Node would send the user name and password as an Authorization header, even on the "without" cases.
+  if (base.username !== '' || base.password !== '') {
+    throw new TypeError('checkServer: `baseUrl` must not contain a user name or password.');
   }
   if (typeof options !== 'object' || options === null) throw new TypeError('checkServer: `options` must be an object.');
   const { token, previous, path = '/', healthPath = '/health', timeoutMs = 5000 } = options;
@@ -99,57 +166,93 @@ function resolveOptions(baseUrl: string, options: CheckServerOptions): { base: U
   if (previous !== undefined && (typeof previous !== 'string' || previous.length === 0)) {
     throw new TypeError('checkServer: `previous` must be a non-empty string when set.');
   }
-  for (const [name, value] of [['path', path], ['healthPath', healthPath]] as const) {
-    if (typeof value !== 'string' || !value.startsWith('/')) throw new TypeError(`checkServer: \`${name}\` must start with "/".`);
+  for (const [name, value] of [
+    ['path', path],
+    ['healthPath', healthPath],
+  ] as const) {
+    // "//host" and "/\host" would resolve to another origin, and the token would be sent there.
+    if (typeof value !== 'string' || !/^\/(?![/\\])[\x21-\x7e]*$/.test(value) || value.includes('\\') || /[?#]/.test(value)) {
+      throw new TypeError(
+        `checkServer: \`${name}\` must be a path that starts with a single "/" and has no spaces, backslashes, "?" or "#".`,
+      );
+    }
   }
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1) throw new TypeError('checkServer: `timeoutMs` must be a positive whole number.');
-  return { base, prefix: base.pathname.replace(/\/+$/, ''), token, path, healthPath, timeoutMs };
+  return { base, prefix: base.pathname.replace(/\/+$/, ''), token, previous, path, healthPath, timeoutMs };
 }
 
 /**
- * Runs the DEVELOPERS.md table against a live server: the protected path without a token, with a forged and a
- * garbage token, with the previous token (401, empty body, `WWW-Authenticate: Bearer`) and with the current
- * token (accepted); the health path without a token (not refused); and the spellings a host must not exempt
- * (`POST` health, `/health/`, `/healthz`, `/health/x`, an unknown path). Never throws for a misbehaving server:
- * every fault is a failed case. The report never contains a token.
+ * Runs the test table against a live server, one request at a time, each on its own connection:
+ *
+ * - the protected `path` without Authorization, with a forged signature, an unsigned (`alg: none`) token, a
+ *   garbage token, the token under the `Basic` scheme, and the `previous` token: each 401 with an empty body
+ *   and `WWW-Authenticate: Bearer`;
+ * - the protected `path` with the current token: accepted (neither 401/403 nor a 5xx);
+ * - `GET` of the health path without a token: not refused;
+ * - `POST` of the health path, `<health>/`, `<health>z`, `<health>/x` and an unknown path, without a token:
+ *   401 as above (a host that exempts the health path by prefix or for any method fails here).
+ *
+ * A misbehaving or unreachable server never makes it throw: every fault is a failed case. Bad options throw a
+ * `TypeError` naming the option. The report never contains a token. Tokens are only ever sent to the origin of
+ * `baseUrl`, and redirects are not followed.
  */
 export async function checkServer(baseUrl: string, options: CheckServerOptions): Promise<CheckReport> {
-  const { base, prefix, token, path, healthPath, timeoutMs } = resolveOptions(baseUrl, options);
-  const at = (p: string): URL => new URL(`${prefix}${p}`, base);
-  const bearer = (t: string): OutgoingHttpHeaders => ({ authorization: `Bearer ${t}` });
+  const { base, prefix, token, previous, path, healthPath, timeoutMs } = resolveOptions(baseUrl, options);
+  const at = (p: string): URL => {
+    const url = new URL(`${prefix}${p}`, base);
+    if (url.origin !== base.origin) throw new TypeError('checkServer: a path resolved to another origin.');
+    return url;
+  };
+  const bearer = (value: string): OutgoingHttpHeaders => ({ authorization: `Bearer ${value}` });
   const unknown = `/launcher-auth-check-${randomBytes(6).toString('hex')}`;
+  const protectedUrl = at(path);
+  const refusedOn = (name: string, headers: OutgoingHttpHeaders): Step => ({
+    name: `GET ${path} ${name}`,
+    method: 'GET',
+    url: protectedUrl,
+    headers,
+    expect: 'refused',
+  });
+  const withoutToken = (method: string, p: string, name = `${method} ${p} without Authorization`): Step => ({
+    name,
+    method,
+    url: at(p),
+    headers: {},
+    expect: 'refused',
+  });
 
-  const plan: Array<{ name: string; method: string; url: URL; headers: OutgoingHttpHeaders; expect: Expectation }> = [
-    { name: `GET ${path} without Authorization`, method: 'GET', url: at(path), headers: {}, expect: 'refused' },
-    { name: `GET ${path} with a forged signature`, method: 'GET', url: at(path), headers: bearer(forge(token)), expect: 'refused' },
-    { name: `GET ${path} with a garbage token`, method: 'GET', url: at(path), headers: bearer('not-a-token'), expect: 'refused' },
-    { name: `GET ${path} with another scheme`, method: 'GET', url: at(path), headers: { authorization: `Basic ${token}` }, expect: 'refused' },
+  const plan: Step[] = [
+    refusedOn('without Authorization', {}),
+    refusedOn('with a forged signature', bearer(forgeSignature(token))),
+    refusedOn('with an unsigned (alg none) token', bearer(forgeUnsigned(token))),
+    refusedOn('with a garbage token', bearer('not-a-token')),
+    refusedOn('with the token under the Basic scheme', { authorization: `Basic ${token}` }),
   ];
-  if (options.previous !== undefined) {
-    plan.push({ name: `GET ${path} with the token from before the latest regeneration`, method: 'GET', url: at(path), headers: bearer(options.previous), expect: 'refused' });
-  }
+  if (previous !== undefined) plan.push(refusedOn('with the token from before the latest regeneration', bearer(previous)));
   plan.push(
-    { name: `GET ${path} with the current token`, method: 'GET', url: at(path), headers: bearer(token), expect: 'accepted' },
+    { name: `GET ${path} with the current token`, method: 'GET', url: protectedUrl, headers: bearer(token), expect: 'accepted' },
     { name: `GET ${healthPath} without Authorization`, method: 'GET', url: at(healthPath), headers: {}, expect: 'not refused' },
-    { name: `POST ${healthPath} without Authorization`, method: 'POST', url: at(healthPath), headers: {}, expect: 'refused' },
-    { name: `GET ${healthPath}/ without Authorization`, method: 'GET', url: at(`${healthPath}/`), headers: {}, expect: 'refused' },
-    { name: `GET ${healthPath}z without Authorization`, method: 'GET', url: at(`${healthPath}z`), headers: {}, expect: 'refused' },
-    { name: `GET ${healthPath}/x without Authorization`, method: 'GET', url: at(`${healthPath}/x`), headers: {}, expect: 'refused' },
-    { name: 'GET an unknown path without Authorization', method: 'GET', url: at(unknown), headers: {}, expect: 'refused' },
+    withoutToken('POST', healthPath),
+    withoutToken('GET', `${healthPath}/`),
+    withoutToken('GET', `${healthPath}z`),
+    withoutToken('GET', `${healthPath}/x`),
+    withoutToken('GET', unknown, 'GET an unknown path without Authorization'),
   );
 
   const cases: CheckCase[] = [];
   for (const step of plan) {
-    const expected = step.expect === 'refused' ? '401, empty body' : step.expect === 'accepted' ? 'accepted' : 'not 401';
+    const expected = EXPECTED[step.expect];
     try {
-      const seen = await send(step.url, step.method, step.headers, timeoutMs);
+      const seen = await send(step, timeoutMs);
       const problem = judge(seen, step.expect);
       const row: CheckCase = { name: step.name, expected, status: seen.status, bodyLength: seen.bodyLength, ok: problem === undefined };
       if (problem !== undefined) row.detail = problem;
       cases.push(row);
     } catch (error) {
-      const reason = error instanceof Error ? error.message : 'request failed';
-      // Node's messages name the address, never a header value.
+      // Node's messages name the address or the header, never a header's value; the scrub is for certainty.
+      const message = error instanceof Error ? error.message : '';
+      const leaks = message.includes(token) || (previous !== undefined && message.includes(previous));
+      const reason = message === '' || leaks ? 'the request failed' : message;
       cases.push({ name: step.name, expected, status: undefined, bodyLength: undefined, ok: false, detail: reason });
     }
   }

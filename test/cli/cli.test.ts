@@ -1,12 +1,13 @@
-// The launcher-auth command: in-process through main(), and once as a real child process against a live host.
+// The launcher-auth command: in-process through main(), and as a real child process against a live host.
+// Every test also proves that no output ever held the key of the secret file (in any spelling).
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
-import { createServer } from 'node:http';
+import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { FileSecretStore, TokenAuthority } from 'launcher-auth';
 import { withAuth } from 'launcher-auth/node';
 import { EXIT, main } from '../../src/cli/main.js';
@@ -14,59 +15,139 @@ import { EXIT, main } from '../../src/cli/main.js';
 const root = fileURLToPath(new URL('../../', import.meta.url));
 let folder = '';
 let store = '';
+/** Every output of the test, and every key the secret file held after a command: compared in afterEach. */
+let outputs: string[] = [];
+let keys: Set<string>;
+
 beforeEach(async () => {
   folder = await mkdtemp(join(tmpdir(), 'launcher-auth-cli-'));
   store = join(folder, 'data', 'secret.json');
+  outputs = [];
+  keys = new Set();
 });
 afterEach(async () => {
+  await rememberKey();
+  const spellings = [...keys].flatMap((key) => {
+    const bytes = Buffer.from(key, 'base64url');
+    return [key, bytes.toString('base64'), bytes.toString('hex')];
+  });
+  // A boolean, so that a leak is not itself printed by the failing assertion.
+  expect(outputs.some((text) => spellings.some((spelling) => text.includes(spelling)))).toBe(false);
   await rm(folder, { recursive: true, force: true });
 });
 
-async function run(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+async function rememberKey(): Promise<void> {
+  const text = await readFile(store, 'utf8').catch(() => undefined);
+  if (text === undefined) return;
+  try {
+    const { key } = JSON.parse(text) as { key?: unknown };
+    if (typeof key === 'string' && key.length >= 43) keys.add(key);
+  } catch {
+    // A file a test damaged on purpose holds no key.
+  }
+}
+
+/**
+ * What a command printed, with every JWT-shaped string replaced by `<token>`, so that a failing assertion
+ * never prints a token; `raw()` gives the exact text, for comparisons that end in a boolean.
+ */
+interface Result {
+  code: number | null;
+  out: string;
+  err: string;
+  raw(): { out: string; err: string };
+}
+
+const JWT_SHAPED = /[\w-]{10,}\.[\w-]{10,}\.[\w-]{10,}/g;
+
+function resultOf(code: number | null, out: string, err: string): Result {
+  outputs.push(out, err);
+  const redact = (text: string): string => text.replace(JWT_SHAPED, '<token>');
+  return { code, out: redact(out), err: redact(err), raw: () => ({ out, err }) };
+}
+
+async function run(...argv: string[]): Promise<Result> {
   let out = '';
   let err = '';
-  const code = await main(argv, { stdout: (text) => (out += text), stderr: (text) => (err += text) });
-  return { code, out, err };
+  const code = await main(argv, { stdout: (text) => void (out += text), stderr: (text) => void (err += text) });
+  await rememberKey();
+  return resultOf(code, out, err);
 }
 
-/** Every spelling of the stored key that could leak: base64url (as stored), base64, hex. */
-async function keySpellings(): Promise<string[]> {
-  const { key } = JSON.parse(await readFile(store, 'utf8')) as { key: string };
-  const bytes = Buffer.from(key, 'base64url');
-  return [key, bytes.toString('base64'), bytes.toString('hex')];
+async function listen(handler: RequestListener): Promise<string> {
+  const server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-async function leaks(...outputs: string[]): Promise<boolean> {
-  const spellings = await keySpellings();
-  return outputs.some((text) => spellings.some((spelling) => text.includes(spelling)));
+async function openAuthority(): Promise<TokenAuthority> {
+  const authority = await TokenAuthority.open({ store: new FileSecretStore(store) });
+  onTestFinished(() => authority.close());
+  return authority;
 }
 
-describe('launcher-auth token / rotate', () => {
-  it('token without --init on a missing file is a store error naming the path, and creates nothing', async () => {
+/** The lines of a check run that start with `ok` and with `FAIL`. */
+/** True when nothing JWT-shaped was printed: what every check run must hold. */
+const printsNoToken = (printed: Result): boolean => `${printed.raw().out}${printed.raw().err}`.match(JWT_SHAPED) === null;
+
+function verdicts(out: string): { ok: number; fail: string[] } {
+  const lines = out.split('\n');
+  return {
+    ok: lines.filter((line) => line.startsWith('ok  ')).length,
+    fail: lines.filter((line) => line.startsWith('FAIL')),
+  };
+}
+
+describe('launcher-auth token', () => {
+  it('without --init, a missing file is a store error naming the path, and nothing is created', async () => {
     const { code, out, err } = await run('token', '--store', store);
     expect(code).toBe(EXIT.store);
+    expect(code).toBe(3);
     expect(out).toBe('');
-    expect(err).toContain(store);
-    expect(err).toContain('--init');
-    await expect(stat(store)).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(err).toBe(`launcher-auth: no secret file at ${store} (use --init to create one).\n`);
+    await expect(stat(join(folder, 'data'))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
-  it('token --init creates the file 0600 and prints the token the library issues; again without --init, the same', async () => {
+  it('--init creates the file 0600 and prints the token the library issues; later runs print the same one', async () => {
     const first = await run('token', '--store', store, '--init');
-    expect(first.code).toBe(EXIT.ok);
+    expect(first).toMatchObject({ code: 0, err: '' });
     expect(((await stat(store)).mode & 0o777).toString(8)).toBe('600');
-    const authority = await TokenAuthority.open({ store: new FileSecretStore(store) });
-    expect(first.out === `${authority.issue()}\n`).toBe(true);
-    await authority.close();
+    const authority = await openAuthority();
+    expect(first.out).toBe('<token>\n');
+    expect(first.raw().out === `${authority.issue()}\n`).toBe(true);
     const second = await run('token', '--store', store);
-    expect(second.code).toBe(EXIT.ok);
-    expect(second.out === first.out).toBe(true);
-    expect(await leaks(first.out, first.err, second.out, second.err)).toBe(false);
+    expect(second.code).toBe(0);
+    expect(second.raw().out === first.raw().out).toBe(true);
+    const again = await run('token', '--store', store, '--init');
+    expect(again.raw().out === first.raw().out).toBe(true);
   });
 
-  it('rotate prints a new token that a running authority on the same file follows; the old one is refused', async () => {
+  it('a damaged file is a store error naming the path and the problem, and the file is left as it was', async () => {
     await run('token', '--store', store, '--init');
-    const running = await TokenAuthority.open({ store: new FileSecretStore(store) });
+    await writeFile(store, '{"version":1,', { mode: 0o600 });
+    const damaged = await run('token', '--store', store, '--init');
+    expect(damaged.code).toBe(EXIT.store);
+    expect(damaged.out).toBe('');
+    expect(damaged.err).toContain(store);
+    expect(damaged.err).toContain('not valid JSON');
+    expect(await readFile(store, 'utf8')).toBe('{"version":1,');
+  });
+
+  it.skipIf(process.platform === 'win32')('a file open to others is a store error that says how to fix it', async () => {
+    await run('token', '--store', store, '--init');
+    await chmod(store, 0o644);
+    const open = await run('token', '--store', store);
+    expect(open.code).toBe(EXIT.store);
+    expect(open.out).toBe('');
+    expect(open.err).toContain(`chmod 600 '${store}'`);
+  });
+});
+
+describe('launcher-auth rotate', () => {
+  it('prints a new token that a launcher running on the same file honours at once; the old one is refused', async () => {
+    await run('token', '--store', store, '--init');
+    const running = await openAuthority();
     const old = running.issue();
     const followed = new Promise<void>((resolve) => {
       const unsubscribe = running.onRotate(() => {
@@ -75,108 +156,203 @@ describe('launcher-auth token / rotate', () => {
       });
     });
     const rotated = await run('rotate', '--store', store);
+    expect(rotated.code).toBe(0);
+    expect(rotated.err).toBe('');
     await followed;
-    expect(rotated.code).toBe(EXIT.ok);
-    const fresh = rotated.out.trim();
+    expect(rotated.out).toBe('<token>\n');
+    const fresh = rotated.raw().out.trim();
     expect(fresh === old).toBe(false);
+    expect(running.issue() === fresh).toBe(true);
     expect((await running.verify(fresh)).ok).toBe(true);
-    expect((await running.verify(old)).ok).toBe(false);
-    expect(await leaks(rotated.out, rotated.err)).toBe(false);
-    await running.close();
+    expect(await running.verify(old)).toEqual({ ok: false, reason: 'invalid' });
+    expect((await run('token', '--store', store)).raw().out === `${fresh}\n`).toBe(true);
   });
 
-  it('rotate on a missing file is a store error; a damaged file is a store error naming the path', async () => {
-    expect((await run('rotate', '--store', store)).code).toBe(EXIT.store);
-    await run('token', '--store', store, '--init');
-    const { writeFile } = await import('node:fs/promises');
-    await writeFile(store, '{"version":1,', { mode: 0o600 });
-    const damaged = await run('token', '--store', store);
-    expect(damaged.code).toBe(EXIT.store);
-    expect(damaged.err).toContain(store);
-    expect(damaged.err).toContain('not valid JSON');
+  it('on a missing file is a store error with the command that creates one; it creates nothing', async () => {
+    const missing = await run('rotate', '--store', store);
+    expect(missing.code).toBe(EXIT.store);
+    expect(missing.err).toBe(
+      `launcher-auth: no secret file at ${store} (create one with: launcher-auth token --store <file> --init).\n`,
+    );
+    await expect(stat(store)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 });
 
 describe('launcher-auth usage', () => {
-  it('--help prints the usage with the exit codes; no command is a usage error', async () => {
-    const help = await run('--help');
-    expect(help.code).toBe(EXIT.ok);
-    expect(help.out).toContain('Exit codes: 0 success; 1 a check failed; 2 usage error; 3');
-    expect((await run()).code).toBe(EXIT.usage);
-    expect((await run('token', '--help')).code).toBe(EXIT.ok);
+  it('--help prints the usage with every command and the exit codes, on stdout, exit 0', async () => {
+    for (const argv of [['--help'], ['-h'], ['help'], ['token', '--help'], ['check', 'http://x', '--help']]) {
+      const help = await run(...argv);
+      expect(help.code).toBe(0);
+      expect(help.err).toBe('');
+      expect(help.out).toMatch(/^Usage:\n {2}launcher-auth token {2}--store <file> \[--init\]\n/);
+      expect(help.out).toContain('launcher-auth rotate --store <file>');
+      expect(help.out).toContain('launcher-auth check  <base-url>');
+      expect(help.out).toContain('Exit codes: 0 success; 1 a check failed (or the server did not answer); 2 usage error;\n3 the secret file');
+    }
   });
 
-  it('--version prints the package version', async () => {
+  it('no command prints the usage on stderr, exit 2', async () => {
+    const none = await run();
+    expect(none.code).toBe(EXIT.usage);
+    expect(none.out).toBe('');
+    expect(none.err).toMatch(/^Usage:/);
+  });
+
+  it('--version prints the version of package.json', async () => {
     const manifest = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { version: string };
-    expect(await run('--version')).toEqual({ code: 0, out: `${manifest.version}\n`, err: '' });
+    expect(await run('--version')).toMatchObject({ code: 0, out: `${manifest.version}\n`, err: '' });
+    expect(await run('-v')).toMatchObject({ code: 0, out: `${manifest.version}\n`, err: '' });
   });
 
   it.each([
-    [['bogus']],
-    [['token']],
-    [['token', '--store', 'x', '--unknown']],
-    [['rotate', '--store', 'x', '--init']],
-    [['check']],
-    [['check', 'http://127.0.0.1:1']],
-    [['check', 'http://127.0.0.1:1', '--token-env', 'LAUNCHER_AUTH_SURELY_UNSET']],
-    [['check', 'not-a-url', '--token', 't']],
-  ])('%j is a usage error', async (argv) => {
-    const { code, err } = await run(...argv);
+    [['bogus'], 'unknown command; the commands are token, rotate and check.'],
+    [['token'], '--store <file> is required.'],
+    [['token', '--store'], "Option '--store <value>' argument missing"],
+    [['token', '--store', 'x', '--unknown'], "Unknown option '--unknown'"],
+    [['rotate', '--store', 'x', '--init'], "Unknown option '--init'"],
+    [['token', '--store', 'x', '--init=yes'], "Option '--init' does not take an argument"],
+    [['check'], 'check takes exactly one <base-url>.'],
+    [['check', 'http://127.0.0.1:1', 'http://127.0.0.1:2', '--token', 't'], 'check takes exactly one <base-url>.'],
+    [['check', 'http://127.0.0.1:1'], 'check needs --token <t> or --token-env <NAME>.'],
+    [['check', 'http://127.0.0.1:1', '--token', ' '], '--token must not be empty.'],
+    [['check', 'http://127.0.0.1:1', '--token-env', 'LAUNCHER_AUTH_SURELY_UNSET'], '--token-env: the environment variable LAUNCHER_AUTH_SURELY_UNSET is not set.'],
+    [['check', 'http://127.0.0.1:1', '--token', 't', '--token-env', 'HOME'], 'give either --token or --token-env, not both.'],
+    [['check', 'not-a-url', '--token', 't'], '`baseUrl` must be an absolute http(s) URL.'],
+    [['check', 'http://127.0.0.1:1', '--token', 't', '--path', 'apps'], '`path` must be a path that starts with a single "/"'],
+    [['check', 'http://127.0.0.1:1', '--token', 't', '--timeout', 'soon'], '`timeoutMs` must be a positive whole number.'],
+  ])('%j is a usage error (exit 2) that says what is wrong', async (argv, message) => {
+    const { code, out, err } = await run(...argv);
     expect(code).toBe(EXIT.usage);
-    expect(err).toContain('Usage:');
+    expect(code).toBe(2);
+    expect(out).toBe('');
+    expect(err.startsWith(`launcher-auth: ${message}`)).toBe(true);
+    expect(err).toContain('\n\nUsage:\n');
+  });
+
+  it('never echoes a stray argument or an unknown command, which could be a pasted token', async () => {
+    const pasted = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2VjcmV0LXRoYXQtbXVzdC1ub3QtYmUtZWNob2Vk';
+    for (const argv of [[pasted], ['token', '--store', 'x', pasted], ['rotate', '--store', 'x', pasted]]) {
+      const { code, out, err } = await run(...argv);
+      expect(code).toBe(EXIT.usage);
+      expect((out + err).includes(pasted)).toBe(false);
+    }
   });
 });
 
 describe('launcher-auth check', () => {
-  it('passes against a host wired with withAuth, as a real child process, printing no token', async () => {
+  it('exits 0 against a host wired with withAuth, one ok line per case, no token printed', async () => {
     await run('token', '--store', store, '--init');
-    const authority = await TokenAuthority.open({ store: new FileSecretStore(store) });
+    const authority = await openAuthority();
     const previous = authority.issue();
     const token = await authority.rotate();
-    const server = createServer(withAuth(authority, (_req, res) => res.end('ok')));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    try {
-      const loader = pathToFileURL(join(root, 'node_modules/tsx/dist/loader.mjs')).href;
-      const child = spawn(
-        process.execPath,
-        ['--import', loader, join(root, 'src/cli/main.ts'), 'check', url, '--token-env', 'T', '--previous-env', 'P'],
-        { env: { ...process.env, T: token, P: previous, TSX_TSCONFIG_PATH: join(root, 'tsconfig.json') }, stdio: ['ignore', 'pipe', 'pipe'] },
-      );
-      let out = '';
-      child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
-      child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
-      const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-      expect(code).toBe(0);
-      expect(out).toContain('12 passed, 0 failed');
-      expect(out.split('\n').filter((line) => line.startsWith('ok  ')).length).toBe(12);
-      expect(out.includes(token) || out.includes(previous)).toBe(false);
-      expect(await leaks(out)).toBe(false);
-    } finally {
-      await new Promise((resolve) => server.close(resolve));
-      await authority.close();
-    }
+    const url = await listen(withAuth(authority, (_req, res) => res.end('ok')));
+    const result = await run('check', url, '--token', token, '--previous', previous, '--path', '/apps', '--health-path', '/health');
+    expect(result.code).toBe(EXIT.ok);
+    expect(result.err).toBe('');
+    expect(verdicts(result.out)).toEqual({ ok: 13, fail: [] });
+    expect(result.out).toContain('ok    GET /apps without Authorization: expected 401, empty body, WWW-Authenticate: Bearer; got 401, body 0 bytes\n');
+    expect(result.out).toContain('ok    GET /apps with the current token: expected accepted (not 401/403/5xx); got 200, body 2 bytes\n');
+    expect(result.out.endsWith('13 passed, 0 failed\n')).toBe(true);
+    expect(result.raw().out.includes(token) || result.raw().out.includes(previous)).toBe(false);
+    expect(printsNoToken(result)).toBe(true);
   });
 
-  it('exits 1 with a FAIL line against a host that exempts /health by prefix', async () => {
-    const authority = await TokenAuthority.open({ store: new FileSecretStore(store) });
-    const server = createServer(async (req, res) => {
+  it('exits 1 with FAIL lines against a host that exempts /health by prefix', async () => {
+    await run('token', '--store', store, '--init');
+    const authority = await openAuthority();
+    const token = authority.issue();
+    const url = await listen(async (req, res) => {
       if ((req.url ?? '').startsWith('/health')) return void res.end('ok');
       const result = await authority.authenticate(req.headersDistinct.authorization);
       res.writeHead(result.ok ? 200 : 401, { 'www-authenticate': 'Bearer', 'content-length': '0' });
       res.end();
     });
+    process.env.LAUNCHER_AUTH_CLI_TEST_TOKEN = token;
+    onTestFinished(() => void delete process.env.LAUNCHER_AUTH_CLI_TEST_TOKEN);
+    const checked = await run('check', url, '--token-env', 'LAUNCHER_AUTH_CLI_TEST_TOKEN');
+    const { code, out } = checked;
+    expect(printsNoToken(checked)).toBe(true);
+    expect(code).toBe(EXIT.checkFailed);
+    expect(verdicts(out).fail).toEqual([
+      'FAIL  POST /health without Authorization: expected 401, empty body, WWW-Authenticate: Bearer; got 200, body 2 bytes (expected status 401, got 200)',
+      'FAIL  GET /health/ without Authorization: expected 401, empty body, WWW-Authenticate: Bearer; got 200, body 2 bytes (expected status 401, got 200)',
+      'FAIL  GET /healthz without Authorization: expected 401, empty body, WWW-Authenticate: Bearer; got 200, body 2 bytes (expected status 401, got 200)',
+      'FAIL  GET /health/x without Authorization: expected 401, empty body, WWW-Authenticate: Bearer; got 200, body 2 bytes (expected status 401, got 200)',
+    ]);
+    expect(out.endsWith('8 passed, 4 failed\n')).toBe(true);
+  });
+
+  it('exits 1 against a host whose 401 carries a JSON body', async () => {
+    await run('token', '--store', store, '--init');
+    const authority = await openAuthority();
+    const url = await listen(async (req, res) => {
+      if (req.method === 'GET' && req.url === '/health') return void res.end('ok');
+      const result = await authority.authenticate(req.headersDistinct.authorization);
+      if (result.ok) return void res.end('ok');
+      res.writeHead(401, { 'www-authenticate': 'Bearer', 'content-type': 'application/json' });
+      res.end('{"error":"unauthorized"}');
+    });
+    const checked = await run('check', url, '--token', authority.issue());
+    const { code, out } = checked;
+    expect(printsNoToken(checked)).toBe(true);
+    expect(code).toBe(EXIT.checkFailed);
+    expect(out).toContain(
+      'FAIL  GET / without Authorization: expected 401, empty body, WWW-Authenticate: Bearer; got 401, body 24 bytes (the 401 has a body of 24 bytes; it must be empty)\n',
+    );
+    expect(out.endsWith('2 passed, 10 failed\n')).toBe(true);
+  });
+
+  it('exits 1 when nothing answers, saying so on each line', async () => {
+    // A port that was free a moment ago, and where nothing listens any more.
+    const server = createServer();
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    try {
-      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-      const { code, out } = await run('check', url, '--token', authority.issue());
-      expect(code).toBe(EXIT.checkFailed);
-      expect(out).toMatch(/^FAIL {2}GET \/healthz without Authorization: expected 401, empty body; got 200/m);
-      expect(out).toContain('7 passed, 4 failed');
-      expect(out.includes(authority.issue())).toBe(false);
-    } finally {
-      await new Promise((resolve) => server.close(resolve));
-      await authority.close();
-    }
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    const { code, out } = await run('check', url, '--token', 'x.y.z', '--timeout', '2000');
+    expect(code).toBe(EXIT.checkFailed);
+    expect(verdicts(out).ok).toBe(0);
+    expect(out.split('\n').filter((line) => /^FAIL .*; got no answer \(connect ECONNREFUSED /.test(line)).length).toBe(12);
+  });
+});
+
+describe('launcher-auth as a child process', () => {
+  it('`node --import tsx src/cli/main.ts` prints the token, and check passes against a real server (exit 0)', async () => {
+    const runChild = (args: string[], env: NodeJS.ProcessEnv = {}): Promise<Result> =>
+      new Promise((resolve, reject) => {
+        const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+          cwd: root,
+          env: { ...process.env, ...env },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let out = '';
+        let err = '';
+        child.stdout.on('data', (chunk: Buffer) => void (out += chunk.toString('utf8')));
+        child.stderr.on('data', (chunk: Buffer) => void (err += chunk.toString('utf8')));
+        child.on('error', reject);
+        child.on('close', (code) => resolve(resultOf(code, out, err)));
+      });
+
+    const printed = await runChild(['token', '--store', store, '--init']);
+    await rememberKey();
+    expect(printed.code).toBe(0);
+    expect(printed.err).toBe('');
+    const authority = await openAuthority();
+    expect(printed.out).toBe('<token>\n');
+    expect(printed.raw().out === `${authority.issue()}\n`).toBe(true);
+
+    const previous = authority.issue();
+    const token = await authority.rotate();
+    await rememberKey();
+    const url = await listen(withAuth(authority, (_req, res) => res.end('ok')));
+    const checked = await runChild(['check', url, '--token-env', 'T', '--previous-env', 'P', '--path', '/apps'], {
+      T: token,
+      P: previous,
+    });
+    expect(checked.code).toBe(0);
+    expect(checked.err).toBe('');
+    expect(verdicts(checked.out)).toEqual({ ok: 13, fail: [] });
+    expect(checked.out.endsWith('13 passed, 0 failed\n')).toBe(true);
+    expect(checked.raw().out.includes(token) || checked.raw().out.includes(previous)).toBe(false);
+    expect(printsNoToken(checked)).toBe(true);
   });
 });

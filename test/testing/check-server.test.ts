@@ -1,6 +1,7 @@
-// checkServer against real hosts: the library's adapters pass, deliberately broken hosts fail the right case.
-import { createServer, type RequestListener, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+// checkServer against real hosts on loopback: the library's adapters pass, and each deliberately broken host
+// fails exactly the case that names its fault.
+import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import express from 'express';
 import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -17,8 +18,19 @@ afterEach(async () => {
 
 async function listen(handler: RequestListener): Promise<string> {
   const server: Server = createServer(handler);
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(() => new Promise((resolve) => server.close(resolve)));
+  cleanups.push(
+    () =>
+      new Promise((resolve) => {
+        server.close(resolve);
+        for (const socket of sockets) socket.destroy();
+      }),
+  );
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
@@ -30,23 +42,110 @@ async function authorityWithHistory(): Promise<{ authority: TokenAuthority; prev
   return { authority, previous, token };
 }
 
-function failed(report: CheckReport): string[] {
-  return report.cases.filter((row) => !row.ok).map((row) => row.name);
+const failed = (report: CheckReport): string[] => report.cases.filter((row) => !row.ok).map((row) => row.name);
+const names = (report: CheckReport): string[] => report.cases.map((row) => row.name);
+
+/** Whether either token appears anywhere in the report (a boolean, so a failure does not print the token). */
+const mentions = (report: CheckReport, ...tokens: string[]): boolean =>
+  tokens.some((token) => JSON.stringify(report).includes(token));
+
+/** The cases a correct host must refuse on a protected `path` with 401 and an empty body. */
+const REFUSED_ON = (path: string): string[] => [
+  `GET ${path} without Authorization`,
+  `GET ${path} with a forged signature`,
+  `GET ${path} with an unsigned (alg none) token`,
+  `GET ${path} with a garbage token`,
+  `GET ${path} with the token under the Basic scheme`,
+];
+const NOT_EXEMPT = [
+  'POST /health without Authorization',
+  'GET /health/ without Authorization',
+  'GET /healthz without Authorization',
+  'GET /health/x without Authorization',
+  'GET an unknown path without Authorization',
+];
+
+/** A host that authenticates with the core but answers a refusal its own way: the broken hosts below. */
+function hostAnswering(
+  authority: TokenAuthority,
+  exempt: (method: string, url: string) => boolean,
+  refuse: (res: ServerResponse) => void,
+): RequestListener {
+  return async (req, res) => {
+    if (exempt(req.method ?? '', req.url ?? '')) return void res.end('ok');
+    const result = await authority.authenticate(req.headersDistinct.authorization);
+    if (result.ok) return void res.end('ok');
+    refuse(res);
+  };
 }
 
-describe('checkServer', () => {
-  it('passes against node:http with withAuth, and never puts a token in its report', async () => {
+const correctRefusal = (res: ServerResponse): void => {
+  res.writeHead(401, { 'www-authenticate': 'Bearer', 'content-length': '0' });
+  res.end();
+};
+const exactHealth = (method: string, url: string): boolean => method === 'GET' && url === '/health';
+
+describe('checkServer against correct hosts', () => {
+  it('passes node:http with withAuth; the protected handler ran only for the current token and the health check', async () => {
     const { authority, previous, token } = await authorityWithHistory();
-    const url = await listen(withAuth(authority, (_req, res) => res.end('ok')));
-    const report = await checkServer(url, { token, previous });
+    const ran: string[] = [];
+    const url = await listen(
+      withAuth(authority, (req, res) => {
+        ran.push(`${req.method} ${req.url}`);
+        res.end('ok');
+      }),
+    );
+    const report = await checkServer(url, { token, previous, path: '/apps' });
     expect(failed(report)).toEqual([]);
     expect(report.ok).toBe(true);
-    expect(report.cases.length).toBe(12);
-    const text = JSON.stringify(report);
-    expect(text.includes(token) || text.includes(previous)).toBe(false);
+    expect(names(report)).toEqual([
+      ...REFUSED_ON('/apps'),
+      'GET /apps with the token from before the latest regeneration',
+      'GET /apps with the current token',
+      'GET /health without Authorization',
+      ...NOT_EXEMPT,
+    ]);
+    expect(ran).toEqual(['GET /apps', 'GET /health']);
+    const accepted = report.cases.find((row) => row.name === 'GET /apps with the current token');
+    expect(accepted).toEqual({ name: 'GET /apps with the current token', expected: 'accepted (not 401/403/5xx)', status: 200, bodyLength: 2, ok: true });
+    for (const row of report.cases.filter((each) => each.expected.startsWith('401'))) {
+      expect(row).toMatchObject({ status: 401, bodyLength: 0, ok: true });
+    }
+    expect(mentions(report, token, previous)).toBe(false);
   });
 
-  it('passes against Express and Fastify with their adapters', async () => {
+  it('defaults to the path "/" and skips the previous-token case when none is given', async () => {
+    const { authority, token } = await authorityWithHistory();
+    const url = await listen(withAuth(authority, (_req, res) => res.end('ok')));
+    const report = await checkServer(url, { token });
+    expect(report.ok).toBe(true);
+    expect(names(report)).toEqual([
+      ...REFUSED_ON('/'),
+      'GET / with the current token',
+      'GET /health without Authorization',
+      ...NOT_EXEMPT,
+    ]);
+  });
+
+  it('appends the paths to the base URL path, for a host mounted under a prefix', async () => {
+    const { authority, token } = await authorityWithHistory();
+    const seen: string[] = [];
+    const url = await listen(
+      withAuth(
+        authority,
+        (req, res) => {
+          seen.push(req.url ?? '');
+          res.end('ok');
+        },
+        { healthPath: '/api/health' },
+      ),
+    );
+    const report = await checkServer(`${url}/api/`, { token, path: '/apps' });
+    expect(failed(report)).toEqual([]);
+    expect(seen).toEqual(['/api/apps', '/api/health']);
+  });
+
+  it('passes Express and Fastify wired with their adapters', async () => {
     const { authority, previous, token } = await authorityWithHistory();
     const app = express();
     app.use(expressAuth(authority));
@@ -64,64 +163,205 @@ describe('checkServer', () => {
     const port = (fastify.server.address() as AddressInfo).port;
     expect(failed(await checkServer(`http://127.0.0.1:${port}`, { token, previous, path: '/apps' }))).toEqual([]);
   });
+});
 
-  it('fails a host whose 401 carries a JSON body', async () => {
-    const { authority, token } = await authorityWithHistory();
-    const url = await listen(async (req, res) => {
-      if (req.url === '/health') return void res.end('ok');
-      const result = await authority.authenticate(req.headersDistinct.authorization);
-      if (result.ok) return void res.end('ok');
-      res.writeHead(401, { 'www-authenticate': 'Bearer', 'content-type': 'application/json' });
-      res.end('{"error":"unauthorized"}');
-    });
-    const report = await checkServer(url, { token });
+describe('checkServer against broken hosts', () => {
+  it('fails every refusal of a host whose 401 carries a JSON body, and says why', async () => {
+    const { authority, previous, token } = await authorityWithHistory();
+    const url = await listen(
+      hostAnswering(authority, exactHealth, (res) => {
+        res.writeHead(401, { 'www-authenticate': 'Bearer', 'content-type': 'application/json' });
+        res.end('{"error":"unauthorized"}');
+      }),
+    );
+    const report = await checkServer(url, { token, previous });
     expect(report.ok).toBe(false);
-    const rejected = report.cases.find((row) => row.name === 'GET / without Authorization');
-    expect(rejected).toMatchObject({ ok: false, status: 401, bodyLength: 24 });
-    expect(report.cases.find((row) => row.name === 'GET / with the current token')?.ok).toBe(true);
+    expect(failed(report)).toEqual([
+      ...REFUSED_ON('/'),
+      'GET / with the token from before the latest regeneration',
+      ...NOT_EXEMPT,
+    ]);
+    expect(report.cases.find((row) => row.name === 'GET / without Authorization')).toEqual({
+      name: 'GET / without Authorization',
+      expected: '401, empty body, WWW-Authenticate: Bearer',
+      status: 401,
+      bodyLength: 24,
+      ok: false,
+      detail: 'the 401 has a body of 24 bytes; it must be empty',
+    });
+    expect(mentions(report, token, previous)).toBe(false);
   });
 
-  it('fails a host that exempts /health by prefix and for any method', async () => {
+  it('fails a host that exempts /health by prefix, on exactly the spellings it lets through', async () => {
     const { authority, token } = await authorityWithHistory();
+    const ran: string[] = [];
     const url = await listen(async (req, res) => {
-      if ((req.url ?? '').startsWith('/health')) return void res.end('ok');
-      const result = await authority.authenticate(req.headersDistinct.authorization);
-      if (result.ok) return void res.end('ok');
-      res.writeHead(401, { 'www-authenticate': 'Bearer', 'content-length': '0' });
-      res.end();
+      if ((req.url ?? '').startsWith('/health')) {
+        ran.push(`${req.method} ${req.url}`);
+        return void res.end('ok');
+      }
+      correctRefusalUnlessAuthenticated(await authority.authenticate(req.headersDistinct.authorization), res);
     });
-    expect(failed(await checkServer(url, { token }))).toEqual([
+    const report = await checkServer(url, { token });
+    expect(failed(report)).toEqual([
       'POST /health without Authorization',
       'GET /health/ without Authorization',
       'GET /healthz without Authorization',
       'GET /health/x without Authorization',
     ]);
+    expect(report.cases.find((row) => row.name === 'GET /healthz without Authorization')).toMatchObject({
+      status: 200,
+      bodyLength: 2,
+      detail: 'expected status 401, got 200',
+    });
+    // The checker's requests really reached the exempted handler: the fault it reports is real.
+    expect(ran).toEqual(['GET /health', 'POST /health', 'GET /health/', 'GET /healthz', 'GET /health/x']);
+  });
+
+  it('fails a host whose 401 has no WWW-Authenticate challenge', async () => {
+    const { authority, token } = await authorityWithHistory();
+    const url = await listen(
+      hostAnswering(authority, exactHealth, (res) => {
+        res.writeHead(401, { 'content-length': '0' });
+        res.end();
+      }),
+    );
+    const report = await checkServer(url, { token });
+    expect(failed(report)).toEqual([...REFUSED_ON('/'), ...NOT_EXEMPT]);
+    expect(new Set(report.cases.filter((row) => !row.ok).map((row) => row.detail))).toEqual(
+      new Set(['the 401 has no `WWW-Authenticate: Bearer` header']),
+    );
   });
 
   it('fails a host that still accepts the token from before the regeneration', async () => {
     const { previous, token } = await authorityWithHistory();
     const url = await listen((req, res) => {
-      const ok = (req.method === 'GET' && req.url === '/health') || [`Bearer ${token}`, `Bearer ${previous}`].includes(req.headers.authorization ?? '');
-      res.writeHead(ok ? 200 : 401, { 'www-authenticate': 'Bearer', 'content-length': '0' });
-      res.end();
+      // Compares header values only: a host that kept the old token in an allow-list.
+      const allowed = [`Bearer ${token}`, `Bearer ${previous}`].includes(req.headers.authorization ?? '');
+      if (exactHealth(req.method ?? '', req.url ?? '') || allowed) return void res.end('ok');
+      correctRefusal(res);
     });
-    expect(failed(await checkServer(url, { token, previous }))).toEqual([
-      'GET / with the token from before the latest regeneration',
-    ]);
+    const report = await checkServer(url, { token, previous });
+    expect(failed(report)).toEqual(['GET / with the token from before the latest regeneration']);
+    expect(mentions(report, token, previous)).toBe(false);
   });
 
-  it('reports an unreachable server as failed cases, without throwing', async () => {
+  it('fails a host that protects only its known routes and lets an unknown path through', async () => {
+    const { authority, token } = await authorityWithHistory();
+    const url = await listen(async (req, res) => {
+      const known = req.url === '/' || req.url?.startsWith('/health');
+      if (!known) {
+        res.writeHead(404, { 'content-length': '0' });
+        return void res.end();
+      }
+      if (exactHealth(req.method ?? '', req.url ?? '')) return void res.end('ok');
+      correctRefusalUnlessAuthenticated(await authority.authenticate(req.headersDistinct.authorization), res);
+    });
+    const report = await checkServer(url, { token });
+    expect(failed(report)).toEqual(['GET an unknown path without Authorization']);
+    expect(report.cases.find((row) => row.name === 'GET an unknown path without Authorization')).toMatchObject({
+      status: 404,
+      ok: false,
+    });
+  });
+
+  it('fails the current-token case when the host answers it with a 5xx', async () => {
+    const { authority, token } = await authorityWithHistory();
+    const url = await listen(
+      withAuth(authority, (req, res) => {
+        res.statusCode = req.url === '/health' ? 200 : 500;
+        res.end();
+      }),
+    );
+    const report = await checkServer(url, { token });
+    expect(failed(report)).toEqual(['GET / with the current token']);
+    expect(report.cases.find((row) => !row.ok)?.detail).toBe('the token passed but the host failed with 500');
+  });
+});
+
+describe('checkServer never hangs or throws on a misbehaving server', () => {
+  it('bounds each request in all: a host that trickles its body forever fails every case by the deadline', async () => {
+    const timers = new Set<NodeJS.Timeout>();
+    cleanups.push(async () => timers.forEach((timer) => clearInterval(timer)));
+    const url = await listen((_req, res) => {
+      // Headers at once, then one byte every 20 ms: an idle timeout alone would never fire.
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      const timer = setInterval(() => res.write('.'), 20);
+      timers.add(timer);
+      res.on('close', () => {
+        clearInterval(timer);
+        timers.delete(timer);
+      });
+    });
+    const report = await checkServer(url, { token: 'x.y.z', timeoutMs: 150 });
+    expect(report.ok).toBe(false);
+    expect(report.cases.length).toBe(12);
+    for (const row of report.cases) {
+      expect(row).toMatchObject({ ok: false, status: undefined, bodyLength: undefined, detail: 'no complete answer within 150 ms' });
+    }
+  });
+
+  it('reports an unreachable server as failed cases', async () => {
     const url = await listen((_req, res) => res.end());
     await cleanups.pop()?.();
     const report = await checkServer(url, { token: 'x.y.z', timeoutMs: 2000 });
     expect(report.ok).toBe(false);
-    expect(report.cases.every((row) => !row.ok && row.status === undefined && typeof row.detail === 'string')).toBe(true);
+    expect(report.cases.every((row) => !row.ok && row.status === undefined && /ECONNREFUSED/.test(row.detail ?? ''))).toBe(true);
   });
 
-  it('throws a TypeError naming the option for bad options', async () => {
-    await expect(checkServer('not a url', { token: 't' })).rejects.toThrow(/baseUrl/);
-    await expect(checkServer('http://127.0.0.1:1', { token: '' })).rejects.toThrow(/`token`/);
-    await expect(checkServer('http://127.0.0.1:1', { token: 't', path: 'apps' })).rejects.toThrow(/`path`/);
-    await expect(checkServer('http://127.0.0.1:1', { token: 't', timeoutMs: 0 })).rejects.toThrow(/`timeoutMs`/);
+  it('reports a token Node refuses to send as failed cases, without the token in the report', async () => {
+    const url = await listen((_req, res) => correctRefusal(res));
+    const token = 'line.break\r\nX-Injected: yes';
+    const report = await checkServer(url, { token });
+    expect(report.ok).toBe(false);
+    const unsent = report.cases.filter((row) => row.status === undefined).map((row) => row.name);
+    // Every case that carries the token (raw, or inside a forgery) is refused by Node before sending.
+    expect(unsent).toEqual([
+      'GET / with a forged signature',
+      'GET / with the token under the Basic scheme',
+      'GET / with the current token',
+    ]);
+    expect(mentions(report, token, 'line.break', 'X-Injected')).toBe(false);
   });
 });
+
+describe('checkServer options', () => {
+  it('throws a TypeError naming the option, before any request', async () => {
+    const requests: string[] = [];
+    const url = await listen((req, res) => {
+      requests.push(req.url ?? '');
+      res.end();
+    });
+    const port = new URL(url).port;
+    await expect(checkServer('not a url', { token: 't' })).rejects.toThrow(/`baseUrl`/);
+    await expect(checkServer('ftp://127.0.0.1/', { token: 't' })).rejects.toThrow(/`baseUrl`/);
+    await expect(checkServer(`http://user:pass@127.0.0.1:${port}`, { token: 't' })).rejects.toThrow(/user name or password/);
+    await expect(checkServer(url, { token: '' })).rejects.toThrow(/`token`/);
+    await expect(checkServer(url, { token: 't', previous: '' })).rejects.toThrow(/`previous`/);
+    await expect(checkServer(url, { token: 't', path: 'apps' })).rejects.toThrow(/`path`/);
+    await expect(checkServer(url, { token: 't', path: '/apps?x=1' })).rejects.toThrow(/`path`/);
+    await expect(checkServer(url, { token: 't', healthPath: '/he alth' })).rejects.toThrow(/`healthPath`/);
+    await expect(checkServer(url, { token: 't', timeoutMs: 0 })).rejects.toThrow(/`timeoutMs`/);
+    await expect(checkServer(url, { token: 't', timeoutMs: 1.5 })).rejects.toThrow(/`timeoutMs`/);
+    expect(requests).toEqual([]);
+  });
+
+  it('never sends the token to another origin: "//host" and "/\\host" paths are refused', async () => {
+    const elsewhere: string[] = [];
+    const other = new URL(await listen((req, res) => {
+      elsewhere.push(req.url ?? '');
+      res.end();
+    }));
+    const url = await listen((_req, res) => res.end());
+    for (const path of [`//${other.host}/steal`, `/\\${other.host}/steal`]) {
+      await expect(checkServer(url, { token: 't.t.t', path })).rejects.toBeInstanceOf(TypeError);
+      await expect(checkServer(url, { token: 't.t.t', healthPath: path })).rejects.toBeInstanceOf(TypeError);
+    }
+    expect(elsewhere).toEqual([]);
+  });
+});
+
+function correctRefusalUnlessAuthenticated(result: { ok: boolean }, res: ServerResponse): void {
+  if (result.ok) return void res.end('ok');
+  correctRefusal(res);
+}
