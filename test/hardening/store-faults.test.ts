@@ -22,6 +22,7 @@ import {
 } from 'launcher-auth';
 import { fixtureKey, fixtureRecord } from '../stores/fixtures/records.js';
 import { REPO, fixtureCommand } from './fixtures/support.js';
+import { authErrorOf as rejectionOf, until } from '../support/async.js';
 
 const POSIX = process.platform !== 'win32';
 const TEMP_NAME = /^\.secret\.json\.[0-9a-f]{12}\.tmp$/;
@@ -31,25 +32,6 @@ async function tempDir(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'launcher-auth-faults-'));
   onTestFinished(() => rm(dir, { recursive: true, force: true }));
   return dir;
-}
-
-async function until(condition: () => boolean, timeout = 3_000): Promise<boolean> {
-  const deadline = Date.now() + timeout;
-  while (!condition()) {
-    if (Date.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-  return true;
-}
-
-/** The rejection of `promise`, which must be a LauncherAuthError; a resolution fails the test without printing it. */
-async function rejectionOf(promise: Promise<unknown>): Promise<LauncherAuthError> {
-  const outcome: unknown = await promise.then(
-    () => 'resolved',
-    (error: unknown) => error,
-  );
-  expect(outcome).toBeInstanceOf(LauncherAuthError);
-  return outcome as LauncherAuthError;
 }
 
 /** Records the rotations an authority reports. */

@@ -17,6 +17,7 @@ import {
   type SecretRecord,
 } from 'launcher-auth';
 import { fixtureKey, fixtureRecord, sameRecord } from './fixtures/records.js';
+import { authErrorOf as rejectionOf, until } from '../support/async.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url));
@@ -41,16 +42,6 @@ async function tempDir(): Promise<string> {
   return dir;
 }
 
-/** Polls `condition` every `every` ms for up to `timeout` ms; true as soon as it holds. */
-async function until(condition: () => boolean, timeout = 2_000, every = 5): Promise<boolean> {
-  const deadline = Date.now() + timeout;
-  while (!condition()) {
-    if (Date.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, every));
-  }
-  return true;
-}
-
 /** `promise`, or a rejection once `ms` have passed without it settling. */
 function within<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -58,17 +49,6 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T> {
     timer = setTimeout(reject, ms, new Error(`still pending after ${ms} ms`));
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-/** The rejection of `promise` (which must be a LauncherAuthError); a resolution fails the test. */
-async function rejectionOf(promise: Promise<unknown>): Promise<LauncherAuthError> {
-  // 'resolved', not the value: a wrongly loaded record must not be printed with its key.
-  const outcome: unknown = await promise.then(
-    () => 'resolved',
-    (error: unknown) => error,
-  );
-  expect(outcome).toBeInstanceOf(LauncherAuthError);
-  return outcome as LauncherAuthError;
 }
 
 function expectStoreError(error: LauncherAuthError, code: LauncherAuthErrorCode, path: string, secrets: string[]): void {

@@ -1,0 +1,287 @@
+// The built package (dist/) as users load it: `import` and `require` of the root and of every subpath, resolved
+// through package.json `exports` (the package names itself). Run by `npm run test:dist` after `npm run build`.
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { createServer, type RequestListener, type Server } from 'node:http';
+import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import express from 'express';
+import Fastify from 'fastify';
+import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import type { AuthContext, TokenAuthority } from 'launcher-auth';
+import type { AuthenticatedRequest } from 'launcher-auth/express';
+import { rejectionOf } from '../support/async.js';
+
+type Root = typeof import('launcher-auth');
+
+interface Format {
+  name: 'import' | 'require';
+  root: Root;
+  node: typeof import('launcher-auth/node');
+  express: typeof import('launcher-auth/express');
+  fastify: typeof import('launcher-auth/fastify');
+  fetch: typeof import('launcher-auth/fetch');
+  testing: typeof import('launcher-auth/testing');
+}
+
+const require = createRequire(import.meta.url);
+const DIST = fileURLToPath(new URL('../../dist/', import.meta.url));
+const SUBPATHS = ['node', 'express', 'fastify', 'fetch', 'testing'] as const;
+const ADAPTERS = ['node', 'express', 'fastify', 'fetch'] as const;
+
+let esm: Format;
+let cjs: Format;
+
+beforeAll(async () => {
+  esm = {
+    name: 'import',
+    root: await import('launcher-auth'),
+    node: await import('launcher-auth/node'),
+    express: await import('launcher-auth/express'),
+    fastify: await import('launcher-auth/fastify'),
+    fetch: await import('launcher-auth/fetch'),
+    testing: await import('launcher-auth/testing'),
+  };
+  cjs = {
+    name: 'require',
+    root: require('launcher-auth') as Format['root'],
+    node: require('launcher-auth/node') as Format['node'],
+    express: require('launcher-auth/express') as Format['express'],
+    fastify: require('launcher-auth/fastify') as Format['fastify'],
+    fetch: require('launcher-auth/fetch') as Format['fetch'],
+    testing: require('launcher-auth/testing') as Format['testing'],
+  };
+});
+
+const formats = (): Format[] => [esm, cjs];
+const FORMAT_NAMES = ['import', 'require'] as const;
+const formatNamed = (name: (typeof FORMAT_NAMES)[number]): Format => (name === 'import' ? esm : cjs);
+
+async function opened(root: Root): Promise<TokenAuthority> {
+  const authority = await root.TokenAuthority.open({ store: new root.MemorySecretStore() });
+  onTestFinished(() => authority.close());
+  return authority;
+}
+
+describe('resolution through package.json exports', () => {
+  it('require() resolves the root and every subpath to dist/*.cjs', () => {
+    expect(require.resolve('launcher-auth')).toBe(join(DIST, 'index.cjs'));
+    for (const subpath of SUBPATHS) expect(require.resolve(`launcher-auth/${subpath}`)).toBe(join(DIST, `${subpath}.cjs`));
+  });
+
+  it('import resolves the root and every subpath to dist/*.js', () => {
+    expect(import.meta.resolve('launcher-auth')).toBe(pathToFileURL(join(DIST, 'index.js')).href);
+    for (const subpath of SUBPATHS) {
+      expect(import.meta.resolve(`launcher-auth/${subpath}`)).toBe(pathToFileURL(join(DIST, `${subpath}.js`)).href);
+    }
+  });
+
+  it('dist/ is loaded by Node as built, not transformed by the test runner', () => {
+    expect(String(esm.root.TokenAuthority).includes('__vite_ssr')).toBe(false);
+    // Two formats, two copies of the classes: what the guard below has to bridge.
+    expect(esm.root.TokenAuthority === cjs.root.TokenAuthority).toBe(false);
+  });
+
+  it.each(FORMAT_NAMES)('%s: the root and each subpath export what the API names', (name) => {
+    const format = formatNamed(name);
+    for (const exported of ['TokenAuthority', 'MemorySecretStore', 'FileSecretStore', 'LauncherAuthError', 'isLauncherAuthError'] as const) {
+      expect(typeof format.root[exported]).toBe('function');
+    }
+    expect(typeof format.node.withAuth).toBe('function');
+    expect(typeof format.node.withUpgradeAuth).toBe('function');
+    expect(typeof format.express.expressAuth).toBe('function');
+    expect(typeof format.fastify.fastifyAuth).toBe('function');
+    expect(typeof format.fetch.fetchAuth).toBe('function');
+    expect(typeof format.testing.checkServer).toBe('function');
+    expect(typeof format.testing.checkSecretStore).toBe('function');
+  });
+});
+
+describe.each(FORMAT_NAMES)('the core through %s', (name) => {
+  it('open() + verify() + rotate() on a MemorySecretStore', async () => {
+    const { root } = formatNamed(name);
+    const authority = await opened(root);
+    const first = authority.issue();
+    expect(await authority.verify(first)).toMatchObject({ ok: true, keyId: authority.keyId });
+    expect(await authority.authenticate(`Bearer ${first}`)).toMatchObject({ ok: true, keyId: authority.keyId });
+    expect(await authority.authenticate(undefined)).toEqual({ ok: false, reason: 'missing' });
+    expect(await authority.verify('not-a-token')).toEqual({ ok: false, reason: 'malformed' });
+    const second = await authority.rotate();
+    expect(await authority.verify(first)).toEqual({ ok: false, reason: 'invalid' });
+    expect(await authority.verify(second)).toMatchObject({ ok: true, keyId: authority.keyId });
+  });
+
+  it('open() + verify() on a FileSecretStore: the file is 0600 and a second authority issues the same token', async () => {
+    const { root } = formatNamed(name);
+    const dir = await mkdtemp(join(tmpdir(), 'launcher-auth-dist-'));
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
+    const path = join(dir, 'secret.json');
+    const authority = await root.TokenAuthority.open({ store: new root.FileSecretStore(path) });
+    onTestFinished(() => authority.close());
+    if (process.platform !== 'win32') expect((await stat(path)).mode & 0o777).toBe(0o600);
+    const again = await root.TokenAuthority.open({ store: new root.FileSecretStore(path) });
+    onTestFinished(() => again.close());
+    expect(again.issue() === authority.issue()).toBe(true);
+    expect(await again.verify(authority.issue())).toMatchObject({ ok: true, keyId: authority.keyId });
+  });
+
+  it('the conformance kit passes for the MemorySecretStore', async () => {
+    const { root, testing } = formatNamed(name);
+    const report = await testing.checkSecretStore(() => new root.MemorySecretStore());
+    expect(report.cases.filter((clause) => !clause.ok)).toEqual([]);
+    expect(report.ok).toBe(true);
+  });
+});
+
+describe('across the two formats', () => {
+  it('the same record gives the same token, accepted by both', async () => {
+    const record = { id: 'dist', key: new Uint8Array(32).fill(0x5a), createdAt: new Date('2024-05-01T12:00:00.000Z') };
+    const viaImport = await esm.root.TokenAuthority.open({ store: new esm.root.MemorySecretStore(record) });
+    const viaRequire = await cjs.root.TokenAuthority.open({ store: new cjs.root.MemorySecretStore(record) });
+    onTestFinished(async () => {
+      await viaImport.close();
+      await viaRequire.close();
+    });
+    expect(viaImport.issue() === viaRequire.issue()).toBe(true);
+    expect(await viaRequire.verify(viaImport.issue())).toMatchObject({ ok: true, keyId: 'dist' });
+  });
+
+  it('isLauncherAuthError of either format recognizes an error of the other', async () => {
+    const errors: unknown[] = [];
+    for (const format of formats()) {
+      const authority = await format.root.TokenAuthority.open({ store: new format.root.MemorySecretStore() });
+      await authority.close();
+      const error = await rejectionOf(authority.rotate());
+      expect(error).toBeInstanceOf(format.root.LauncherAuthError);
+      errors.push(error);
+    }
+    const [fromImport, fromRequire] = errors;
+    expect(fromImport).not.toBeInstanceOf(cjs.root.LauncherAuthError);
+    expect(cjs.root.isLauncherAuthError(fromImport, 'ERR_CLOSED')).toBe(true);
+    expect(esm.root.isLauncherAuthError(fromRequire, 'ERR_CLOSED')).toBe(true);
+    expect(esm.root.isLauncherAuthError(fromRequire, 'ERR_KEY_ROTATED')).toBe(false);
+
+    const shortKey = { id: 'short', key: new Uint8Array(31), createdAt: new Date() };
+    let thrown: unknown = 'nothing thrown';
+    try {
+      new cjs.root.MemorySecretStore(shortKey);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(esm.root.isLauncherAuthError(thrown, 'ERR_INVALID_RECORD')).toBe(true);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------
+// Each adapter of a format, given the root's authority, on a real loopback server (fetch: a Web Request).
+// With tsup's splitting the core is one chunk per format, so the adapter works with the root's authority and
+// what reaches a handler through the subpath (auth.signal's reason) is an instance of the root's error class.
+
+async function listen(listener: RequestListener): Promise<{ url: string; server: Server }> {
+  const server = createServer(listener);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  onTestFinished(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/x`, server };
+}
+
+interface Answer {
+  status: number;
+  body: string;
+  wwwAuthenticate: string | null;
+}
+
+/** Serves `GET /x` behind the adapter, counting the handler's runs and keeping what it saw as `auth`. */
+async function hostFor(format: Format, adapter: (typeof ADAPTERS)[number], authority: TokenAuthority): Promise<{
+  ask: (authorization?: string) => Promise<Answer>;
+  seen: Array<AuthContext | undefined>;
+}> {
+  const seen: Array<AuthContext | undefined> = [];
+  const fromResponse = async (response: Response): Promise<Answer> => ({
+    status: response.status,
+    body: await response.text(),
+    wwwAuthenticate: response.headers.get('www-authenticate'),
+  });
+  const headersOf = (authorization?: string): Record<string, string> =>
+    authorization === undefined ? {} : { authorization };
+
+  if (adapter === 'fetch') {
+    const guard = format.fetch.fetchAuth(authority);
+    return {
+      seen,
+      ask: async (authorization) => {
+        const result = await guard(new Request('http://127.0.0.1/x', { headers: headersOf(authorization) }));
+        if (result instanceof Response) return fromResponse(result);
+        seen.push(result);
+        return { status: 200, body: 'ok', wwwAuthenticate: null };
+      },
+    };
+  }
+
+  let url: string;
+  if (adapter === 'node') {
+    ({ url } = await listen(
+      format.node.withAuth(authority, (req, res) => {
+        seen.push(req.auth);
+        res.end('ok');
+      }),
+    ));
+  } else if (adapter === 'express') {
+    const app = express();
+    app.use(format.express.expressAuth(authority));
+    app.get('/x', (req: AuthenticatedRequest, res) => {
+      seen.push(req.auth);
+      res.send('ok');
+    });
+    ({ url } = await listen(app));
+  } else {
+    const app = Fastify();
+    onTestFinished(() => app.close());
+    await app.register(format.fastify.fastifyAuth, { authority });
+    app.get('/x', async (request) => {
+      seen.push(request.auth);
+      return 'ok';
+    });
+    const address = await app.listen({ port: 0, host: '127.0.0.1' });
+    url = `${address}/x`;
+  }
+  // A host that never answers (a handler that threw) fails the test here instead of at the test's timeout.
+  const ask = async (authorization?: string): Promise<Answer> =>
+    fromResponse(await fetch(url, { headers: headersOf(authorization), signal: AbortSignal.timeout(5_000) }));
+  return { seen, ask };
+}
+
+describe.each(FORMAT_NAMES)('the adapters through %s', (name) => {
+  it.each(ADAPTERS)('%s: guards with the root authority; a rotation aborts auth.signal with the root error class', async (adapter) => {
+    const format = formatNamed(name);
+    const other = name === 'import' ? cjs : esm;
+    const authority = await opened(format.root);
+    const host = await hostFor(format, adapter, authority);
+    const old = authority.issue();
+
+    expect(await host.ask(`Bearer ${old}`)).toEqual({ status: 200, body: 'ok', wwwAuthenticate: null });
+    expect(await host.ask()).toEqual({ status: 401, body: '', wwwAuthenticate: 'Bearer' });
+    expect(host.seen).toHaveLength(1);
+    const auth = host.seen[0];
+    expect(auth?.keyId).toBe(authority.keyId);
+    expect(auth?.signal.aborted).toBe(false);
+
+    await authority.rotate();
+    expect(auth?.signal.aborted).toBe(true);
+    const reason: unknown = auth?.signal.reason;
+    expect(reason).toBeInstanceOf(format.root.LauncherAuthError);
+    expect(format.root.isLauncherAuthError(reason, 'ERR_KEY_ROTATED')).toBe(true);
+    expect(other.root.isLauncherAuthError(reason, 'ERR_KEY_ROTATED')).toBe(true);
+
+    expect(await host.ask(`Bearer ${old}`)).toEqual({ status: 401, body: '', wwwAuthenticate: 'Bearer' });
+    expect(await host.ask(`Bearer ${authority.issue()}`)).toEqual({ status: 200, body: 'ok', wwwAuthenticate: null });
+    expect(host.seen).toHaveLength(2);
+  });
+});
