@@ -1,0 +1,186 @@
+// `npm run demo`: an example launcher on loopback, its automation API and its settings page sharing one token
+// whose secret lives in .data/demo/ (git-ignored), so the token survives a restart. `npm run demo -- --help`.
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { FileSecretStore, TokenAuthority } from 'launcher-auth';
+import { createApiServer } from './api.ts';
+import { createSettingsServer } from './settings.ts';
+
+export interface DemoOptions {
+  /**
+   * Port of the automation API on 127.0.0.1; 0 picks a free one.
+   * @default 7878
+   */
+  apiPort?: number;
+  /**
+   * Port of the settings page on 127.0.0.1; 0 picks a free one.
+   * @default 7879
+   */
+  settingsPort?: number;
+  /**
+   * Folder of the secret file, `secret.json` (the folder is created with mode 0700, the file with 0600).
+   * @default the repository's .data/demo/ (git-ignored)
+   */
+  dataDir?: string;
+}
+
+export interface Demo {
+  apiUrl: string;
+  settingsUrl: string;
+  authority: TokenAuthority;
+  /** Ends the event streams, then stops both servers. */
+  close(): Promise<void>;
+}
+
+export const DEFAULT_DATA_DIR = fileURLToPath(new URL('../../.data/demo/', import.meta.url));
+
+const PORTS = {
+  api: { what: 'the automation API', variable: 'LAUNCHER_API_PORT', flag: '--api-port', fallback: 7878 },
+  settings: { what: 'the settings page', variable: 'LAUNCHER_SETTINGS_PORT', flag: '--settings-port', fallback: 7879 },
+} as const;
+type Which = keyof typeof PORTS;
+
+/** A port that something else holds; its message is the one line the demo prints. */
+export class PortInUseError extends Error {
+  readonly code = 'EADDRINUSE';
+  constructor(readonly port: number, which: Which) {
+    const { what, variable, flag } = PORTS[which];
+    super(`Port ${port} is already in use, so ${what} cannot start: set ${variable} (or ${flag}) to a free port.`);
+    this.name = 'PortInUseError';
+  }
+}
+
+export async function startDemo(options: DemoOptions = {}): Promise<Demo> {
+  const { apiPort = PORTS.api.fallback, settingsPort = PORTS.settings.fallback, dataDir = DEFAULT_DATA_DIR } = options;
+  // The first run creates the secret; later runs load it, so the token printed last time still works.
+  const authority = await TokenAuthority.open({ store: new FileSecretStore(join(resolve(dataDir), 'secret.json')) });
+  const servers: Server[] = [];
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> =>
+    (closing ??= (async () => {
+      // The authority first: its key's signal aborts and the event streams end properly before sockets are cut.
+      await authority.close();
+      await Promise.all(servers.map(stop));
+    })());
+
+  try {
+    const api = createApiServer(authority);
+    servers.push(api);
+    const apiUrl = await listen(api, apiPort, 'api');
+    const settings = createSettingsServer(authority, apiUrl);
+    servers.push(settings);
+    const settingsUrl = await listen(settings, settingsPort, 'settings');
+    return { apiUrl, settingsUrl, authority, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+function listen(server: Server, port: number, which: Which): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const failed = (error: NodeJS.ErrnoException): void => {
+      reject(error.code === 'EADDRINUSE' ? new PortInUseError(port, which) : error);
+    };
+    server.once('error', failed);
+    // 127.0.0.1 only: neither the API nor the page that shows its token may be reachable from the network.
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', failed);
+      resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    });
+  });
+}
+
+function stop(server: Server): Promise<void> {
+  if (!server.listening) return Promise.resolve();
+  const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeAllConnections();
+  return stopped;
+}
+
+const USAGE = `Usage: npm run demo [-- [--api-port <port>] [--settings-port <port>] [--data-dir <folder>]]
+
+  --api-port <port>       automation API port on 127.0.0.1 (env LAUNCHER_API_PORT, default 7878; 0: any free port)
+  --settings-port <port>  settings page port on 127.0.0.1 (env LAUNCHER_SETTINGS_PORT, default 7879)
+  --data-dir <folder>     folder of the secret file (env LAUNCHER_DATA_DIR, default .data/demo)
+  -h, --help              this text
+
+Exit codes: 0 stopped with Ctrl-C, 1 could not start (a busy port, an unusable secret file), 2 bad usage.`;
+
+class UsageError extends Error {}
+
+/** The flag, else the environment variable, else the default; a bad value names where it came from. */
+function portOption(flag: string | undefined, which: Which): number {
+  const { variable, flag: name, fallback } = PORTS[which];
+  const env = process.env[variable];
+  const [text, source] = flag !== undefined ? [flag, name] : env ? [env, variable] : [undefined, undefined];
+  if (text === undefined) return fallback;
+  const port = /^\d{1,5}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(port <= 65_535)) throw new UsageError(`${source} must be a port number from 0 to 65535, not "${text}".`);
+  return port;
+}
+
+async function main(): Promise<number> {
+  let demo: Demo;
+  try {
+    const { values } = parseArgs({
+      options: {
+        'api-port': { type: 'string' },
+        'settings-port': { type: 'string' },
+        'data-dir': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+    if (values.help === true) {
+      console.log(USAGE);
+      return 0;
+    }
+    demo = await startDemo({
+      apiPort: portOption(values['api-port'], 'api'),
+      settingsPort: portOption(values['settings-port'], 'settings'),
+      dataDir: values['data-dir'] ?? (process.env['LAUNCHER_DATA_DIR'] || DEFAULT_DATA_DIR),
+    });
+  } catch (error) {
+    const code = (error as { code?: unknown } | null)?.code;
+    const usage = error instanceof UsageError || (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_'));
+    // One line and no stack: every failure here is about the user's set-up, and the message says what to change.
+    const message = (error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, ' ');
+    console.error(`demo: ${message}${usage ? ' Run with --help for the options.' : ''}`);
+    return usage ? 2 : 1;
+  }
+
+  const { apiUrl, settingsUrl, authority } = demo;
+  const curl = (): string => `curl -H "Authorization: Bearer ${authority.issue()}" ${apiUrl}/apps`;
+  // The token is printed on purpose: this is the launcher user's own terminal, as the settings page is their window.
+  console.log(
+    [
+      'Example launcher running. Press Ctrl-C to stop.',
+      '',
+      `  Settings page   ${settingsUrl}`,
+      `  Automation API  ${apiUrl}`,
+      `  Token           ${authority.issue()}`,
+      '',
+      'Try it:',
+      `  ${curl()}`,
+      '',
+    ].join('\n'),
+  );
+  authority.onRotate(() => {
+    console.log(`Token regenerated: the previous token gets 401 and its event streams were closed. Now:\n  ${curl()}\n`);
+  });
+
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', () => resolve());
+    process.once('SIGTERM', () => resolve());
+  });
+  await demo.close();
+  console.log('Stopped.');
+  return 0;
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  process.exitCode = await main();
+}

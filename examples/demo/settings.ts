@@ -1,0 +1,375 @@
+// The demo launcher's settings page, standing in for the launcher's own settings window: it shows the automation
+// token (masked, Show, Copy) and regenerates it. It answers only its own loopback origin, under a strict CSP.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { TokenAuthority } from 'launcher-auth';
+
+/** What GET /token and POST /regenerate answer. */
+export interface TokenInfo {
+  token: string;
+  /** The key's id (the token's `kid`); not secret. */
+  keyId?: string;
+  /** When the token's secret was made (its `iat`), ISO 8601. */
+  createdAt?: string;
+}
+
+/** The header the page's own script sends to /token and /regenerate; a form or a simple cross-site request cannot. */
+export const SETTINGS_HEADER = 'x-launcher-settings';
+
+/** Nothing but this server's own files: no inline script or style, no external resource, no framing, no form. */
+export const CONTENT_SECURITY_POLICY =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
+  "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+const HEADERS = {
+  'content-security-policy': CONTENT_SECURITY_POLICY,
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-resource-policy': 'same-origin',
+  // The token passes through this server: no cache may keep a copy of anything it sends.
+  'cache-control': 'no-store',
+} as const;
+
+const TEXT = 'text/plain; charset=utf-8';
+
+/** The settings server, not yet listening (listen on 127.0.0.1 only). `apiUrl` is shown on the page. */
+export function createSettingsServer(authority: TokenAuthority, apiUrl: string): Server {
+  const files = new Map([
+    ['/', { type: 'text/html; charset=utf-8', body: page(apiUrl) }],
+    ['/settings.css', { type: 'text/css; charset=utf-8', body: STYLE }],
+    ['/settings.js', { type: 'text/javascript; charset=utf-8', body: SCRIPT }],
+    ['/icon.svg', { type: 'image/svg+xml', body: ICON }],
+  ]);
+
+  return createServer((req, res) => {
+    const path = (req.url ?? '/').split('?', 1)[0] ?? '/';
+    const refusal = refusalOf(req, path);
+    if (refusal !== undefined) return reply(res, 403, TEXT, `Forbidden: ${refusal}\n`);
+
+    if (path === '/regenerate') {
+      if (req.method !== 'POST') return notAllowed(res, 'POST');
+      req.resume(); // no body is expected; drain whatever came
+      authority.rotate().then(
+        async (token) => sendJson(res, 200, await tokenInfo(authority, token)),
+        // The old token stays valid when a rotation fails; the authority's message names no secret.
+        (error: unknown) => sendJson(res, 500, { error: error instanceof Error ? error.message : 'regeneration failed' }),
+      );
+      return;
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') return notAllowed(res, 'GET, HEAD');
+    if (path === '/token') {
+      tokenInfo(authority, authority.issue()).then((info) => sendJson(res, 200, info));
+      return;
+    }
+    const file = files.get(path);
+    if (file === undefined) return reply(res, 404, TEXT, 'Not found\n');
+    reply(res, 200, file.type, file.body);
+  });
+}
+
+/**
+ * Why a request must not be served, or `undefined`. The page holds the key to the launcher, so it answers only
+ * a browser that is on its own origin:
+ * - the Host is this server's own `127.0.0.1:<port>` or `localhost:<port>`: a DNS-rebinding page, whose host
+ *   name resolves to 127.0.0.1, still sends its own name there;
+ * - a POST carries an Origin (browsers always send one) that is this very origin: a cross-site form or
+ *   script has its own, and so does a page at the other spelling of loopback;
+ * - /token and /regenerate need the page's own header, which a cross-site request cannot send without a CORS
+ *   preflight that this server never grants.
+ */
+function refusalOf(req: IncomingMessage, path: string): string | undefined {
+  const port = req.socket.localPort;
+  const hosts = headerValues(req, 'host');
+  const host = hosts[0];
+  if (hosts.length !== 1 || (host !== `127.0.0.1:${port}` && host !== `localhost:${port}`)) {
+    return `this host name is not allowed; open http://127.0.0.1:${port}/`;
+  }
+  const origins = headerValues(req, 'origin');
+  const ownOrigin = origins.length === 1 && origins[0] === `http://${host}`;
+  if ((req.method !== 'GET' && req.method !== 'HEAD') || origins.length > 0) {
+    if (!ownOrigin) return 'only the settings page itself may do this';
+  }
+  if (path === '/token' || path === '/regenerate') {
+    const custom = headerValues(req, SETTINGS_HEADER);
+    if (custom.length !== 1 || custom[0] !== '1') return 'only the settings page itself may do this';
+    // Fetch metadata, where the browser sends it: a second line of defence for the token's own routes.
+    const site = headerValues(req, 'sec-fetch-site');
+    if (site.length > 0 && site[0] !== 'same-origin') return 'only the settings page itself may do this';
+  }
+  return undefined;
+}
+
+/** Every value of a header as sent, so that a second Host or Origin cannot hide behind the first. */
+function headerValues(req: IncomingMessage, name: string): string[] {
+  const values: string[] = [];
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    if (req.rawHeaders[i]?.toLowerCase() === name) values.push(req.rawHeaders[i + 1] ?? '');
+  }
+  return values;
+}
+
+async function tokenInfo(authority: TokenAuthority, token: string): Promise<TokenInfo> {
+  // The key id and date of this very token, read through the authority's own verification.
+  const verified = await authority.verify(token);
+  if (!verified.ok) return { token }; // already regenerated again, by another request or process
+  const { iat } = verified.claims;
+  return typeof iat === 'number'
+    ? { token, keyId: verified.keyId, createdAt: new Date(iat * 1000).toISOString() }
+    : { token, keyId: verified.keyId };
+}
+
+function reply(res: ServerResponse, status: number, type: string, body: string): void {
+  res.writeHead(status, { ...HEADERS, 'content-type': type, 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  reply(res, status, 'application/json; charset=utf-8', JSON.stringify(body));
+}
+
+function notAllowed(res: ServerResponse, allow: string): void {
+  res.setHeader('allow', allow);
+  reply(res, 405, TEXT, 'Method not allowed\n');
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+// The token is not in the page: its script asks for it, so that the HTML itself holds no secret.
+function page(apiUrl: string): string {
+  const api = escapeHtml(apiUrl);
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Settings · Example Launcher</title>
+<link rel="icon" href="/icon.svg" type="image/svg+xml">
+<link rel="stylesheet" href="/settings.css">
+<script src="/settings.js" defer></script>
+</head>
+<body>
+<div class="window">
+  <nav class="sidebar" aria-label="Settings sections">
+    <div class="brand"><img src="/icon.svg" alt="" width="24" height="24"><span>Example Launcher</span></div>
+    <ul>
+      <li><span class="item" aria-disabled="true">General</span></li>
+      <li><span class="item" aria-disabled="true">Library</span></li>
+      <li><span class="item" aria-disabled="true">Downloads</span></li>
+      <li><span class="item" aria-disabled="true">Notifications</span></li>
+      <li><a class="item" href="#automation-api" aria-current="page">Automation API</a></li>
+    </ul>
+  </nav>
+  <main>
+    <h1>Settings</h1>
+    <section id="automation-api" class="card" aria-labelledby="automation-api-title">
+      <h2 id="automation-api-title">Automation API</h2>
+      <p class="lead">Scripts and other apps can control this launcher over HTTP at <code>${api}</code>.
+        Every request except <code>GET /health</code> must send this token in an
+        <code>Authorization: Bearer</code> header. Keep it secret, like a password.</p>
+      <div class="field">
+        <div class="field-head"><span id="token-label" class="label">Access token</span><span id="token-created" class="hint"></span></div>
+        <div class="token-line">
+          <code id="token" class="token masked" aria-labelledby="token-label">Loading…</code>
+          <button type="button" id="show" aria-pressed="false" disabled>Show</button>
+          <button type="button" id="copy" disabled>Copy</button>
+        </div>
+      </div>
+      <div class="field">
+        <span class="label">Try it</span>
+        <p class="hint">From a terminal on this computer, with the token in place of <code>&lt;token&gt;</code>:</p>
+        <pre class="example"><code>curl -H "Authorization: Bearer &lt;token&gt;" ${api}/apps</code></pre>
+      </div>
+      <div class="field danger-zone">
+        <div>
+          <span class="label">Regenerate token</span>
+          <p class="hint">Replaces the token at once. The current token stops working immediately, and event
+            streams opened with it are closed.</p>
+        </div>
+        <button type="button" id="regenerate" class="danger" disabled>Regenerate token</button>
+      </div>
+      <p id="status" role="status" aria-live="polite"></p>
+    </section>
+  </main>
+</div>
+<dialog id="confirm" aria-labelledby="confirm-title" aria-describedby="confirm-text">
+  <h3 id="confirm-title">Regenerate the token?</h3>
+  <p id="confirm-text" class="warning">Scripts and apps that use the current token will stop working: they get
+    <code>401 Unauthorized</code> until you give them the new token, and their open event streams close now.</p>
+  <div class="actions">
+    <button type="button" id="cancel" autofocus>Cancel</button>
+    <button type="button" id="confirm-regenerate" class="danger solid">Regenerate</button>
+  </div>
+</dialog>
+</body>
+</html>
+`;
+}
+
+// Plain browser JavaScript, served as /settings.js. The token lives in this script's memory and reaches the page
+// only after Show, so a screenshot or a look over the shoulder sees the mask.
+const SCRIPT = `'use strict';
+(() => {
+  const $ = (id) => document.getElementById(id);
+  const tokenBox = $('token');
+  const showButton = $('show');
+  const copyButton = $('copy');
+  const regenerateButton = $('regenerate');
+  const created = $('token-created');
+  const status = $('status');
+  const dialog = $('confirm');
+  const MASK = '\\u2022'.repeat(40);
+  const dates = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+  let current = null;
+  let shown = false;
+  let busy = false;
+
+  function render() {
+    if (current !== null) tokenBox.textContent = shown ? current.token : MASK;
+    tokenBox.classList.toggle('masked', !shown);
+    showButton.textContent = shown ? 'Hide' : 'Show';
+    showButton.setAttribute('aria-pressed', String(shown));
+    created.textContent = current !== null && current.createdAt ? 'Created ' + dates.format(new Date(current.createdAt)) : '';
+    showButton.disabled = copyButton.disabled = current === null;
+    regenerateButton.disabled = current === null || busy;
+  }
+
+  function say(text, kind) {
+    status.textContent = text;
+    status.className = kind || '';
+  }
+
+  // The page's own header: the server refuses /token and /regenerate without it.
+  async function call(method, path) {
+    const response = await fetch(path, { method, cache: 'no-store', headers: { 'X-Launcher-Settings': '1' } });
+    if (!response.ok) throw new Error(method + ' ' + path + ': ' + response.status);
+    return response.json();
+  }
+
+  async function load() {
+    try {
+      const info = await call('GET', '/token');
+      if (current === null || info.token !== current.token) current = info;
+      render();
+    } catch {
+      say('Could not read the token from the launcher. Is it still running?', 'error');
+    }
+  }
+
+  showButton.addEventListener('click', () => {
+    shown = !shown;
+    render();
+  });
+
+  copyButton.addEventListener('click', async () => {
+    try {
+      await navigator.clipboard.writeText(current.token);
+      say('Token copied to the clipboard.', 'ok');
+    } catch {
+      shown = true;
+      render();
+      getSelection().selectAllChildren(tokenBox);
+      say('Could not copy: the token is selected, copy it yourself.', 'error');
+    }
+  });
+
+  regenerateButton.addEventListener('click', () => dialog.showModal());
+  $('cancel').addEventListener('click', () => dialog.close());
+  $('confirm-regenerate').addEventListener('click', async () => {
+    dialog.close();
+    busy = true;
+    render();
+    say('Regenerating…');
+    try {
+      current = await call('POST', '/regenerate');
+      shown = true;
+      say('New token created. The previous token no longer works: give this one to your scripts.', 'ok');
+    } catch {
+      say('Could not regenerate the token; the current token still works.', 'error');
+    } finally {
+      busy = false;
+      render();
+    }
+  });
+
+  // Another program (the CLI, a second window) may have regenerated it meanwhile.
+  document.addEventListener('visibilitychange', () => {
+    if (document.visibilityState === 'visible') load();
+  });
+  load();
+})();
+`;
+
+const STYLE = `:root {
+  color-scheme: light dark;
+  --bg: #eef0f4; --panel: #ffffff; --sidebar: #f7f8fa; --text: #1d2330; --muted: #667085; --line: #dde1e8;
+  --accent: #3563e9; --accent-soft: #e8eefd; --danger: #c4322b; --danger-soft: #fdecea; --ok: #1f7a4d;
+  --field: #f4f6f9;
+}
+@media (prefers-color-scheme: dark) {
+  :root {
+    --bg: #14161b; --panel: #1d2027; --sidebar: #181a20; --text: #e6e8ee; --muted: #9aa3b2; --line: #2c313b;
+    --accent: #7c9cff; --accent-soft: #243154; --danger: #ff6b61; --danger-soft: #3a1f1e; --ok: #5fd39a;
+    --field: #23262e;
+  }
+}
+* { box-sizing: border-box; }
+body { margin: 0; background: var(--bg); color: var(--text);
+  font: 14px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", "Liberation Sans", sans-serif; }
+code, .token { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, "Liberation Mono", "DejaVu Sans Mono", monospace; }
+code { font-size: 12.5px; background: var(--field); border-radius: 4px; padding: 1px 5px; }
+.window { display: flex; min-height: 100vh; max-width: 1040px; margin: 0 auto; background: var(--panel);
+  box-shadow: 0 0 0 1px var(--line); }
+.sidebar { width: 220px; flex: none; background: var(--sidebar); border-right: 1px solid var(--line); padding: 20px 12px; }
+.brand { display: flex; align-items: center; gap: 10px; font-weight: 600; padding: 0 8px 18px; }
+.sidebar ul { list-style: none; margin: 0; padding: 0; }
+.item { display: block; padding: 7px 10px; border-radius: 6px; color: var(--muted); text-decoration: none; }
+.item[aria-current="page"] { background: var(--accent-soft); color: var(--accent); font-weight: 600; }
+main { flex: 1; padding: 28px 36px; min-width: 0; }
+h1 { font-size: 22px; margin: 0 0 20px; }
+h2 { font-size: 16px; margin: 0 0 6px; }
+.card { border: 1px solid var(--line); border-radius: 10px; padding: 20px 22px; }
+.lead { color: var(--muted); margin: 0 0 18px; }
+.field { padding: 16px 0; border-top: 1px solid var(--line); }
+.field-head { display: flex; justify-content: space-between; align-items: baseline; margin-bottom: 8px; }
+.label { font-weight: 600; }
+.hint { color: var(--muted); font-size: 13px; margin: 2px 0 0; }
+.token-line { display: flex; gap: 8px; align-items: flex-start; }
+.token { flex: 1; min-width: 0; display: block; padding: 7px 10px; border: 1px solid var(--line); border-radius: 6px;
+  background: var(--field); font-size: 12.5px; line-height: 1.6; word-break: break-all; user-select: all; }
+.token.masked { letter-spacing: 2px; color: var(--muted); user-select: none; overflow: hidden; white-space: nowrap; }
+button { font: inherit; padding: 7px 14px; border-radius: 6px; border: 1px solid var(--line); background: var(--panel);
+  color: var(--text); cursor: pointer; min-width: 72px; }
+button:hover:not(:disabled) { border-color: var(--accent); }
+button:focus-visible { outline: 2px solid var(--accent); outline-offset: 2px; }
+button:disabled { opacity: .55; cursor: default; }
+button.danger { color: var(--danger); border-color: color-mix(in srgb, var(--danger) 45%, var(--line)); }
+button.danger:hover:not(:disabled) { background: var(--danger-soft); border-color: var(--danger); }
+button.danger.solid { background: var(--danger); color: #fff; border-color: var(--danger); }
+button.danger.solid:hover { filter: brightness(1.08); background: var(--danger); }
+.example { margin: 8px 0 0; padding: 9px 12px; background: var(--field); border: 1px solid var(--line); border-radius: 6px;
+  overflow-x: auto; }
+.example code { background: none; padding: 0; }
+.danger-zone { display: flex; justify-content: space-between; align-items: center; gap: 24px; padding-bottom: 0; }
+.danger-zone button { flex: none; white-space: nowrap; }
+#status { margin: 12px 0 0; color: var(--muted); }
+#status:empty { display: none; }
+#status.ok { color: var(--ok); }
+#status.error { color: var(--danger); }
+dialog { border: 1px solid var(--line); border-radius: 12px; padding: 22px 24px; max-width: 440px;
+  background: var(--panel); color: var(--text); box-shadow: 0 18px 50px rgba(0, 0, 0, .25); }
+dialog::backdrop { background: rgba(20, 22, 27, .45); }
+dialog h3 { margin: 0 0 8px; font-size: 16px; }
+dialog p { margin: 0 0 20px; color: var(--muted); }
+.actions { display: flex; justify-content: flex-end; gap: 8px; }
+@media (max-width: 640px) { .sidebar { display: none; } main { padding: 20px; } .danger-zone { flex-direction: column; align-items: flex-start; } }
+`;
+
+const ICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">
+<defs><linearGradient id="g" x1="0" y1="0" x2="1" y2="1"><stop offset="0" stop-color="#4f7cff"/><stop offset="1" stop-color="#2747c9"/></linearGradient></defs>
+<rect width="32" height="32" rx="8" fill="url(#g)"/>
+<rect x="7" y="7" width="7.5" height="7.5" rx="2" fill="#fff"/><rect x="17.5" y="7" width="7.5" height="7.5" rx="2" fill="#fff" opacity=".75"/>
+<rect x="7" y="17.5" width="7.5" height="7.5" rx="2" fill="#fff" opacity=".75"/><rect x="17.5" y="17.5" width="7.5" height="7.5" rx="2" fill="#fff"/>
+</svg>
+`;

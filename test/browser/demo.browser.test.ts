@@ -1,0 +1,172 @@
+// The demo's settings page as its user meets it, in Debian's chromium driven by playwright-core: read the token,
+// use it, regenerate it through the confirmation dialog, and see the old token and its event stream cut off.
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { request, type IncomingMessage } from 'node:http';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { afterEach, describe, expect, it } from 'vitest';
+import { FileSecretStore } from 'launcher-auth';
+import { PortInUseError, startDemo, type Demo } from '../../examples/demo/main.ts';
+
+const SCREENSHOT = fileURLToPath(new URL('../../docs/settings.png', import.meta.url));
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+const MASK = '\u2022'.repeat(40);
+
+const cleanups: Array<() => Promise<unknown>> = [];
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/**
+ * The demo on its default ports when they are free, so that the screenshot shows the address the README gives;
+ * on any free ports otherwise.
+ */
+async function startOnDefaultPorts(dataDir: string): Promise<Demo> {
+  try {
+    return await startDemo({ dataDir });
+  } catch (error) {
+    if (!(error instanceof PortInUseError)) throw error;
+    return startDemo({ apiPort: 0, settingsPort: 0, dataDir });
+  }
+}
+
+function send(url: string, token: string): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers: { authorization: `Bearer ${token}` }, agent: false }, resolve);
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function call(url: string, token: string): Promise<{ status: number; wwwAuthenticate: string | undefined; body: Buffer }> {
+  const res = await send(url, token);
+  const chunks: Buffer[] = [];
+  for await (const chunk of res) chunks.push(chunk as Buffer);
+  return { status: res.statusCode ?? 0, wwwAuthenticate: res.headers['www-authenticate'], body: Buffer.concat(chunks) };
+}
+
+/** GET /events over node:http; `ended` is 'end' once the server ends the stream properly, 'aborted' if it is cut. */
+async function openEvents(apiUrl: string, token: string) {
+  const res = await send(`${apiUrl}/events`, token);
+  cleanups.push(async () => res.destroy());
+  let text = '';
+  const opened = new Promise<void>((resolve) => {
+    res.setEncoding('utf8').on('data', (chunk: string) => {
+      text += chunk;
+      if (text.includes('\n\n')) resolve();
+    });
+  });
+  const ended = new Promise<'end' | 'aborted'>((resolve) => {
+    res.once('end', () => resolve('end'));
+    res.once('aborted', () => resolve('aborted'));
+    res.once('error', () => resolve('aborted'));
+  });
+  await opened;
+  return { status: res.statusCode ?? 0, text: () => text, ended };
+}
+
+describe('the demo settings page in chromium', () => {
+  it('shows, copies and regenerates the token; the old token and its event stream stop at once', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'launcher-auth-browser-'));
+    cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+    // A secret of a fixed date, so that the screenshot is the same on every run; its key is random as ever.
+    await new FileSecretStore(join(dataDir, 'secret.json')).save({
+      id: 'settings-demo',
+      key: crypto.getRandomValues(new Uint8Array(32)),
+      createdAt: new Date('2026-01-15T09:30:00Z'),
+    });
+    const demo = await startOnDefaultPorts(dataDir);
+    cleanups.push(() => demo.close());
+    const { apiUrl, settingsUrl, authority } = demo;
+    let rotations = 0;
+    authority.onRotate(() => rotations++);
+
+    const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    cleanups.push(() => browser.close());
+    const context = await browser.newContext({
+      viewport: { width: 1000, height: 700 },
+      locale: 'en-US',
+      timezoneId: 'UTC',
+      colorScheme: 'light',
+    });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: settingsUrl });
+    const page = await context.newPage();
+    const requested: string[] = [];
+    const problems: string[] = [];
+    page.on('request', (req) => requested.push(req.url()));
+    // A CSP violation (an inline script or style, an outside resource) is reported as a console error.
+    page.on('console', (message) => {
+      if (message.type() === 'error' || message.type() === 'warning') problems.push(message.text());
+    });
+    page.on('pageerror', (error) => problems.push(error.message));
+
+    await page.goto(`${settingsUrl}/`);
+    await page.getByText('Created Jan 15, 2026, 9:30 AM').waitFor();
+    const tokenBox = page.locator('#token');
+    expect(await tokenBox.textContent()).toBe(MASK);
+    // Masked means absent: the token is in the script's memory, not in the document.
+    expect((await page.content()).includes(authority.issue())).toBe(false);
+    await mkdir(dirname(SCREENSHOT), { recursive: true });
+    await page.screenshot({ path: SCREENSHOT });
+
+    // Show: the page's token is the launcher's, and the API takes it.
+    await page.getByRole('button', { name: 'Show', exact: true }).click();
+    const old = (await tokenBox.textContent()) ?? '';
+    expect(old === authority.issue()).toBe(true);
+    const hide = page.getByRole('button', { name: 'Hide', exact: true });
+    expect(await hide.getAttribute('aria-pressed')).toBe('true');
+    await page.getByRole('button', { name: 'Copy', exact: true }).click();
+    await page.getByText('Token copied to the clipboard.').waitFor();
+    expect((await page.evaluate(() => navigator.clipboard.readText())) === old).toBe(true);
+    await hide.click();
+    expect(await tokenBox.textContent()).toBe(MASK);
+
+    expect((await call(`${apiUrl}/apps`, old)).status).toBe(200);
+    const events = await openEvents(apiUrl, old);
+    expect(events.status).toBe(200);
+
+    // Cancel changes nothing.
+    const dialog = page.getByRole('dialog', { name: 'Regenerate the token?' });
+    await page.getByRole('button', { name: 'Regenerate token', exact: true }).click();
+    await dialog.waitFor();
+    expect(await dialog.textContent()).toContain('Scripts and apps that use the current token will stop working');
+    await dialog.getByRole('button', { name: 'Cancel', exact: true }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    expect(rotations).toBe(0);
+    expect(authority.issue() === old).toBe(true);
+
+    // Confirmed: the page shows the new token at once, unmasked, for the user to hand to their scripts.
+    await page.getByRole('button', { name: 'Regenerate token', exact: true }).click();
+    await dialog.getByRole('button', { name: 'Regenerate', exact: true }).click();
+    await page.getByText('New token created.', { exact: false }).waitFor();
+    const fresh = (await tokenBox.textContent()) ?? '';
+    expect(rotations).toBe(1);
+    expect(fresh === old).toBe(false);
+    expect(fresh === authority.issue()).toBe(true);
+
+    const refused = await call(`${apiUrl}/apps`, old);
+    expect(refused.status).toBe(401);
+    expect(refused.body.byteLength).toBe(0);
+    expect(refused.wwwAuthenticate).toBe('Bearer');
+    expect((await call(`${apiUrl}/apps`, fresh)).status).toBe(200);
+    expect(await events.ended).toBe('end');
+    expect(events.text().endsWith('event: end\ndata: {"reason":"token-regenerated"}\n\n')).toBe(true);
+
+    // The page loaded nothing from elsewhere, and its console reported nothing.
+    expect(requested.length).toBeGreaterThan(3);
+    expect(requested.filter((url) => !url.startsWith(`${settingsUrl}/`))).toEqual([]);
+    expect(problems).toEqual([]);
+  });
+});

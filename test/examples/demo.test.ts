@@ -1,0 +1,483 @@
+// The demo launcher (examples/demo/) over real sockets, without a browser: its API, its settings server's
+// regeneration and its refusals (DNS rebinding, CSRF), the token surviving a restart, and `npm run demo` itself.
+import { spawn } from 'node:child_process';
+import { getEventListeners, once } from 'node:events';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { request, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { TokenAuthority } from 'launcher-auth';
+import { INSTALLED_APPS } from '../../examples/demo/api.ts';
+import { PortInUseError, startDemo, type Demo } from '../../examples/demo/main.ts';
+import { CONTENT_SECURITY_POLICY } from '../../examples/demo/settings.ts';
+
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+// tsx's loader by path, so that the child is one node process (a signal reaches the demo itself) and so that
+// it resolves from the child's empty working folder.
+const TSX_LOADER = pathToFileURL(join(REPO, 'node_modules/tsx/dist/loader.mjs')).href;
+const MAIN = join(REPO, 'examples/demo/main.ts');
+
+const cleanups: Array<() => Promise<unknown>> = [];
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'launcher-auth-demo-'));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+async function demo(dataDir?: string): Promise<Demo> {
+  const started = await startDemo({ apiPort: 0, settingsPort: 0, dataDir: dataDir ?? (await tempDir()) });
+  cleanups.push(() => started.close());
+  return started;
+}
+
+/** A port that something else holds until the test ends. */
+async function busyPort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  cleanups.push(() => new Promise((resolve) => server.close(resolve)));
+  return (server.address() as { port: number }).port;
+}
+
+interface Options {
+  method?: string;
+  token?: string;
+  /** Sent as given, Host included: node:http lets a test send what a rebinding or cross-site page would. */
+  headers?: Record<string, string>;
+}
+
+interface Answer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+function send(url: string, options: Options = {}): Promise<IncomingMessage> {
+  const target = new URL(url);
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token !== undefined) headers['authorization'] = `Bearer ${options.token}`;
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: target.hostname, port: target.port, path: target.pathname, method: options.method ?? 'GET', headers, agent: false },
+      resolve,
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function call(url: string, options: Options = {}): Promise<Answer> {
+  const res = await send(url, options);
+  const chunks: Buffer[] = [];
+  for await (const chunk of res) chunks.push(chunk as Buffer);
+  return { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) };
+}
+
+function json(answer: Answer): unknown {
+  return JSON.parse(answer.body.toString('utf8'));
+}
+
+function expectUnauthorized(answer: Answer): void {
+  expect(answer.status).toBe(401);
+  expect(answer.body.byteLength).toBe(0);
+  expect(answer.headers['www-authenticate']).toBe('Bearer');
+  expect(answer.headers['content-length']).toBe('0');
+}
+
+interface EventStream {
+  status: number;
+  contentType: string | undefined;
+  text(): string;
+  /** Resolves once the received text contains `part`. */
+  until(part: string): Promise<void>;
+  /** 'end' when the server ended the response properly, 'aborted' when the connection was cut. */
+  ended: Promise<'end' | 'aborted'>;
+  leave(): void;
+}
+
+async function openEvents(apiUrl: string, token: string): Promise<EventStream> {
+  const res = await send(`${apiUrl}/events`, { token });
+  cleanups.push(async () => res.destroy());
+  let text = '';
+  const waiting: Array<{ part: string; resolve: () => void }> = [];
+  res.setEncoding('utf8').on('data', (chunk: string) => {
+    text += chunk;
+    for (const wait of waiting.filter((w) => text.includes(w.part))) {
+      waiting.splice(waiting.indexOf(wait), 1);
+      wait.resolve();
+    }
+  });
+  const ended = new Promise<'end' | 'aborted'>((resolve) => {
+    res.once('end', () => resolve('end'));
+    res.once('aborted', () => resolve('aborted'));
+    res.once('error', () => resolve('aborted'));
+  });
+  return {
+    status: res.statusCode ?? 0,
+    contentType: res.headers['content-type'],
+    text: () => text,
+    until: (part) => (text.includes(part) ? Promise.resolve() : new Promise<void>((resolve) => waiting.push({ part, resolve }))),
+    ended,
+    leave: () => res.destroy(),
+  };
+}
+
+/** The abort listeners on the key that `token` verifies with: one per open event stream of that key. */
+async function streamsOn(authority: TokenAuthority, token: string): Promise<number> {
+  const verified = await authority.verify(token);
+  if (!verified.ok) throw new Error('the token does not verify');
+  return getEventListeners(verified.signal, 'abort').length;
+}
+
+async function until(probe: () => Promise<boolean> | boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** What the settings page's own script sends; each refusal test spoils one part of it. */
+function pageHeaders(settingsUrl: string): Record<string, string> {
+  return { origin: settingsUrl, 'x-launcher-settings': '1', 'sec-fetch-site': 'same-origin' };
+}
+
+function regenerate(settingsUrl: string, headers: Record<string, string> = pageHeaders(settingsUrl)): Promise<Answer> {
+  return call(`${settingsUrl}/regenerate`, { method: 'POST', headers });
+}
+
+function rotations(authority: TokenAuthority): () => number {
+  let count = 0;
+  const unsubscribe = authority.onRotate(() => count++);
+  cleanups.push(async () => unsubscribe());
+  return () => count;
+}
+
+describe('the demo API (examples/demo/api.ts)', () => {
+  it('listens on 127.0.0.1 and answers GET and HEAD /health without a token', async () => {
+    const { apiUrl, settingsUrl } = await demo();
+    expect(apiUrl).toMatch(/^http:\/\/127\.0\.0\.1:[1-9]\d*$/);
+    expect(settingsUrl).toMatch(/^http:\/\/127\.0\.0\.1:[1-9]\d*$/);
+    const health = await call(`${apiUrl}/health`);
+    expect(health.status).toBe(200);
+    expect(health.body.toString('utf8')).toBe('{"status":"ok"}');
+    const head = await call(`${apiUrl}/health`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.body.byteLength).toBe(0);
+  });
+
+  it('refuses /apps without the token (401, empty body) and lists the installed apps with it', async () => {
+    const { apiUrl, authority } = await demo();
+    expectUnauthorized(await call(`${apiUrl}/apps`));
+    expectUnauthorized(await call(`${apiUrl}/apps`, { token: 'not-a-token' }));
+    const apps = await call(`${apiUrl}/apps`, { token: authority.issue() });
+    expect(apps.status).toBe(200);
+    expect(apps.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(json(apps)).toEqual({ apps: INSTALLED_APPS });
+    expect(INSTALLED_APPS.length).toBeGreaterThan(2);
+    for (const app of INSTALLED_APPS) expect(Object.keys(app)).toEqual(['id', 'name', 'version']);
+  });
+
+  it('records a launch (time and pid) and shows it in /running; an unknown app is a 404 in JSON', async () => {
+    const { apiUrl, authority } = await demo();
+    const token = authority.issue();
+    expect(json(await call(`${apiUrl}/running`, { token }))).toEqual({ running: [] });
+
+    const launched = await call(`${apiUrl}/apps/terminal/launch`, { method: 'POST', token });
+    expect(launched.status).toBe(202);
+    const launch = json(launched) as Record<string, unknown>;
+    expect(launch).toEqual({
+      launchId: 1,
+      appId: 'terminal',
+      name: 'Terminal',
+      pid: expect.any(Number),
+      launchedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+    });
+    expect(Number.isInteger(launch['pid']) && (launch['pid'] as number) > 0).toBe(true);
+
+    const unknown = await call(`${apiUrl}/apps/solitaire/launch`, { method: 'POST', token });
+    expect(unknown.status).toBe(404);
+    expect(unknown.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(json(unknown)).toEqual({ error: 'no installed app has this id', apps: INSTALLED_APPS.map((app) => app.id) });
+    // Without the token the launch handler never runs: nothing more is recorded.
+    expectUnauthorized(await call(`${apiUrl}/apps/notes/launch`, { method: 'POST' }));
+    expectUnauthorized(await call(`${apiUrl}/running`));
+
+    expect(json(await call(`${apiUrl}/running`, { token }))).toEqual({ running: [launch] });
+  });
+
+  it('streams launches as server-sent events and lets go of a stream whose client left', async () => {
+    const { apiUrl, authority } = await demo();
+    const token = authority.issue();
+    const before = await streamsOn(authority, token);
+    const events = await openEvents(apiUrl, token);
+    expect(events.status).toBe(200);
+    expect(events.contentType).toBe('text/event-stream; charset=utf-8');
+    await events.until('\n\n');
+    expect(await streamsOn(authority, token)).toBe(before + 1);
+
+    const launched = await call(`${apiUrl}/apps/notes/launch`, { method: 'POST', token });
+    await events.until('event: launch\n');
+    expect(events.text()).toContain(`id: 1\nevent: launch\ndata: ${launched.body.toString('utf8')}\n\n`);
+
+    events.leave();
+    await until(async () => (await streamsOn(authority, token)) === before, 'the stream to be released');
+    // Launches after it left still work and reach no one.
+    expect((await call(`${apiUrl}/apps/notes/launch`, { method: 'POST', token })).status).toBe(202);
+  });
+
+  it('refuses /events without the token, and close() ends open streams', async () => {
+    const started = await demo();
+    expectUnauthorized(await call(`${started.apiUrl}/events`));
+    const events = await openEvents(started.apiUrl, started.authority.issue());
+    await events.until('\n\n');
+    await started.close();
+    expect(await events.ended).toBe('end');
+    expect(events.text()).toMatch(/event: end\ndata: \{"reason":"launcher-stopped"\}\n\n$/);
+  });
+});
+
+describe('the settings server (examples/demo/settings.ts)', () => {
+  it('serves a page without the token, under a strict CSP, with script and style as their own files', async () => {
+    const { settingsUrl, authority } = await demo();
+    const page = await call(`${settingsUrl}/`);
+    expect(page.status).toBe(200);
+    expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(page.headers['content-security-policy']).toBe(CONTENT_SECURITY_POLICY);
+    expect(CONTENT_SECURITY_POLICY).toMatch(/^default-src 'none'; script-src 'self'; style-src 'self';/);
+    expect(CONTENT_SECURITY_POLICY).not.toContain('unsafe');
+    const html = page.body.toString('utf8');
+    expect(html.includes(authority.issue())).toBe(false);
+    // Nothing inline that the CSP would have to allow: no inline script or style, no handler attributes.
+    expect(html).not.toMatch(/<script(?![^>]*\ssrc=)[^>]*>/);
+    expect(html).not.toMatch(/<style|\sstyle=|\son[a-z]+=/i);
+    expect(html).toContain('<dialog');
+    expect(html).toContain('Regenerate token');
+    for (const [path, type] of [
+      ['/settings.js', 'text/javascript; charset=utf-8'],
+      ['/settings.css', 'text/css; charset=utf-8'],
+    ] as const) {
+      const file = await call(`${settingsUrl}${path}`);
+      expect(file.status).toBe(200);
+      expect(file.headers['content-type']).toBe(type);
+      expect(file.headers['x-content-type-options']).toBe('nosniff');
+    }
+  });
+
+  it('gives the token only to its own page (its header), never to be cached', async () => {
+    const { settingsUrl, authority } = await demo();
+    const own = await call(`${settingsUrl}/token`, { headers: pageHeaders(settingsUrl) });
+    expect(own.status).toBe(200);
+    expect(own.headers['cache-control']).toBe('no-store');
+    const info = json(own) as { token: string; keyId: string; createdAt: string };
+    expect(info.token === authority.issue()).toBe(true);
+    expect(info.keyId).toBe(authority.keyId);
+    expect(info.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z$/);
+
+    for (const headers of [
+      {}, // a plain navigation or a simple cross-site request: no page header
+      { 'x-launcher-settings': '1', 'sec-fetch-site': 'cross-site' },
+      { 'x-launcher-settings': '1', origin: 'http://evil.example' },
+    ]) {
+      const refused = await call(`${settingsUrl}/token`, { headers });
+      expect(refused.status).toBe(403);
+      expect(refused.body.toString('utf8').includes(authority.issue())).toBe(false);
+    }
+  });
+
+  it('POST /regenerate rotates: the old token gets 401, the new one 200, and the open event stream ends', async () => {
+    const { apiUrl, settingsUrl, authority } = await demo();
+    const old = authority.issue();
+    const events = await openEvents(apiUrl, old);
+    await events.until('\n\n');
+
+    const answer = await regenerate(settingsUrl);
+    expect(answer.status).toBe(200);
+    expect(answer.headers['cache-control']).toBe('no-store');
+    const fresh = (json(answer) as { token: string }).token;
+    expect(fresh === authority.issue()).toBe(true);
+    expect(fresh === old).toBe(false);
+
+    expectUnauthorized(await call(`${apiUrl}/apps`, { token: old }));
+    expect((await call(`${apiUrl}/apps`, { token: fresh })).status).toBe(200);
+    expect(await events.ended).toBe('end');
+    expect(events.text()).toMatch(/event: end\ndata: \{"reason":"token-regenerated"\}\n\n$/);
+    expectUnauthorized(await call(`${apiUrl}/events`, { token: old }));
+  });
+
+  it('refuses a cross-origin or header-less POST /regenerate with 403 and does not rotate', async () => {
+    const { apiUrl, settingsUrl, authority } = await demo();
+    const before = authority.issue();
+    const rotated = rotations(authority);
+    const port = new URL(settingsUrl).port;
+    const own = pageHeaders(settingsUrl);
+    const { origin: _origin, ...withoutOrigin } = own;
+    const { 'x-launcher-settings': _header, ...withoutHeader } = own;
+    for (const headers of [
+      { ...own, origin: 'http://evil.example' }, // a cross-site script
+      { ...own, origin: 'null' }, // a sandboxed frame or a file:// page
+      { ...own, origin: `http://localhost:${port}` }, // the other loopback spelling is another origin
+      { ...own, origin: `${settingsUrl}.evil.example` },
+      withoutOrigin,
+      { ...withoutHeader, 'content-type': 'application/x-www-form-urlencoded' }, // a plain HTML form
+      { ...own, 'x-launcher-settings': '0' },
+      { ...own, 'sec-fetch-site': 'cross-site' },
+    ]) {
+      const answer = await regenerate(settingsUrl, headers);
+      expect(answer.status).toBe(403);
+      expect(answer.body.toString('utf8')).toBe('Forbidden: only the settings page itself may do this\n');
+    }
+    expect(rotated()).toBe(0);
+    expect(authority.issue() === before).toBe(true);
+    expect((await call(`${apiUrl}/apps`, { token: before })).status).toBe(200);
+  });
+
+  it('refuses a request whose Host is not its own (DNS rebinding) with 403 and does not rotate', async () => {
+    const { settingsUrl, authority } = await demo();
+    const before = authority.issue();
+    const rotated = rotations(authority);
+    const port = new URL(settingsUrl).port;
+    for (const host of [`evil.example:${port}`, 'evil.example', `127.0.0.1:${Number(port) + 1}`, `127.0.0.2:${port}`, '127.0.0.1']) {
+      // A rebinding page is same-origin with itself: its Origin matches its Host, and it can send any header.
+      const headers = { ...pageHeaders(settingsUrl), host, origin: `http://${host}` };
+      for (const [method, path] of [['GET', '/'], ['GET', '/token'], ['POST', '/regenerate']] as const) {
+        const answer = await call(`${settingsUrl}${path}`, { method, headers });
+        expect(answer.status).toBe(403);
+        expect(answer.body.toString('utf8')).toBe(`Forbidden: this host name is not allowed; open http://127.0.0.1:${port}/\n`);
+      }
+    }
+    expect(rotated()).toBe(0);
+    expect(authority.issue() === before).toBe(true);
+
+    // Its own name, in either loopback spelling, is served.
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`]) {
+      const headers = { ...pageHeaders(settingsUrl), host, origin: `http://${host}` };
+      expect((await call(`${settingsUrl}/`, { headers })).status).toBe(200);
+      expect((await call(`${settingsUrl}/token`, { headers })).status).toBe(200);
+    }
+    expect(rotated()).toBe(0);
+    const viaLocalhost = { ...pageHeaders(settingsUrl), host: `localhost:${port}`, origin: `http://localhost:${port}` };
+    expect((await regenerate(settingsUrl, viaLocalhost)).status).toBe(200);
+    expect(rotated()).toBe(1);
+  });
+});
+
+describe('the secret file', () => {
+  it('keeps the token across a restart with the same data folder', async () => {
+    const dataDir = await tempDir();
+    const first = await demo(dataDir);
+    await regenerate(first.settingsUrl); // a regenerated token must survive too, not only the first one
+    const token = first.authority.issue();
+    await first.close();
+    expect((await stat(join(dataDir, 'secret.json'))).mode & 0o777).toBe(0o600);
+
+    const second = await demo(dataDir);
+    expect(second.authority.issue() === token).toBe(true);
+    expect((await call(`${second.apiUrl}/apps`, { token })).status).toBe(200);
+  });
+
+  it('startDemo rejects on a busy port with PortInUseError, naming the port and the variable', async () => {
+    const port = await busyPort();
+    const failed = startDemo({ apiPort: 0, settingsPort: port, dataDir: await tempDir() });
+    await expect(failed).rejects.toBeInstanceOf(PortInUseError);
+    await expect(failed).rejects.toThrow(
+      `Port ${port} is already in use, so the settings page cannot start: set LAUNCHER_SETTINGS_PORT (or --settings-port) to a free port.`,
+    );
+  });
+});
+
+interface Run {
+  output(): string;
+  stderr(): string;
+  exited: Promise<number | null>;
+  signal(name: NodeJS.Signals): void;
+}
+
+async function runMain(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  const cwd = await tempDir();
+  const child = spawn(process.execPath, ['--import', TSX_LOADER, MAIN, ...args], {
+    cwd,
+    env: { ...process.env, TSX_TSCONFIG_PATH: join(REPO, 'tsconfig.json'), LAUNCHER_DATA_DIR: cwd, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  cleanups.push(async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await exited;
+    }
+  });
+  let output = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  return { output: () => output, stderr: () => stderr, exited, signal: (name) => child.kill(name) };
+}
+
+describe('npm run demo (examples/demo/main.ts)', { timeout: 60_000 }, () => {
+  it.each([
+    ['--api-port', 'the automation API', 'LAUNCHER_API_PORT'],
+    ['--settings-port', 'the settings page', 'LAUNCHER_SETTINGS_PORT'],
+  ])('a busy port given by %s: one clear line naming the port and %s, exit 1', async (flag, what, variable) => {
+    const port = await busyPort();
+    const run = await runMain(['--api-port', '0', '--settings-port', '0', flag, String(port)]);
+    expect(await run.exited).toBe(1);
+    expect(run.output()).toBe('');
+    expect(run.stderr()).toBe(
+      `demo: Port ${port} is already in use, so ${what} cannot start: set ${variable} (or ${flag}) to a free port.\n`,
+    );
+    expect(run.stderr()).not.toMatch(/^\s+at /m);
+  });
+
+  it('a busy port given by LAUNCHER_API_PORT names it too', async () => {
+    const port = await busyPort();
+    const run = await runMain(['--settings-port', '0'], { LAUNCHER_API_PORT: String(port) });
+    expect(await run.exited).toBe(1);
+    expect(run.stderr()).toBe(
+      `demo: Port ${port} is already in use, so the automation API cannot start: set LAUNCHER_API_PORT (or --api-port) to a free port.\n`,
+    );
+  });
+
+  it('a port that is not a number is bad usage, exit 2', async () => {
+    const run = await runMain(['--settings-port', '0'], { LAUNCHER_API_PORT: 'http' });
+    expect(await run.exited).toBe(2);
+    expect(run.stderr()).toBe(
+      'demo: LAUNCHER_API_PORT must be a port number from 0 to 65535, not "http". Run with --help for the options.\n',
+    );
+  });
+
+  it('prints both URLs, the token and a curl line that works; Ctrl-C ends the streams and exits 0', async () => {
+    const run = await runMain(['--api-port', '0', '--settings-port', '0']);
+    await until(() => run.output().includes('\nTry it:\n') && run.output().endsWith('\n\n'), 'the banner');
+    const text = run.output();
+    const apiUrl = /^ {2}Automation API {2}(http:\/\/127\.0\.0\.1:\d+)$/m.exec(text)?.[1];
+    const settingsUrl = /^ {2}Settings page {3}(http:\/\/127\.0\.0\.1:\d+)$/m.exec(text)?.[1];
+    const token = /^ {2}Token {11}(\S+)$/m.exec(text)?.[1];
+    const curl = /^ {2}curl -H "Authorization: Bearer (\S+)" (http:\/\/127\.0\.0\.1:\d+\/apps)$/m.exec(text);
+    expect(apiUrl !== undefined && settingsUrl !== undefined && token !== undefined && curl !== null).toBe(true);
+    if (apiUrl === undefined || settingsUrl === undefined || token === undefined || curl === null) return;
+    expect(curl[1] === token).toBe(true);
+    expect(curl[2]).toBe(`${apiUrl}/apps`);
+
+    // What the printed curl line does.
+    const apps = await call(curl[2] as string, { token });
+    expect(apps.status).toBe(200);
+    expect(json(apps)).toEqual({ apps: INSTALLED_APPS });
+    expect((await call(`${settingsUrl}/`)).status).toBe(200);
+
+    const events = await openEvents(apiUrl, token);
+    await events.until('\n\n');
+    run.signal('SIGINT');
+    expect(await run.exited).toBe(0);
+    expect(await events.ended).toBe('end');
+    expect(run.output().endsWith('Stopped.\n')).toBe(true);
+    expect(run.stderr()).toBe('');
+  });
+});

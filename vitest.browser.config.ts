@@ -1,0 +1,14 @@
+// `npm run test:browser`: the tests that drive a real browser (Debian's chromium), kept out of `npm test`.
+import { defineConfig } from 'vitest/config';
+import base from './vitest.config.js';
+
+export default defineConfig({
+  // The package's own names resolve to the sources, as in `npm test`.
+  resolve: base.resolve ?? {},
+  test: {
+    include: ['test/browser/**/*.test.ts'],
+    // A browser's first start on a cold, shared machine can take a while.
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+  },
+});
