@@ -8,6 +8,7 @@ import {
   UNAUTHORIZED_STATUS,
   assertAuthority,
   decide,
+  isHealthRequest,
   resolveAuthOptions,
   type AuthOptions,
   type Decision,
@@ -48,16 +49,12 @@ const plugin: FastifyPluginAsync<FastifyAuthOptions> = async (fastify, options) 
   };
 
   fastify.addHook('onRequest', (request, reply, done) => {
-    // The route that matched decides the exemption, with the exact spelling: a health route reached through
-    // another spelling (ignoreTrailingSlash, case-insensitive routing) is not exempt. No route: ''.
-    const decision = decide(
-      authority,
-      request.raw.method,
-      request.raw.url,
-      authorizationFromRawHeaders(request.raw.rawHeaders),
-      resolved,
-      request.routeOptions.url ?? '',
-    );
+    const { method, url } = request.raw;
+    // For a health request the route that matched decides too, with the exact spelling: a health route reached
+    // through another spelling (ignoreTrailingSlash, case-insensitive routing) is not exempt. No route: ''.
+    // Read only then: `routeOptions` is a getter that builds an object on every call.
+    const route = isHealthRequest(method, url, resolved.healthPath) ? (request.routeOptions.url ?? '') : undefined;
+    const decision = decide(authority, method, url, authorizationFromRawHeaders(request.raw.rawHeaders), resolved, route);
     if (decision instanceof Promise) decision.then((settled) => apply(request, reply, done, settled));
     else apply(request, reply, done, decision);
   });

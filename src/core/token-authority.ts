@@ -31,6 +31,17 @@ const REJECTED: Readonly<Record<RejectReason, Rejected>> = Object.freeze({
   malformed: Object.freeze({ ok: false, reason: 'malformed' }),
   invalid: Object.freeze({ ok: false, reason: 'invalid' }),
 });
+/** The same refusals, already settled: a cheap refusal through `verify()`/`authenticate()` allocates nothing. */
+const REJECTED_PROMISES: Readonly<Record<RejectReason, Promise<VerifyResult>>> = Object.freeze({
+  missing: Promise.resolve(REJECTED.missing),
+  malformed: Promise.resolve(REJECTED.malformed),
+  invalid: Promise.resolve(REJECTED.invalid),
+});
+/**
+ * How many rotated-away tokens are kept to refuse without an HMAC: the script still sending the token from before
+ * "Regenerate token" is the usual 401. A fixed number, set at rotation: nothing a client sends can grow it.
+ */
+const RETIRED_KEPT = 2;
 
 /**
  * Everything derived from one secret, built before it is swapped in so that a swap is one assignment.
@@ -48,8 +59,12 @@ interface KeyState {
   readonly hmacKey: KeyObject;
   readonly cryptoKey: CryptoKey;
   readonly controller: AbortController;
-  /** The frozen result returned for the current token. */
+  /** The frozen result returned for the current token, and the same already settled. */
   readonly accepted: Accepted;
+  readonly acceptedPromise: Promise<VerifyResult>;
+  /** The token's signing input (`header.payload`), as a view of `tokenBytes`, and the same view of `tokenScratch`. */
+  readonly signingInput: Buffer;
+  readonly signingInputScratch: Buffer;
   readonly joseOptions: JWTVerifyOptions;
 }
 
@@ -67,22 +82,30 @@ async function buildState(record: SecretRecord, issuer: string | undefined): Pro
   // Every open SSE stream or WebSocket of this key listens on the one signal: no listener cap, no warning.
   setMaxListeners(0, controller.signal);
   const headerBytes = Buffer.from(`Bearer ${token}`, 'latin1');
+  const tokenBytes = Buffer.from(token, 'latin1');
+  const tokenScratch = Buffer.alloc(token.length);
+  const signingInputLength = token.lastIndexOf('.');
+  // The claims are flat (jti, iat, iss): freezing the object freezes them all, so one result can be shared.
+  const accepted: Accepted = Object.freeze({
+    ok: true,
+    claims: Object.freeze({ ...claims }) as JWTPayload,
+    keyId: record.id,
+    signal: controller.signal,
+  });
   return {
     record,
     token,
-    tokenBytes: Buffer.from(token, 'latin1'),
+    tokenBytes,
     headerBytes,
     headerScratch: Buffer.alloc(headerBytes.length),
-    tokenScratch: Buffer.alloc(token.length),
+    tokenScratch,
     hmacKey: createSecretKey(record.key),
     cryptoKey,
     controller,
-    accepted: Object.freeze({
-      ok: true,
-      claims: Object.freeze({ ...claims }) as JWTPayload,
-      keyId: record.id,
-      signal: controller.signal,
-    }),
+    accepted,
+    acceptedPromise: Promise.resolve(accepted),
+    signingInput: tokenBytes.subarray(0, signingInputLength),
+    signingInputScratch: tokenScratch.subarray(0, signingInputLength),
     joseOptions: issuer === undefined ? { algorithms: ['HS256'] } : { algorithms: ['HS256'], issuer },
   };
 }
@@ -126,6 +149,8 @@ export class TokenAuthority {
   #reloadQueued = false;
   #unwatch: (() => void) | undefined;
   #closed = false;
+  /** The last {@link RETIRED_KEPT} rotated-away tokens, newest first. */
+  #retired: readonly Buffer[] = [];
 
   static {
     authenticateNow = (authority, authorization) => authority.#authenticateNow(authorization);
@@ -216,7 +241,7 @@ export class TokenAuthority {
 
   /** Verifies a bare token (without the `Bearer ` prefix). Never throws or rejects. */
   verify(token: string): Promise<VerifyResult> {
-    return Promise.resolve(this.#verifyNow(token));
+    return this.#settled(this.#verifyNow(token));
   }
 
   /**
@@ -224,7 +249,7 @@ export class TokenAuthority {
    * that two Authorization headers are refused. Never throws or rejects.
    */
   authenticate(authorization: string | readonly string[] | undefined): Promise<VerifyResult> {
-    return Promise.resolve(this.#authenticateNow(authorization));
+    return this.#settled(this.#authenticateNow(authorization));
   }
 
   /** Calls `listener` after each rotation, including one made by another process. Returns the unsubscribe. */
@@ -249,6 +274,13 @@ export class TokenAuthority {
     this.#state.controller.abort(new LauncherAuthError('ERR_CLOSED', 'The token authority was closed.'));
   }
 
+  /** A synchronous result as one of the promises settled in advance; only jose's path makes a new one. */
+  #settled(result: VerifyResult | Promise<VerifyResult>): Promise<VerifyResult> {
+    if (result instanceof Promise) return result;
+    // A synchronous acceptance is always the current key's shared result (jose's path is the asynchronous one).
+    return result.ok ? this.#state.acceptedPromise : REJECTED_PROMISES[result.reason];
+  }
+
   #authenticateNow(authorization: string | readonly string[] | undefined): VerifyResult | Promise<VerifyResult> {
     const value = singleValue(authorization);
     if (value === 'missing' || value === 'malformed' || value === 'invalid') return REJECTED[value];
@@ -271,15 +303,34 @@ export class TokenAuthority {
     if (token.length > MAX_TOKEN_LENGTH) return REJECTED.malformed;
     if (this.#closed) return REJECTED.invalid;
     const state = this.#state;
-    if (token.length === state.tokenBytes.length && sameBytes(token, state.tokenBytes, state.tokenScratch)) {
-      return state.accepted;
-    }
+    const sameLength = token.length === state.tokenBytes.length;
+    if (sameLength && sameBytes(token, state.tokenBytes, state.tokenScratch)) return state.accepted;
     const parts = splitCompact(token);
     if (parts === 'malformed') return REJECTED.malformed;
+    // Two forgeries refused without an HMAC, compared in constant time against the bytes sameBytes left in the
+    // scratch (exactly the token's: splitCompact has just shown it is ASCII): a token from before a recent
+    // rotation, and the current token's header and claims under another signature (the only valid signature
+    // for that signing input is the current token's own).
+    if (
+      sameLength &&
+      ((parts.payloadEnd === state.signingInput.length && timingSafeEqual(state.signingInputScratch, state.signingInput)) ||
+        this.#isRetired(state.tokenScratch))
+    ) {
+      return REJECTED.invalid;
+    }
     if (!signatureMatches(token, parts.payloadEnd, state.hmacKey)) return REJECTED.invalid;
     const problem = checkStructure(token, parts.headerEnd, parts.payloadEnd);
     if (problem !== undefined) return REJECTED[problem];
     return this.#verifyWithJose(token, state);
+  }
+
+  /** Whether `bytes` are one of the recently rotated-away tokens; every kept token of that length is compared. */
+  #isRetired(bytes: Buffer): boolean {
+    let found = false;
+    for (const retired of this.#retired) {
+      if (retired.length === bytes.length && timingSafeEqual(retired, bytes)) found = true;
+    }
+    return found;
   }
 
   /** Only reached by a token signed with the current key: jose has the last word on it. */
@@ -397,6 +448,10 @@ export class TokenAuthority {
   #install(next: KeyState): void {
     const previous = this.#state;
     this.#state = next;
+    // A store may bring back an earlier secret (a restored backup): its token is then current, never retired.
+    this.#retired = [previous.tokenBytes, ...this.#retired]
+      .filter((retired) => !retired.equals(next.tokenBytes))
+      .slice(0, RETIRED_KEPT);
     previous.controller.abort(
       new LauncherAuthError('ERR_KEY_ROTATED', 'The key that authenticated this request was rotated away.'),
     );
