@@ -1,0 +1,138 @@
+// What the parts of `npm run bench` share: paths, flags, statistics, the built library, and child processes
+// that are always bounded in time and always killed (as a whole process group) when the run ends.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+export const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
+export const REPO_DIR = resolve(BENCH_DIR, '..');
+export const DIST_DIR = join(REPO_DIR, 'dist');
+/** The one route of the HTTP benchmark's servers: 200 `ok` once authenticated. */
+export const HTTP_ROUTE = '/api';
+
+/** Reads `--name value` from argv. */
+export function flag(argv: readonly string[], name: string): string | undefined {
+  const at = argv.indexOf(name);
+  return at < 0 ? undefined : argv[at + 1];
+}
+
+export function requireFlag(argv: readonly string[], name: string): string {
+  const value = flag(argv, name);
+  if (value === undefined) throw new Error(`missing ${name}`);
+  return value;
+}
+
+/** Linear-interpolated quantile (the definition spreadsheets use). */
+export function quantile(values: readonly number[], q: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (sorted.length - 1) * q;
+  const low = Math.floor(at);
+  const lowValue = sorted[low] as number;
+  return lowValue + ((sorted[Math.ceil(at)] as number) - lowValue) * (at - low);
+}
+
+export const median = (values: readonly number[]): number => quantile(values, 0.5);
+
+/**
+ * The public modules of launcher-auth as built into dist/ (by tsup, as published), typed from src/. The
+ * benchmark measures the published code, not tsx's on-the-fly transform of src/.
+ */
+export type LauncherAuth = typeof import('launcher-auth');
+export type LauncherAuthNode = typeof import('launcher-auth/node');
+export type LauncherAuthExpress = typeof import('launcher-auth/express');
+export type LauncherAuthFastify = typeof import('launcher-auth/fastify');
+
+export async function fromDist<T>(file: 'index' | 'node' | 'express' | 'fastify'): Promise<T> {
+  return (await import(pathToFileURL(join(DIST_DIR, `${file}.js`)).href)) as T;
+}
+
+/**
+ * Children run TypeScript through tsx, which turns on source-mapped stack traces for the whole process. Every
+ * peer that rejects a token builds an Error; formatting its stack through source maps would tax the peers and
+ * not the library, so each child turns them off again first.
+ */
+export function plainStackTraces(): void {
+  process.setSourceMapsEnabled(false);
+}
+
+/** `node [nodeFlags] --import tsx <script> [args]`, optionally pinned to one core with taskset. */
+export function tsxCommand(
+  script: string,
+  args: readonly string[],
+  options: { nodeFlags?: readonly string[]; core?: number | undefined } = {},
+): { command: string; args: string[] } {
+  const nodeArgs = [...(options.nodeFlags ?? []), '--import', 'tsx', join(BENCH_DIR, script), ...args];
+  if (options.core === undefined) return { command: process.execPath, args: nodeArgs };
+  return { command: 'taskset', args: ['-c', String(options.core), process.execPath, ...nodeArgs] };
+}
+
+const live = new Set<ChildProcess>();
+
+/** Kills the child's whole process group (it was started `detached`, so it leads its own group). */
+export function killGroup(child: ChildProcess): void {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    // Already gone between the check and the kill.
+  }
+}
+
+let exitHooked = false;
+/** Whatever ends this process (an error, ^C, a kill), no child of the benchmark outlives it. */
+export function hookExit(): void {
+  if (exitHooked) return;
+  exitHooked = true;
+  process.on('exit', () => {
+    for (const child of live) killGroup(child);
+  });
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.once(signal, () => process.exit(130));
+  }
+}
+
+/** Starts a child in its own process group, tracked so that it is killed when this process exits. */
+export function startChild(
+  command: { command: string; args: string[] },
+  options: { env?: NodeJS.ProcessEnv; stdout?: 'pipe' | 'inherit'; stdin?: 'pipe' | 'ignore' } = {},
+): ChildProcess {
+  hookExit();
+  const child = spawn(command.command, command.args, {
+    cwd: REPO_DIR,
+    detached: true,
+    env: options.env ?? process.env,
+    stdio: [options.stdin ?? 'ignore', options.stdout ?? 'inherit', 'inherit'],
+  });
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+  return child;
+}
+
+/** Runs a child to completion within `limitMs` (then kills its group) and reads the JSON it wrote to `out`. */
+export async function runChild<T>(
+  command: { command: string; args: string[] },
+  out: string,
+  limitMs: number,
+  env?: NodeJS.ProcessEnv,
+): Promise<T> {
+  const child = startChild(command, env === undefined ? {} : { env });
+  const timer = setTimeout(() => killGroup(child), limitMs);
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((done) => {
+    child.once('exit', (exitCode, exitSignal) => done([exitCode, exitSignal]));
+    child.once('error', () => done([null, null]));
+  });
+  clearTimeout(timer);
+  killGroup(child);
+  if (code !== 0) {
+    const how = signal === null ? `exit code ${code}` : `signal ${signal}`;
+    throw new Error(`${command.args.find((a) => a.endsWith('.ts')) ?? command.command} failed (${how}; limit ${limitMs / 1000} s)`);
+  }
+  return JSON.parse(await readFile(out, 'utf8')) as T;
+}
+
+/** Progress for the person watching; stdout carries only the final table. */
+export function progress(part: string, line: string): void {
+  process.stderr.write(`[bench ${part}] ${line}\n`);
+}
