@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { checkServer } from 'launcher-auth/testing';
 import type { TokenAuthority } from 'launcher-auth';
 import { INSTALLED_APPS } from '../../examples/demo/api.ts';
 import { PortInUseError, startDemo, type Demo } from '../../examples/demo/main.ts';
@@ -183,6 +184,15 @@ describe('the demo API (examples/demo/api.ts)', () => {
     expect(json(apps)).toEqual({ apps: INSTALLED_APPS });
     expect(INSTALLED_APPS.length).toBeGreaterThan(2);
     for (const app of INSTALLED_APPS) expect(Object.keys(app)).toEqual(['id', 'name', 'version']);
+  });
+
+  it('passes the conformance kit (checkServer) on /apps, with the token from before a regeneration', async () => {
+    const { apiUrl, authority } = await demo();
+    const previous = authority.issue();
+    const token = await authority.rotate();
+    const report = await checkServer(apiUrl, { token, previous, path: '/apps' });
+    expect(report.cases.filter((row) => !row.ok).map((row) => `${row.name}: ${row.detail ?? ''}`)).toEqual([]);
+    expect(report.ok).toBe(true);
   });
 
   it('records a launch (time and pid) and shows it in /running; an unknown app is a 404 in JSON', async () => {

@@ -17,6 +17,7 @@ import {
   isLauncherAuthError,
   type SecretRecord,
 } from 'launcher-auth';
+import { checkServer } from 'launcher-auth/testing';
 import { EncryptedSecretStore, start as startEncryptedStore } from '../../examples/encrypted-store.ts';
 import { start as startExpress } from '../../examples/express.ts';
 import { start as startFastify } from '../../examples/fastify.ts';
@@ -203,6 +204,15 @@ describe.each(HTTP_EXAMPLES)('examples/$name.ts', (example) => {
     expect(fresh === old).toBe(false);
     expectUnauthorized(await request(`${url}${example.protectedPath}`, { token: old }));
     expect((await request(`${url}${example.protectedPath}`, { token: fresh })).status).toBe(200);
+  });
+
+  it('passes the conformance kit (checkServer, as `launcher-auth check` runs it), with the previous token', async () => {
+    const { url, authority } = await boot();
+    const previous = authority.issue();
+    const token = await authority.rotate();
+    const report = await checkServer(url, { token, previous, path: example.protectedPath });
+    expect(report.cases.filter((row) => !row.ok).map((row) => `${row.name}: ${row.detail ?? ''}`)).toEqual([]);
+    expect(report.ok).toBe(true);
   });
 
   it('keeps its token across a restart on the same data folder', async () => {
