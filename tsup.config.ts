@@ -6,7 +6,7 @@ const shared: Options = {
   sourcemap: false,
   treeshake: true,
   removeNodeProtocol: false,
-  external: ['express', 'fastify', 'fastify-plugin', 'jose'],
+  external: ['express', 'fastify', 'fastify-plugin', 'jose', 'redis', '@napi-rs/keyring'],
 };
 
 export default defineConfig([
@@ -22,6 +22,8 @@ export default defineConfig([
       fastify: 'src/adapters/fastify.ts',
       fetch: 'src/adapters/fetch.ts',
       testing: 'src/testing/index.ts',
+      redis: 'src/stores/redis/index.ts',
+      keyring: 'src/stores/keyring/index.ts',
     },
     format: ['esm', 'cjs'],
     dts: true,

@@ -11,6 +11,10 @@ export default defineConfig({
         replacement: fileURLToPath(new URL('./src/adapters/$1.ts', import.meta.url)),
       },
       { find: /^launcher-auth\/testing$/, replacement: fileURLToPath(new URL('./src/testing/index.ts', import.meta.url)) },
+      {
+        find: /^launcher-auth\/(redis|keyring)$/,
+        replacement: fileURLToPath(new URL('./src/stores/$1/index.ts', import.meta.url)),
+      },
     ],
   },
   test: {

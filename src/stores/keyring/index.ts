@@ -1,0 +1,2 @@
+// launcher-auth/keyring: KeyringSecretStore.
+export {};

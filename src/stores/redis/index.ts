@@ -1,0 +1,2 @@
+// launcher-auth/redis: RedisSecretStore (filled in below).
+export {};
