@@ -1,13 +1,15 @@
 // What the parts of `npm run bench` share: paths, flags, statistics, the built library, and child processes
 // that are always bounded in time and always killed (as a whole process group) when the run ends.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 export const REPO_DIR = resolve(BENCH_DIR, '..');
-export const DIST_DIR = join(REPO_DIR, 'dist');
+/** Where the benchmark builds the library (git-ignored): never dist/, which `npm test` and others build and test. */
+export const BUILD_DIR = join(BENCH_DIR, '.build');
 /** The one route of the HTTP benchmark's servers: 200 `ok` once authenticated. */
 export const HTTP_ROUTE = '/api';
 
@@ -36,16 +38,24 @@ export function quantile(values: readonly number[], q: number): number {
 export const median = (values: readonly number[]): number => quantile(values, 0.5);
 
 /**
- * The public modules of launcher-auth as built into dist/ (by tsup, as published), typed from src/. The
- * benchmark measures the published code, not tsx's on-the-fly transform of src/.
+ * The public modules of launcher-auth as built into bench/.build/ (by tsup, with the package's options), typed from
+ * src/. The benchmark measures the published code, not tsx's on-the-fly transform of src/.
  */
 export type LauncherAuth = typeof import('launcher-auth');
 export type LauncherAuthNode = typeof import('launcher-auth/node');
 export type LauncherAuthExpress = typeof import('launcher-auth/express');
 export type LauncherAuthFastify = typeof import('launcher-auth/fastify');
 
-export async function fromDist<T>(file: 'index' | 'node' | 'express' | 'fastify'): Promise<T> {
-  return (await import(pathToFileURL(join(DIST_DIR, `${file}.js`)).href)) as T;
+/** The modules the benchmark loads, by their output name. */
+export const BUILT = ['index', 'node', 'express', 'fastify'] as const;
+
+export async function fromBuild<T>(file: (typeof BUILT)[number]): Promise<T> {
+  return (await import(pathToFileURL(join(BUILD_DIR, `${file}.js`)).href)) as T;
+}
+
+/** True when bench/.build/ holds every module the benchmark loads (for `--no-build`). */
+export function buildExists(): boolean {
+  return BUILT.every((name) => existsSync(join(BUILD_DIR, `${name}.js`)));
 }
 
 /**
@@ -93,17 +103,32 @@ export function hookExit(): void {
   }
 }
 
-/** Starts a child in its own process group, tracked so that it is killed when this process exits. */
+/**
+ * Called first by every child: the parent holds the write end of the child's stdin, so when the parent goes, however
+ * it goes (even by SIGKILL, which runs no exit hook), stdin ends and the child exits. Unreferenced: a child that
+ * finishes its work still exits on its own.
+ */
+export function exitWithParent(): void {
+  process.stdin.once('end', () => process.exit(2));
+  process.stdin.once('error', () => process.exit(2));
+  process.stdin.resume();
+  (process.stdin as { unref?: () => void }).unref?.();
+}
+
+/**
+ * Starts a child in its own process group, tracked so that it is killed when this process exits; its stdin is a
+ * pipe that this process never writes to (see {@link exitWithParent}).
+ */
 export function startChild(
   command: { command: string; args: string[] },
-  options: { env?: NodeJS.ProcessEnv; stdout?: 'pipe' | 'inherit'; stdin?: 'pipe' | 'ignore' } = {},
+  options: { env?: NodeJS.ProcessEnv; stdout?: 'pipe' | 'inherit' } = {},
 ): ChildProcess {
   hookExit();
   const child = spawn(command.command, command.args, {
     cwd: REPO_DIR,
     detached: true,
     env: options.env ?? process.env,
-    stdio: [options.stdin ?? 'ignore', options.stdout ?? 'inherit', 'inherit'],
+    stdio: ['pipe', options.stdout ?? 'inherit', 'inherit'],
   });
   live.add(child);
   child.once('exit', () => live.delete(child));
@@ -132,7 +157,9 @@ export async function runChild<T>(
   return JSON.parse(await readFile(out, 'utf8')) as T;
 }
 
-/** Progress for the person watching; stdout carries only the final table. */
+/** Progress for the person watching, with the minutes and seconds since the run started; stdout carries only the table. */
 export function progress(part: string, line: string): void {
-  process.stderr.write(`[bench ${part}] ${line}\n`);
+  const seconds = Math.floor(process.uptime());
+  const clock = `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, '0')}`;
+  process.stderr.write(`[bench ${clock} ${part}] ${line}\n`);
 }

@@ -5,9 +5,10 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import autocannon from 'autocannon';
-import { flag, requireFlag } from './common.js';
+import { exitWithParent, flag, requireFlag } from './common.js';
 import type { HttpPath, LoadRun } from './http.js';
 
+exitWithParent();
 const argv = process.argv.slice(2);
 const url = requireFlag(argv, '--url');
 const out = requireFlag(argv, '--out');
@@ -19,9 +20,9 @@ const connections = Number(flag(argv, '--connections') ?? '10');
 const serverPid = flag(argv, '--server-pid');
 if (!url.startsWith('http://127.0.0.1:')) throw new Error('load: only 127.0.0.1 is a target');
 
-const tokens = JSON.parse(await readFile(requireFlag(argv, '--tokens'), 'utf8')) as { current: string; forged: string };
+const tokens = JSON.parse(await readFile(requireFlag(argv, '--tokens'), 'utf8')) as Record<Exclude<HttpPath, 'valid' | 'none'> | 'current', string>;
 const headersFor = (path: HttpPath): Record<string, string> =>
-  path === 'none' ? {} : { authorization: `Bearer ${path === 'valid' ? tokens.current : tokens.forged}` };
+  path === 'none' ? {} : { authorization: `Bearer ${tokens[path === 'valid' ? 'current' : path]}` };
 
 const ticksPerSecond = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim()) || 100;
 
@@ -41,8 +42,8 @@ function serverCpu(): number | null {
 const fire = (path: HttpPath, seconds: number): Promise<autocannon.Result> =>
   autocannon({ url, connections, pipelining: 1, duration: seconds, headers: headersFor(path) });
 
-// Checks and warms every path first, then measures each: the server has seen all three kinds of request before
-// any figure is taken, and every measured run starts on a warm process.
+// Checks and warms every path first, then measures each: the server has seen every kind of request before any
+// figure is taken, and every measured run starts on a warm process.
 for (const [index, path] of paths.entries()) {
   const status = expected[index] as number;
   // One request first: a server that answers the wrong status would make every figure meaningless.

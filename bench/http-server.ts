@@ -1,19 +1,22 @@
 // One server of the HTTP benchmark (bench/http.ts starts it pinned to core 0): `--config <id> --secret <file>
-// --tokens <file> --lifetime <s>`. Answers GET /api with 200 `ok` once authenticated; prints `READY <port>` when listening on
-// 127.0.0.1. launcher-auth is loaded from dist/ as built by tsup.
+// --previous-secret <file> --tokens <file> --work-dir <dir> --lifetime <s>`. Answers GET /api with 200 `ok` once
+// authenticated; prints `READY <port>` when listening on 127.0.0.1. launcher-auth is loaded from bench/.build/.
 import { createSecretKey, timingSafeEqual, webcrypto } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import fastifyBearerAuth from '@fastify/bearer-auth';
 import fastifyJwt from '@fastify/jwt';
 import express, { type ErrorRequestHandler } from 'express';
 import { expressjwt } from 'express-jwt';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { jwtVerify } from 'jose';
+import type { TokenAuthority as Authority } from 'launcher-auth';
 import {
   HTTP_ROUTE,
-  fromDist,
+  exitWithParent,
+  fromBuild,
   plainStackTraces,
   requireFlag,
   type LauncherAuth,
@@ -22,20 +25,24 @@ import {
   type LauncherAuthNode,
 } from './common.js';
 
+exitWithParent();
 plainStackTraces();
 const argv = process.argv.slice(2);
 const config = requireFlag(argv, '--config');
-const secretPath = requireFlag(argv, '--secret');
 const { current } = JSON.parse(await readFile(requireFlag(argv, '--tokens'), 'utf8')) as { current: string };
+// Whatever happens, the server lives no longer than this.
+setTimeout(() => process.exit(3), Number(requireFlag(argv, '--lifetime')) * 1000).unref();
 
-const { FileSecretStore, TokenAuthority } = await fromDist<LauncherAuth>('index');
-const store = new FileSecretStore(secretPath);
-const record = await store.load();
+const { FileSecretStore, TokenAuthority } = await fromBuild<LauncherAuth>('index');
+const record = await new FileSecretStore(requireFlag(argv, '--secret')).load();
 if (record === undefined) throw new Error('server: no secret in the secret file');
 const key = new Uint8Array(record.key);
 
-/** The same empty 401 launcher-auth sends, for the hand-written node:http peers and express-jwt's error handler. */
-const UNAUTHORIZED = { 'www-authenticate': 'Bearer', 'content-length': '0' } as const;
+/**
+ * The same empty 401 launcher-auth sends, written the same way (a flat header list), for the hand-written node:http
+ * peers and express-jwt's error handler: their 401 paths differ from launcher-auth's only by the check.
+ */
+const UNAUTHORIZED = ['WWW-Authenticate', 'Bearer', 'Content-Length', '0'];
 const ok = (_req: IncomingMessage, res: ServerResponse): void => {
   res.end('ok');
 };
@@ -93,14 +100,36 @@ async function fastifyApp(setup: (app: FastifyInstance) => Promise<void>): Promi
   return app;
 }
 
-const authority = config.endsWith('-la') ? await TokenAuthority.open({ store }) : undefined;
+/**
+ * launcher-auth as a launcher runs it, right after "Regenerate token": opened on the secret from before, then the
+ * secret replaced by another process (as `launcher-auth rotate --store` does), which the running authority follows,
+ * keeping the token it replaced among the few it refuses without an HMAC.
+ */
+async function regenerated(): Promise<Authority> {
+  const before = await new FileSecretStore(requireFlag(argv, '--previous-secret')).load();
+  if (before === undefined) throw new Error('server: no secret in the previous secret file');
+  // A directory of its own: nothing else written during the run wakes the store's watcher.
+  const directory = join(requireFlag(argv, '--work-dir'), 'store');
+  await mkdir(directory, { mode: 0o700 });
+  const path = join(directory, 'secret.json');
+  await new FileSecretStore(path).save(before);
+  const opened = await TokenAuthority.open({ store: new FileSecretStore(path) });
+  await new FileSecretStore(path).save(record!);
+  for (const deadline = Date.now() + 10_000; opened.issue() !== current; ) {
+    if (Date.now() > deadline) throw new Error('server: the authority did not follow the regenerated secret within 10 s');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return opened;
+}
+
+const authority = config.endsWith('-la') ? await regenerated() : undefined;
 
 async function nodeListener(): Promise<RequestListener> {
   switch (config) {
     case 'node-bare':
       return ok;
     case 'node-la': {
-      const { withAuth } = await fromDist<LauncherAuthNode>('node');
+      const { withAuth } = await fromBuild<LauncherAuthNode>('node');
       return withAuth(authority!, ok);
     }
     case 'node-jose':
@@ -110,7 +139,7 @@ async function nodeListener(): Promise<RequestListener> {
     case 'express-bare':
       return expressApp(() => undefined);
     case 'express-la': {
-      const { expressAuth } = await fromDist<LauncherAuthExpress>('express');
+      const { expressAuth } = await fromBuild<LauncherAuthExpress>('express');
       return expressApp((app) => app.use(expressAuth(authority!)));
     }
     case 'express-jwt': {
@@ -132,7 +161,7 @@ async function fastifyServer(): Promise<FastifyInstance> {
     case 'fastify-bare':
       return fastifyApp(async () => undefined);
     case 'fastify-la': {
-      const { fastifyAuth } = await fromDist<LauncherAuthFastify>('fastify');
+      const { fastifyAuth } = await fromBuild<LauncherAuthFastify>('fastify');
       return fastifyApp(async (app) => {
         await app.register(fastifyAuth, { authority: authority! });
       });
@@ -171,10 +200,5 @@ if (config.startsWith('fastify-')) {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as AddressInfo).port;
 }
-// The parent kills this process's group when it is done; nothing to close gracefully. Should the parent die
-// first, stdin closes; and whatever happens, the server lives no longer than --lifetime seconds.
-process.stdin.once('end', () => process.exit(0));
-process.stdin.once('error', () => process.exit(0));
-process.stdin.resume();
-setTimeout(() => process.exit(0), Number(requireFlag(argv, '--lifetime')) * 1000).unref();
+// The parent kills this process's group when it is done: nothing to close gracefully.
 process.stdout.write(`READY ${port}\n`);

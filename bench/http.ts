@@ -4,19 +4,26 @@
 // bare framework measured in the same repetition.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { SignJWT } from 'jose';
-import { HTTP_ROUTE, fromDist, killGroup, median, progress, runChild, startChild, tsxCommand, type LauncherAuth } from './common.js';
+import { HTTP_ROUTE, fromBuild, killGroup, median, progress, runChild, startChild, tsxCommand, type LauncherAuth } from './common.js';
 
-export type HttpPath = 'valid' | 'none' | 'forged';
-export const HTTP_PATHS: readonly HttpPath[] = ['valid', 'none', 'forged'];
+/**
+ * What a request carries: the current token; nothing; a forgery only the HMAC can refuse (other claims of the same
+ * length, signed with another key); the token from before the last "Regenerate token" (what a script that was not
+ * updated sends); the current header and claims under another key's signature.
+ */
+export type HttpPath = 'valid' | 'none' | 'forged' | 'previous' | 'resigned';
+export const HTTP_PATHS: readonly HttpPath[] = ['valid', 'none', 'forged', 'previous', 'resigned'];
 export const HTTP_PATH_LABELS: Readonly<Record<HttpPath, string>> = {
   valid: '200, current token',
   none: '401, no token',
-  forged: '401, forged token (other claims, another key)',
+  forged: '401, forged (needs the HMAC)',
+  previous: '401, previous token',
+  resigned: '401, current claims re-signed',
 };
 
 export type Framework = 'node' | 'express' | 'fastify';
@@ -49,6 +56,22 @@ export const HTTP_CONFIGS: readonly HttpConfig[] = [
   { id: 'fastify-bearer', framework: 'fastify', label: '@fastify/bearer-auth (no JWT)', kind: 'floor' },
 ];
 
+/**
+ * The paths measured per kind of configuration, to keep a full run under 15 minutes. A bare server answers 200
+ * whatever the token, so it runs the two request shapes only: with a token of the current length, and without.
+ * The previous and re-signed tokens are launcher-auth's cheap refusals; to a peer they are forgeries like any other
+ * (one signature check), as they are to a floor, which has no JWT at all.
+ */
+export const PATHS_BY_KIND: Readonly<Record<HttpConfig['kind'], readonly HttpPath[]>> = {
+  bare: ['valid', 'none'],
+  'launcher-auth': HTTP_PATHS,
+  peer: ['valid', 'none', 'forged'],
+  floor: ['valid', 'none', 'forged'],
+};
+
+/** The bare framework's request that a path is compared with: the same bytes on the wire, answered with 200. */
+export const barePathOf = (path: HttpPath): HttpPath => (path === 'none' ? 'none' : 'valid');
+
 /** One measured autocannon run, as bench/http-load.ts reports it. */
 export interface LoadRun {
   path: HttpPath;
@@ -69,7 +92,9 @@ export interface HttpCell {
   rps: number;
   rpsMin: number;
   rpsMax: number;
-  /** Median over the repetitions of (this run's requests/s ÷ the bare framework's in the same repetition), and the range. */
+  /** Per repetition: this run's requests/s ÷ the bare framework's (same request shape) in the same repetition. */
+  ratios: number[];
+  /** Their median and range. */
   ratio: number;
   ratioMin: number;
   ratioMax: number;
@@ -81,7 +106,7 @@ export interface HttpCell {
   unexpected: number;
   /** How many of the repetitions needed a second try (see LoadRun.retried). */
   retries: number;
-  /** Per repetition, for the 401-vs-200 comparison within a configuration. */
+  /** Requests/s per repetition, for comparisons within a repetition (401 vs 200, launcher-auth vs peers). */
   perRep: number[];
 }
 
@@ -96,6 +121,18 @@ export interface HttpResult {
 }
 
 const CONNECTIONS = 10;
+/** Starting a server and its load generator (tsx, the framework, autocannon) and the checked first requests. */
+const STARTUP_SECONDS = 2;
+
+/** How long runHttp takes when no run needs a second try: the estimate `npm run bench` prints first. */
+export function estimateHttpSeconds(options: { reps: number; durationSec: number; warmupSec: number }): number {
+  const perRep = HTTP_CONFIGS.reduce(
+    (sum, config) => sum + STARTUP_SECONDS + PATHS_BY_KIND[config.kind].length * (options.warmupSec + options.durationSec),
+    0,
+  );
+  const priming = STARTUP_SECONDS + PATHS_BY_KIND.bare.length * 2;
+  return priming + options.reps * perRep;
+}
 
 /** True when `taskset` can pin to cores 0 and 1 here. */
 function canPin(): boolean {
@@ -104,22 +141,36 @@ function canPin(): boolean {
   return probe.status === 0;
 }
 
-/** Starts one server and resolves with its port and pid once it printed READY; kills it on any failure. */
+interface Files {
+  /** The FileSecretStore file holding the current secret, and one holding the secret before it. */
+  secret: string;
+  previousSecret: string;
+  tokens: string;
+}
+
+/** Starts one server and resolves with its port once it printed READY; kills it on any failure. */
 async function startServer(
   config: HttpConfig,
-  files: { secret: string; tokens: string },
+  files: Files,
+  workDir: string,
   core: number | undefined,
   lifetimeSec: number,
 ): Promise<{ port: number; child: ReturnType<typeof startChild> }> {
   const child = startChild(
     tsxCommand(
       'http-server.ts',
-      ['--config', config.id, '--secret', files.secret, '--tokens', files.tokens, '--lifetime', String(lifetimeSec)],
+      [
+        '--config', config.id,
+        '--secret', files.secret,
+        '--previous-secret', files.previousSecret,
+        '--tokens', files.tokens,
+        '--work-dir', workDir,
+        '--lifetime', String(lifetimeSec),
+      ],
       { core },
     ),
-    // An application in production, as a launcher ships it (Express and Fastify read NODE_ENV). The server exits
-    // when its stdin closes: should this process be killed outright, its servers do not outlive it.
-    { env: { ...process.env, NODE_ENV: 'production' }, stdout: 'pipe', stdin: 'pipe' },
+    // An application in production, as a launcher ships it (Express and Fastify read NODE_ENV).
+    { env: { ...process.env, NODE_ENV: 'production' }, stdout: 'pipe' },
   );
   try {
     const port = await new Promise<number>((resolve, reject) => {
@@ -143,24 +194,39 @@ async function startServer(
   }
 }
 
-/** Creates the secret (a FileSecretStore file), the current token and a forgery of it, in `workDir` (0600 files). */
-async function makeSecrets(workDir: string): Promise<{ secret: string; tokens: string }> {
-  const { FileSecretStore, TokenAuthority } = await fromDist<LauncherAuth>('index');
+/**
+ * Creates the secrets (FileSecretStore files) and the tokens in `workDir` (0600 files): the secret before a
+ * rotation and the current one, and the four tokens the load generator sends. Returns the files' paths.
+ */
+async function makeSecrets(workDir: string): Promise<Files> {
+  const { FileSecretStore, TokenAuthority } = await fromBuild<LauncherAuth>('index');
   const secret = join(workDir, 'secret.json');
-  const authority = await TokenAuthority.open({ store: new FileSecretStore(secret) });
-  const current = authority.issue();
+  const previousSecret = join(workDir, 'secret-previous.json');
+  const store = new FileSecretStore(secret);
+  const authority = await TokenAuthority.open({ store });
+  const previous = authority.issue();
+  const before = await store.load();
+  if (before === undefined) throw new Error('http: the store lost its secret');
+  await new FileSecretStore(previousSecret).save(before);
+  const current = await authority.rotate();
   await authority.close();
-  // A forgery of the current token's length with other claims (another jti), signed with another key: the
-  // signing input differs from the current token's, so only the HMAC refuses it (the dearest refusal there is).
+
   const [header, payload] = current.split('.') as [string, string];
   const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { jti: string };
   const kid = (JSON.parse(Buffer.from(header, 'base64url').toString('utf8')) as { kid: string }).kid;
+  // A forgery of the current token's length with other claims (another jti), signed with another key: its signing
+  // input differs from the current token's, so only the HMAC refuses it (the dearest refusal there is).
   const jti = randomBytes(claims.jti.length).toString('base64url').slice(0, claims.jti.length);
-  const forged = await new SignJWT({ ...claims, jti }).setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid }).sign(randomBytes(32));
-  if (forged.length !== current.length || forged.split('.')[1] === payload) throw new Error('http: forgery went wrong');
+  const otherKey = randomBytes(32);
+  const forged = await new SignJWT({ ...claims, jti }).setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid }).sign(otherKey);
+  const resigned = `${header}.${payload}.${forged.split('.')[2] as string}`;
+  for (const token of [forged, previous, resigned]) {
+    if (token.length !== current.length || token === current) throw new Error('http: a forgery went wrong');
+  }
+  if (forged.split('.')[1] === payload) throw new Error('http: the forgery kept the current claims');
   const tokens = join(workDir, 'tokens.json');
-  await writeFile(tokens, JSON.stringify({ current, forged }), { mode: 0o600 });
-  return { secret, tokens };
+  await writeFile(tokens, JSON.stringify({ current, forged, previous, resigned }), { mode: 0o600 });
+  return { secret, previousSecret, tokens };
 }
 
 export async function runHttp(options: {
@@ -174,23 +240,26 @@ export async function runHttp(options: {
   if (!pinned) progress('http', 'taskset cannot pin to two cores here: server and loader run UNPINNED');
   const files = await makeSecrets(workDir);
   const runs = new Map<string, LoadRun[][]>(HTTP_CONFIGS.map((c) => [c.id, []]));
-  // Every path warmed, measured and possibly measured again, plus room for starting the processes.
-  const perRunLimit = (HTTP_PATHS.length * (warmupSec + 2 * durationSec) + 60) * 1000;
 
-  /** One configuration: a fresh server, then the loader's checked, warmed and measured runs of every path. */
+  /** One configuration: a fresh server, then the loader's checked, warmed and measured runs of its paths. */
   const measure = async (config: HttpConfig, label: string, warmup: number, duration: number): Promise<LoadRun[]> => {
     progress('http', `${label}: ${config.id}`);
-    const { port, child } = await startServer(config, files, pinned ? 0 : undefined, perRunLimit / 1000 + 30);
+    const paths = PATHS_BY_KIND[config.kind];
+    // Every path warmed, measured and possibly measured again, plus room for starting the processes.
+    const limitMs = (paths.length * (warmup + 2 * duration) + 60) * 1000;
+    const serverDir = join(workDir, `server-${config.id}-${label.replace(/\W+/g, '-')}`);
+    await mkdir(serverDir, { mode: 0o700 });
+    const { port, child } = await startServer(config, files, serverDir, pinned ? 0 : undefined, limitMs / 1000 + 30);
     try {
-      const out = join(workDir, `load-${config.id}-${label.replace(/\W+/g, '-')}.json`);
-      const expect = HTTP_PATHS.map((path) => (config.kind === 'bare' || path === 'valid' ? 200 : 401));
+      const out = join(serverDir, 'load.json');
+      const expect = paths.map((path) => (config.kind === 'bare' || path === 'valid' ? 200 : 401));
       const loaded = await runChild<LoadRun[]>(
         tsxCommand(
           'http-load.ts',
           [
             '--url', `http://127.0.0.1:${port}${HTTP_ROUTE}`,
             '--tokens', files.tokens,
-            '--paths', HTTP_PATHS.join(','),
+            '--paths', paths.join(','),
             '--expect', expect.join(','),
             '--warmup', String(warmup),
             '--duration', String(duration),
@@ -201,7 +270,7 @@ export async function runHttp(options: {
           { core: pinned ? 1 : undefined },
         ),
         out,
-        perRunLimit,
+        limitMs,
       );
       const summary = loaded.map(
         (r) =>
@@ -227,31 +296,34 @@ export async function runHttp(options: {
   }
 
   const cells: HttpResult['cells'] = {};
+  const known = (values: (number | null)[]): number[] => values.filter((v): v is number => v !== null);
   for (const config of HTTP_CONFIGS) {
     const bare = runs.get(`${config.framework}-bare`)!;
     const mine = runs.get(config.id)!;
     const row: Partial<Record<HttpPath, HttpCell>> = {};
-    for (const path of HTTP_PATHS) {
-      const at = (list: LoadRun[][], rep: number): LoadRun => list[rep]!.find((r) => r.path === path)!;
-      const rps = mine.map((_, rep) => at(mine, rep).requestsPerSec);
-      const ratios = mine.map((_, rep) => at(mine, rep).requestsPerSec / at(bare, rep).requestsPerSec);
-      const cpu = mine.map((_, rep) => at(mine, rep).serverCpuUsPerRequest);
-      const bareCpu = bare.map((_, rep) => at(bare, rep).serverCpuUsPerRequest);
-      const known = (values: (number | null)[]): number[] => values.filter((v): v is number => v !== null);
-      const busy = known(mine.map((_, rep) => at(mine, rep).serverBusy));
+    for (const path of PATHS_BY_KIND[config.kind]) {
+      const at = (list: LoadRun[][], rep: number, which: HttpPath): LoadRun => list[rep]!.find((r) => r.path === which)!;
+      const own = mine.map((_, rep) => at(mine, rep, path));
+      const base = bare.map((_, rep) => at(bare, rep, barePathOf(path)));
+      const rps = own.map((r) => r.requestsPerSec);
+      const ratios = own.map((r, rep) => r.requestsPerSec / base[rep]!.requestsPerSec);
+      const cpu = known(own.map((r) => r.serverCpuUsPerRequest));
+      const bareCpu = known(base.map((r) => r.serverCpuUsPerRequest));
+      const busy = known(own.map((r) => r.serverBusy));
       row[path] = {
         rps: median(rps),
         rpsMin: Math.min(...rps),
         rpsMax: Math.max(...rps),
+        ratios,
         ratio: median(ratios),
         ratioMin: Math.min(...ratios),
         ratioMax: Math.max(...ratios),
-        cpuRatio: known(cpu).length === 0 || known(bareCpu).length === 0 ? null : median(known(cpu)) / median(known(bareCpu)),
-        serverCpuUs: known(cpu).length === 0 ? null : median(known(cpu)),
+        cpuRatio: cpu.length === 0 || bareCpu.length === 0 ? null : median(cpu) / median(bareCpu),
+        serverCpuUs: cpu.length === 0 ? null : median(cpu),
         serverBusy: busy.length === 0 ? null : median(busy),
-        latencyP99Ms: median(mine.map((_, rep) => at(mine, rep).latencyP99Ms)),
-        unexpected: mine.reduce((sum, _, rep) => sum + at(mine, rep).unexpected, 0),
-        retries: mine.filter((_, rep) => at(mine, rep).retried).length,
+        latencyP99Ms: median(own.map((r) => r.latencyP99Ms)),
+        unexpected: own.reduce((sum, r) => sum + r.unexpected, 0),
+        retries: own.filter((r) => r.retried).length,
         perRep: rps,
       };
     }

@@ -24,7 +24,7 @@ import { SignJWT, jwtVerify } from 'jose';
 import jsonwebtoken from 'jsonwebtoken';
 import type { SecretRecord } from 'launcher-auth';
 import { measure } from 'mitata';
-import { flag, fromDist, plainStackTraces, requireFlag, runChild, tsxCommand, type LauncherAuth, type LauncherAuthNode } from './common.js';
+import { exitWithParent, flag, fromBuild, plainStackTraces, progress, requireFlag, runChild, tsxCommand, type LauncherAuth, type LauncherAuthNode } from './common.js';
 
 export const INPUTS = ['current', 'otherFirst', 'otherRepeated', 'wrongSignature', 'previous', 'currentResigned', 'garbage', 'oversize'] as const;
 export type Input = (typeof INPUTS)[number];
@@ -71,6 +71,8 @@ export interface MicroResult {
 
 /** Distinct correctly signed tokens cycled through for "first sight": more than fast-jwt's cache (1000) holds. */
 const POOL_SIZE = 4096;
+/** What the two children take in all, for the estimate `npm run bench` prints first. */
+export const MICRO_ESTIMATE_SECONDS = { quick: 75, full: 95 } as const;
 
 interface Contender {
   id: string;
@@ -90,7 +92,7 @@ interface Contender {
 const flat = (text: string): string => Buffer.from(text, 'latin1').toString('latin1');
 
 async function setup(): Promise<{ contenders: Contender[]; inputFor: (input: Input, header: boolean) => () => string; close: () => Promise<void> }> {
-  const { MemorySecretStore, TokenAuthority } = await fromDist<LauncherAuth>('index');
+  const { MemorySecretStore, TokenAuthority } = await fromBuild<LauncherAuth>('index');
   const store = new MemorySecretStore();
   const authority = await TokenAuthority.open({ store });
   // One rotation, so that "the token from before the last rotation" exists, as after "Regenerate token".
@@ -98,7 +100,7 @@ async function setup(): Promise<{ contenders: Contender[]; inputFor: (input: Inp
   await authority.rotate();
   const record: SecretRecord | undefined = await store.load();
   if (record === undefined) throw new Error('micro: the store lost its record');
-  const { withAuth } = await fromDist<LauncherAuthNode>('node');
+  const { withAuth } = await fromBuild<LauncherAuthNode>('node');
   const key = new Uint8Array(record.key);
   const keyObject = createSecretKey(key);
   const cryptoKey = await webcrypto.subtle.importKey('raw', key, { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
@@ -398,7 +400,7 @@ export async function runMicro(options: { quick: boolean; workDir: string }): Pr
     timeOut,
     (options.quick ? 4 : 15) * 60_000,
   );
-  process.stderr.write('[bench micro] allocation, in a child with --expose-gc\n');
+  progress('micro', 'allocation, in a child with --expose-gc');
   const alloc = await runChild<Awaited<ReturnType<typeof allocChild>>>(
     tsxCommand('micro.ts', ['--child', 'alloc', '--out', allocOut, ...quickArgs], {
       nodeFlags: ['--expose-gc', '--min-semi-space-size=64', '--max-semi-space-size=64'],
@@ -417,6 +419,7 @@ export async function runMicro(options: { quick: boolean; workDir: string }): Pr
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  exitWithParent();
   const argv = process.argv.slice(2);
   plainStackTraces();
   const mode = flag(argv, '--child');

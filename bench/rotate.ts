@@ -5,7 +5,7 @@ import { mkdtemp, open, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { flag, fromDist, median, plainStackTraces, quantile, requireFlag, runChild, tsxCommand, type LauncherAuth } from './common.js';
+import { exitWithParent, flag, fromBuild, median, plainStackTraces, quantile, requireFlag, runChild, tsxCommand, type LauncherAuth } from './common.js';
 
 export interface LatencyStats {
   count: number;
@@ -40,8 +40,11 @@ async function syncDirectory(path: string): Promise<void> {
 }
 
 async function measureRotations(count: number): Promise<RotateResult> {
-  const { FileSecretStore, TokenAuthority } = await fromDist<LauncherAuth>('index');
+  const { FileSecretStore, TokenAuthority } = await fromBuild<LauncherAuth>('index');
   const dir = await mkdtemp(join(tmpdir(), 'launcher-auth-rotate-'));
+  // The floor writes elsewhere: in the store's directory every floor write would wake the store's watcher, and the
+  // reload it queues would hold up the next rotate().
+  const floorDir = await mkdtemp(join(tmpdir(), 'launcher-auth-rotate-floor-'));
   try {
     const path = join(dir, 'secret.json');
     const authority = await TokenAuthority.open({ store: new FileSecretStore(path) });
@@ -53,7 +56,7 @@ async function measureRotations(count: number): Promise<RotateResult> {
       await authority.rotate();
       const t1 = performance.now();
       const text = `${JSON.stringify({ version: 1, id: randomBytes(12).toString('base64url'), key: randomBytes(32).toString('base64url'), createdAt: new Date().toISOString() })}\n`;
-      const temporary = join(dir, `.floor.${randomBytes(6).toString('hex')}.tmp`);
+      const temporary = join(floorDir, `.floor.${randomBytes(6).toString('hex')}.tmp`);
       const t2 = performance.now();
       const handle = await open(temporary, 'wx', 0o600);
       try {
@@ -62,8 +65,8 @@ async function measureRotations(count: number): Promise<RotateResult> {
       } finally {
         await handle.close();
       }
-      await rename(temporary, join(dir, 'floor.json'));
-      await syncDirectory(dir);
+      await rename(temporary, join(floorDir, 'floor.json'));
+      await syncDirectory(floorDir);
       const t3 = performance.now();
       if (i >= 0) {
         rotations.push(t1 - t0);
@@ -74,6 +77,7 @@ async function measureRotations(count: number): Promise<RotateResult> {
     return { rotate: stats(rotations), floor: stats(floor) };
   } finally {
     await rm(dir, { recursive: true, force: true });
+    await rm(floorDir, { recursive: true, force: true });
   }
 }
 
@@ -83,6 +87,7 @@ export async function runRotate(options: { workDir: string; count: number }): Pr
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  exitWithParent();
   plainStackTraces();
   const argv = process.argv.slice(2);
   const count = Number(flag(argv, '--count') ?? '200');

@@ -1,16 +1,21 @@
-// `npm run bench`: builds dist/ with tsup, runs the micro, HTTP and rotate() benchmarks (each in child processes),
-// prints one table on stdout and writes bench/RESULTS.md and bench/results.svg. Never part of `npm test`.
+// `npm run bench`: builds the library into bench/.build/ with tsup, runs the micro, HTTP and rotate() benchmarks (each
+// in child processes), prints one table on stdout and writes bench/RESULTS.md and bench/results.svg. Never part of
+// `npm test`.
 //
 // Flags: --quick (short runs: a smoke check, not figures to quote), --only micro|http|rotate, --no-build (use
-// dist/ as it is), --reps N and --duration S (HTTP repetitions and seconds per measured run; defaults 3 and 5).
-import { execFileSync, spawnSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+// bench/.build/ as it is), --reps N and --duration S (HTTP repetitions and seconds per measured run; defaults 3 and 5),
+// --profile <case> [--seconds S] (instead of the benchmark: where the time of one hot path goes; see bench/profile.ts).
+import { execFileSync } from 'node:child_process';
+import { existsSync, rmSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, release, tmpdir, totalmem, type as osType } from 'node:os';
 import { join } from 'node:path';
-import { BENCH_DIR, REPO_DIR, flag, hookExit, progress } from './common.js';
-import { runHttp } from './http.js';
-import { runMicro } from './micro.js';
+import { build, type Options } from 'tsup';
+import tsupConfig from '../tsup.config.ts';
+import { BENCH_DIR, BUILD_DIR, BUILT, REPO_DIR, buildExists, flag, hookExit, progress } from './common.js';
+import { estimateHttpSeconds, runHttp } from './http.js';
+import { MICRO_ESTIMATE_SECONDS, runMicro } from './micro.js';
+import { PROFILE_CASES, runProfile, type ProfileCase } from './profile.js';
 import { markdown, stdoutTable, svgChart, type Results } from './report.js';
 import { runRotate } from './rotate.js';
 
@@ -27,28 +32,69 @@ if (only !== undefined && !(PARTS as readonly string[]).includes(only)) {
 const parts: readonly Part[] = only === undefined ? PARTS : [only as Part];
 const reps = Number(flag(argv, '--reps') ?? (quick ? '1' : '3'));
 const durationSec = Number(flag(argv, '--duration') ?? (quick ? '1' : '5'));
-const warmupSec = quick ? 1 : 2;
+// Every path of a server is warmed before any is measured, so the server has run all its paths for this long
+// times their number before the first figure is taken.
+const warmupSec = 1;
 if (!Number.isInteger(reps) || reps < 1 || reps > 20) throw new TypeError('--reps must be a whole number from 1 to 20');
 if (!(durationSec >= 1 && durationSec <= 60)) throw new TypeError('--duration must be from 1 to 60 seconds');
+const profileCase = flag(argv, '--profile');
+if (profileCase !== undefined && !(PROFILE_CASES as readonly string[]).includes(profileCase)) {
+  throw new TypeError(`--profile must be one of ${PROFILE_CASES.join(', ')}`);
+}
+
+/**
+ * Builds the modules the benchmark loads into bench/.build/: the ESM output of the package's own tsup options for
+ * the library (tsup.config.ts: target, externals, splitting, tree shaking), without declarations.
+ */
+async function buildLibrary(): Promise<void> {
+  const configs = typeof tsupConfig === 'function' ? await tsupConfig({}) : tsupConfig;
+  const library = (Array.isArray(configs) ? configs : [configs]).find((c: Options) => c.dts !== false);
+  if (library === undefined) throw new Error('bench: no library build in tsup.config.ts');
+  await build({
+    ...library,
+    entry: Object.fromEntries(BUILT.map((name) => [name, name === 'index' ? 'src/index.ts' : `src/adapters/${name}.ts`])),
+    format: ['esm'],
+    dts: false,
+    outDir: BUILD_DIR,
+    clean: true,
+    config: false,
+    silent: true,
+  });
+  if (!buildExists()) throw new Error('bench: the build did not write every module');
+}
 
 function git(args: string[]): string {
   return execFileSync('git', args, { cwd: REPO_DIR, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
 }
+/** HEAD, and whether the code measured differs from it (this run's own output files aside). */
 function commit(): string {
   try {
-    return `${git(['rev-parse', '--short', 'HEAD'])}${git(['status', '--porcelain', '--', 'src']) === '' ? '' : ' (src/ modified)'}`;
+    const changed = git(['status', '--porcelain', '--', 'src', 'bench', 'package.json', 'tsup.config.ts', ':!bench/RESULTS.md', ':!bench/results.svg']);
+    return `${git(['rev-parse', '--short', 'HEAD'])}${changed === '' ? '' : ' with uncommitted changes to the measured code'}`;
   } catch {
     return 'unknown';
   }
 }
 
-const build = argv.includes('--no-build') ? 'dist/ as found (--no-build)' : '`npx tsup` at the start of this run';
-if (!argv.includes('--no-build')) {
-  progress('build', 'npx tsup');
-  // The library as published; its output goes to stderr so that stdout carries only the table.
-  const built = spawnSync('npx', ['tsup'], { cwd: REPO_DIR, stdio: ['ignore', 2, 2], timeout: 5 * 60_000 });
-  if (built.status !== 0) throw new Error('npx tsup failed');
+const started = Date.now();
+const noBuild = argv.includes('--no-build');
+if (noBuild) {
+  if (!buildExists()) throw new Error('--no-build: bench/.build/ is missing; run once without --no-build');
+} else {
+  progress('build', 'tsup into bench/.build/');
+  await buildLibrary();
 }
+
+if (profileCase !== undefined) {
+  process.stdout.write(`${await runProfile(profileCase as ProfileCase, Number(flag(argv, '--seconds') ?? '3'))}\n`);
+  process.exit(0);
+}
+
+const expected =
+  (parts.includes('micro') ? MICRO_ESTIMATE_SECONDS[quick ? 'quick' : 'full'] : 0) +
+  (parts.includes('http') ? estimateHttpSeconds({ reps, durationSec, warmupSec }) : 0) +
+  (parts.includes('rotate') ? 10 : 0);
+progress('plan', `${parts.join(', ')}; expected to take about ${Math.ceil(expected / 60)} min`);
 
 const results: Results = {
   machine: {
@@ -61,11 +107,16 @@ const results: Results = {
     loadAverage: loadavg().map((l) => l.toFixed(2)).join(' / '),
     commit: commit(),
   },
-  settings: { quick, parts, build },
+  settings: {
+    quick,
+    parts,
+    build: noBuild ? 'as found: --no-build' : 'built at the start of this run',
+    elapsedSec: 0,
+  },
 };
 
 const workDir = await mkdtemp(join(tmpdir(), 'launcher-auth-bench-'));
-// The work directory holds a secret: removed however the run ends (^C ends it through process.exit).
+// The work directory holds secrets: removed however the run ends (^C ends it through process.exit).
 process.once('exit', () => rmSync(workDir, { recursive: true, force: true }));
 try {
   if (parts.includes('micro')) {
@@ -73,7 +124,7 @@ try {
     results.micro = await runMicro({ quick, workDir });
   }
   if (parts.includes('http')) {
-    progress('http', `${reps} repetition(s) of ${warmupSec} s warm-up + ${durationSec} s per path`);
+    progress('http', `${reps} repetition(s); per path ${warmupSec} s of warm-up and ${durationSec} s measured`);
     results.http = await runHttp({ workDir, reps, durationSec, warmupSec });
   }
   if (parts.includes('rotate')) {
@@ -83,8 +134,14 @@ try {
 } finally {
   await rm(workDir, { recursive: true, force: true });
 }
+results.settings.elapsedSec = (Date.now() - started) / 1000;
 
 process.stdout.write(`${stdoutTable(results)}\n`);
 await writeFile(join(BENCH_DIR, 'RESULTS.md'), markdown(results));
-if (results.http !== undefined) await writeFile(join(BENCH_DIR, 'results.svg'), svgChart(results.http, quick));
-progress('done', `wrote bench/RESULTS.md${results.http === undefined ? '' : ' and bench/results.svg'}`);
+const chart = join(BENCH_DIR, 'results.svg');
+if (results.http !== undefined) await writeFile(chart, svgChart(results.http, quick));
+progress(
+  'done',
+  `${(results.settings.elapsedSec / 60).toFixed(1)} min; wrote bench/RESULTS.md${results.http === undefined ? '' : ' and bench/results.svg'}` +
+    (results.http === undefined && existsSync(chart) ? ' (results.svg is from an earlier run with the HTTP part)' : ''),
+);

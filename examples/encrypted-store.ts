@@ -30,7 +30,7 @@ export class EncryptedSecretStore implements SecretStore {
   readonly #inner: SecretStore;
   readonly #hostKey: KeyObject;
   /** Set exactly when the inner store reports changes, so TokenAuthority follows this store as it would that one. */
-  readonly watch?: (onChange: () => void) => () => void;
+  readonly watch?: NonNullable<SecretStore['watch']>;
 
   constructor(inner: SecretStore, hostKey: Uint8Array) {
     if (typeof inner?.load !== 'function' || typeof inner.save !== 'function') {
@@ -42,7 +42,7 @@ export class EncryptedSecretStore implements SecretStore {
     this.#inner = inner;
     this.#hostKey = createSecretKey(hostKey); // a copy: the caller may wipe its buffer
     const watch = inner.watch;
-    if (typeof watch === 'function') this.watch = (onChange) => watch.call(inner, onChange);
+    if (typeof watch === 'function') this.watch = (onChange, link) => watch.call(inner, onChange, link);
   }
 
   async load(): Promise<SecretRecord | undefined> {

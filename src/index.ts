@@ -8,8 +8,10 @@ export type {
   JWTPayload,
   RejectReason,
   RotateEvent,
+  SaveOptions,
   SecretRecord,
   SecretStore,
+  StoreLink,
   TokenAuthorityOptions,
   VerifyResult,
 } from './core/types.js';

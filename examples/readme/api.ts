@@ -13,4 +13,4 @@ export declare class TokenAuthority {
 }
 export type VerifyResult =
   | { ok: true; claims: JWTPayload; keyId: string; signal: AbortSignal }
-  | { ok: false; reason: 'missing' | 'malformed' | 'invalid' };
+  | { ok: false; reason: 'missing' | 'malformed' | 'invalid' | 'rotated' | 'suspended' };

@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import { authorizationFromRawHeaders } from '../core/bearer.js';
 import {
   EXEMPT,
-  UNAUTHORIZED_HEADERS,
+  UNAUTHORIZED_HEADER_LIST,
   UNAUTHORIZED_RAW,
   UNAUTHORIZED_STATUS,
   assertAuthority,
@@ -49,7 +49,7 @@ export function withAuth<
 
   const apply = (req: Request, res: Response, decision: Decision): void => {
     if (decision === undefined) {
-      res.writeHead(UNAUTHORIZED_STATUS, UNAUTHORIZED_HEADERS);
+      res.writeHead(UNAUTHORIZED_STATUS, UNAUTHORIZED_HEADER_LIST);
       res.end();
       return;
     }

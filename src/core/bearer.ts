@@ -52,25 +52,31 @@ function isAuthorizationName(name: string): boolean {
   return true;
 }
 
+/** Length of `Bearer ` (the scheme and the one space that must follow it). */
+export const SCHEME_LENGTH = 7;
+
+/** True when `value` starts with the scheme in any letter case and one space: `Bearer `, `bearer `, `BEARER `. */
+export function startsWithScheme(value: string): boolean {
+  // 0x20 ORed in folds ASCII upper case to lower case; no other character maps onto these letters.
+  return (
+    (value.charCodeAt(0) | 0x20) === 0x62 && // b
+    (value.charCodeAt(1) | 0x20) === 0x65 && // e
+    (value.charCodeAt(2) | 0x20) === 0x61 && // a
+    (value.charCodeAt(3) | 0x20) === 0x72 && // r
+    (value.charCodeAt(4) | 0x20) === 0x65 && // e
+    (value.charCodeAt(5) | 0x20) === 0x72 && // r
+    value.charCodeAt(6) === 0x20
+  );
+}
+
 /**
  * The token of a `Bearer` value: the scheme in any letter case, one or more spaces (SP only, no tabs),
  * then the token and nothing else. Returns `malformed` for anything else, including an empty value.
  */
 export function bearerToken(value: string): string | RejectReason {
   if (typeof value !== 'string' || value.length < 8 || value.length > MAX_VALUE_LENGTH) return 'malformed';
-  // 0x20 ORed in folds ASCII upper case to lower case; no other byte maps onto these letters.
-  if (
-    (value.charCodeAt(0) | 0x20) !== 0x62 || // b
-    (value.charCodeAt(1) | 0x20) !== 0x65 || // e
-    (value.charCodeAt(2) | 0x20) !== 0x61 || // a
-    (value.charCodeAt(3) | 0x20) !== 0x72 || // r
-    (value.charCodeAt(4) | 0x20) !== 0x65 || // e
-    (value.charCodeAt(5) | 0x20) !== 0x72 || // r
-    value.charCodeAt(6) !== 0x20
-  ) {
-    return 'malformed';
-  }
-  let start = 7;
+  if (!startsWithScheme(value)) return 'malformed';
+  let start = SCHEME_LENGTH;
   while (start < value.length && value.charCodeAt(start) === 0x20) start++;
   if (start - 6 > MAX_SPACES || start === value.length) return 'malformed';
   const token = value.slice(start);

@@ -28,6 +28,9 @@ export function recordProblem(record: unknown): string | undefined {
   if (key.byteLength < MIN_KEY_BYTES) {
     return `the key is ${key.byteLength} bytes; at least ${MIN_KEY_BYTES} are required (RFC 7518 §3.2)`;
   }
+  if (key.every((byte) => byte === key[0])) {
+    return 'every byte of the key has the same value (a zeroed or placeholder key, which anyone can guess)';
+  }
   if (!(createdAt instanceof Date) || Number.isNaN(createdAt.getTime())) return 'createdAt is not a valid Date';
   return undefined;
 }

@@ -1,17 +1,19 @@
 // TokenAuthority: holds the current secret, issues its one token, verifies, rotates, and follows the store.
 import { createSecretKey, timingSafeEqual, webcrypto, type KeyObject } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
+import { performance } from 'node:perf_hooks';
 import { jwtVerify, type JWTVerifyOptions } from 'jose';
-import { MAX_TOKEN_LENGTH, bearerToken, singleValue } from './bearer.js';
+import { MAX_TOKEN_LENGTH, SCHEME_LENGTH, bearerToken, singleValue, startsWithScheme } from './bearer.js';
 import { LauncherAuthError } from './errors.js';
 import { copyRecord, generateRecord } from './record.js';
-import { checkStructure, signToken, signatureMatches, splitCompact, tokenClaims } from './token.js';
+import { checkStructure, isCanonicalBase64url, signToken, signatureMatches, splitCompact, tokenClaims } from './token.js';
 import type {
   JWTPayload,
   RejectReason,
   RotateEvent,
   SecretRecord,
   SecretStore,
+  StoreLink,
   TokenAuthorityOptions,
   VerifyResult,
 } from './types.js';
@@ -30,18 +32,53 @@ const REJECTED: Readonly<Record<RejectReason, Rejected>> = Object.freeze({
   missing: Object.freeze({ ok: false, reason: 'missing' }),
   malformed: Object.freeze({ ok: false, reason: 'malformed' }),
   invalid: Object.freeze({ ok: false, reason: 'invalid' }),
+  rotated: Object.freeze({ ok: false, reason: 'rotated' }),
+  suspended: Object.freeze({ ok: false, reason: 'suspended' }),
 });
 /** The same refusals, already settled: a cheap refusal through `verify()`/`authenticate()` allocates nothing. */
 const REJECTED_PROMISES: Readonly<Record<RejectReason, Promise<VerifyResult>>> = Object.freeze({
   missing: Promise.resolve(REJECTED.missing),
   malformed: Promise.resolve(REJECTED.malformed),
   invalid: Promise.resolve(REJECTED.invalid),
+  rotated: Promise.resolve(REJECTED.rotated),
+  suspended: Promise.resolve(REJECTED.suspended),
 });
+/** How many ids of records this authority tried to save are remembered, to tell its own abandoned saves apart. */
+const OWN_RECORDS_KEPT = 32;
 /**
  * How many rotated-away tokens are kept to refuse without an HMAC: the script still sending the token from before
  * "Regenerate token" is the usual 401. A fixed number, set at rotation: nothing a client sends can grow it.
  */
 const RETIRED_KEPT = 2;
+const DOT = 0x2e;
+
+/**
+ * A buffer reused for the constant-time comparisons of texts as long as `offset` + the current token, so that the
+ * current-token path allocates nothing, and its views on the token and on the token's signing input.
+ */
+interface Scratch {
+  /** Where the token starts in the text: 0 for a bare token, {@link SCHEME_LENGTH} after `Bearer `. */
+  readonly offset: number;
+  readonly whole: Buffer;
+  readonly token: Buffer;
+  readonly signingInput: Buffer;
+}
+
+function scratchFor(offset: number, tokenLength: number, signingInputLength: number): Scratch {
+  const whole = Buffer.alloc(offset + tokenLength);
+  return { offset, whole, token: whole.subarray(offset), signingInput: whole.subarray(offset, offset + signingInputLength) };
+}
+
+/** Freezes `value` and everything reachable from it: for claims, which are JSON (no cycles, no accessors). */
+function deepFreeze<T>(value: T): T {
+  const pending: unknown[] = [value];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    if (typeof next !== 'object' || next === null || Object.isFrozen(next)) continue;
+    Object.freeze(next);
+    for (const child of Object.values(next)) pending.push(child);
+  }
+  return value;
+}
 
 /**
  * Everything derived from one secret, built before it is swapped in so that a swap is one assignment.
@@ -51,24 +88,31 @@ interface KeyState {
   readonly record: SecretRecord;
   readonly token: string;
   readonly tokenBytes: Buffer;
-  /** `Bearer <token>`: the common header spelling, compared whole without slicing the header value. */
-  readonly headerBytes: Buffer;
-  /** Reused for the constant-time comparisons, so the current-token path allocates nothing. */
-  readonly headerScratch: Buffer;
-  readonly tokenScratch: Buffer;
+  /** The token's signing input (`header.payload`), as a view of `tokenBytes`. */
+  readonly signingInput: Buffer;
+  /** Where the token's two dots are: public, since the lengths of its header and claims are. */
+  readonly headerEnd: number;
+  readonly payloadEnd: number;
+  /** For a bare token (`verify()`), and for `Bearer <token>` compared in place without slicing the header value. */
+  readonly bare: Scratch;
+  readonly bearer: Scratch;
   readonly hmacKey: KeyObject;
   readonly cryptoKey: CryptoKey;
   readonly controller: AbortController;
   /** The frozen result returned for the current token, and the same already settled. */
   readonly accepted: Accepted;
   readonly acceptedPromise: Promise<VerifyResult>;
-  /** The token's signing input (`header.payload`), as a view of `tokenBytes`, and the same view of `tokenScratch`. */
-  readonly signingInput: Buffer;
-  readonly signingInputScratch: Buffer;
   readonly joseOptions: JWTVerifyOptions;
 }
 
-async function buildState(record: SecretRecord, issuer: string | undefined): Promise<KeyState> {
+/** The claims that the options add to the token, and require of any other token. */
+interface ClaimOptions {
+  readonly issuer: string | undefined;
+  readonly audience: string | undefined;
+}
+
+async function buildState(record: SecretRecord, claimOptions: ClaimOptions): Promise<KeyState> {
+  const { issuer, audience } = claimOptions;
   const cryptoKey = await webcrypto.subtle.importKey(
     'raw',
     record.key,
@@ -76,19 +120,19 @@ async function buildState(record: SecretRecord, issuer: string | undefined): Pro
     false,
     ['sign', 'verify'],
   );
-  const claims = tokenClaims(record, issuer);
+  const claims = tokenClaims(record, issuer, audience);
   const token = await signToken(record, claims, cryptoKey);
   const controller = new AbortController();
   // Every open SSE stream or WebSocket of this key listens on the one signal: no listener cap, no warning.
   setMaxListeners(0, controller.signal);
-  const headerBytes = Buffer.from(`Bearer ${token}`, 'latin1');
   const tokenBytes = Buffer.from(token, 'latin1');
-  const tokenScratch = Buffer.alloc(token.length);
-  const signingInputLength = token.lastIndexOf('.');
-  // The claims are flat (jti, iat, iss): freezing the object freezes them all, so one result can be shared.
+  const headerEnd = token.indexOf('.');
+  const payloadEnd = token.lastIndexOf('.');
+  // One result shared by every request with the current token: frozen all the way down, so no handler can change
+  // what the next request is told.
   const accepted: Accepted = Object.freeze({
     ok: true,
-    claims: Object.freeze({ ...claims }) as JWTPayload,
+    claims: deepFreeze({ ...claims }) as JWTPayload,
     keyId: record.id,
     signal: controller.signal,
   });
@@ -96,27 +140,22 @@ async function buildState(record: SecretRecord, issuer: string | undefined): Pro
     record,
     token,
     tokenBytes,
-    headerBytes,
-    headerScratch: Buffer.alloc(headerBytes.length),
-    tokenScratch,
+    signingInput: tokenBytes.subarray(0, payloadEnd),
+    headerEnd,
+    payloadEnd,
+    bare: scratchFor(0, token.length, payloadEnd),
+    bearer: scratchFor(SCHEME_LENGTH, token.length, payloadEnd),
     hmacKey: createSecretKey(record.key),
     cryptoKey,
     controller,
     accepted,
     acceptedPromise: Promise.resolve(accepted),
-    signingInput: tokenBytes.subarray(0, signingInputLength),
-    signingInputScratch: tokenScratch.subarray(0, signingInputLength),
-    joseOptions: issuer === undefined ? { algorithms: ['HS256'] } : { algorithms: ['HS256'], issuer },
+    joseOptions: {
+      algorithms: ['HS256'],
+      ...(issuer === undefined ? {} : { issuer }),
+      ...(audience === undefined ? {} : { audience }),
+    },
   };
-}
-
-/**
- * True when `value` has exactly the bytes of `expected`. Written as UTF-8 into a reused buffer: any non-ASCII
- * character becomes bytes of 0x80 and above, which the ASCII `expected` never holds, so no other string can
- * compare equal. The caller has checked that the lengths agree.
- */
-function sameBytes(value: string, expected: Buffer, scratch: Buffer): boolean {
-  return scratch.write(value, 0, 'utf8') === expected.length && timingSafeEqual(scratch, expected);
 }
 
 function sameRecord(a: SecretRecord, b: SecretRecord): boolean {
@@ -140,15 +179,23 @@ export let authenticateNow: (
 export class TokenAuthority {
   #state: KeyState;
   readonly #store: SecretStore;
-  readonly #issuer: string | undefined;
+  readonly #claimOptions: ClaimOptions;
   readonly #onStoreError: ((error: Error) => void) | undefined;
   readonly #saveTimeout: number;
   readonly #listeners = new Set<(event: RotateEvent) => void>();
   /** Rotations and reloads run one after another in this chain; the last one wins. */
   #queue: Promise<unknown> = Promise.resolve();
-  #reloadQueued = false;
+  /** The reload queued and not yet started, which further change reports join. */
+  #pendingReload: Promise<void> | undefined;
   #unwatch: (() => void) | undefined;
   #closed = false;
+  /**
+   * Until when (a `performance.now()` time) tokens are trusted: `Infinity` unless a store bounds it through its
+   * {@link StoreLink}; `-Infinity` once closed. Checked on every verification.
+   */
+  #trustUntil = Infinity;
+  /** Ids of the records this authority saved or tried to save, newest last: its own, should one land late. */
+  #ownRecords: string[] = [];
   /** The last {@link RETIRED_KEPT} rotated-away tokens, newest first. */
   #retired: readonly Buffer[] = [];
 
@@ -159,13 +206,13 @@ export class TokenAuthority {
   private constructor(
     state: KeyState,
     store: SecretStore,
-    issuer: string | undefined,
+    claimOptions: ClaimOptions,
     onStoreError: ((error: Error) => void) | undefined,
     saveTimeout: number,
   ) {
     this.#state = state;
     this.#store = store;
-    this.#issuer = issuer;
+    this.#claimOptions = claimOptions;
     this.#onStoreError = onStoreError;
     this.#saveTimeout = saveTimeout;
   }
@@ -179,7 +226,7 @@ export class TokenAuthority {
     if (typeof options !== 'object' || options === null) {
       throw new TypeError('TokenAuthority.open: options must be an object with a `store`.');
     }
-    const { store, issuer, onStoreError, saveTimeout = DEFAULT_SAVE_TIMEOUT } = options;
+    const { store, issuer, audience, onStoreError, saveTimeout = DEFAULT_SAVE_TIMEOUT } = options;
     if (
       typeof store !== 'object' ||
       store === null ||
@@ -193,6 +240,9 @@ export class TokenAuthority {
     }
     if (issuer !== undefined && (typeof issuer !== 'string' || issuer.length === 0)) {
       throw new TypeError('TokenAuthority.open: `issuer` must be a non-empty string when set.');
+    }
+    if (audience !== undefined && (typeof audience !== 'string' || audience.length === 0)) {
+      throw new TypeError('TokenAuthority.open: `audience` must be a non-empty string when set.');
     }
     if (onStoreError !== undefined && typeof onStoreError !== 'function') {
       throw new TypeError('TokenAuthority.open: `onStoreError` must be a function when set.');
@@ -211,8 +261,26 @@ export class TokenAuthority {
     } else {
       record = copyRecord(loaded);
     }
-    const authority = new TokenAuthority(await buildState(record, issuer), store, issuer, onStoreError, saveTimeout);
-    authority.#unwatch = store.watch?.(() => authority.#storeChanged());
+    const claimOptions: ClaimOptions = Object.freeze({ issuer, audience });
+    const authority = new TokenAuthority(await buildState(record, claimOptions), store, claimOptions, onStoreError, saveTimeout);
+    authority.#remember(record.id);
+    if (store.watch !== undefined) {
+      const link: StoreLink = Object.freeze({
+        get keyId(): string {
+          return authority.#state.record.id;
+        },
+        trustUntil(deadline: number): void {
+          authority.#setTrust(deadline);
+        },
+      });
+      // A store that must reach a server before it can vouch for the key makes open() wait, or fail.
+      const unwatch = await store.watch(() => authority.#storeChanged(), link);
+      if (typeof unwatch !== 'function') {
+        await authority.close();
+        throw new TypeError('TokenAuthority.open: `store.watch` must return an unsubscribe function (or a promise of one).');
+      }
+      authority.#unwatch = unwatch;
+    }
     return authority;
   }
 
@@ -269,6 +337,7 @@ export class TokenAuthority {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#trustUntil = -Infinity;
     this.#unwatch?.();
     this.#unwatch = undefined;
     this.#state.controller.abort(new LauncherAuthError('ERR_CLOSED', 'The token authority was closed.'));
@@ -285,13 +354,15 @@ export class TokenAuthority {
     const value = singleValue(authorization);
     if (value === 'missing' || value === 'malformed' || value === 'invalid') return REJECTED[value];
     const state = this.#state;
-    // The common spelling of the current token, compared whole: no slice, no allocation.
+    // The common spelling (the scheme, one space, a token as long as the current one) is compared in place: no
+    // slice, so the current token allocates nothing, and one comparison serves both the header and the token.
     if (
-      value.length === state.headerBytes.length &&
-      !this.#closed &&
-      sameBytes(value, state.headerBytes, state.headerScratch)
+      value.length === state.bearer.whole.length &&
+      this.#trusted() &&
+      startsWithScheme(value) &&
+      value.charCodeAt(SCHEME_LENGTH) !== 0x20
     ) {
-      return state.accepted;
+      return this.#known(value, state, state.bearer) ?? this.#verifySigned(value.slice(SCHEME_LENGTH), state);
     }
     const token = bearerToken(value);
     if (token === 'missing' || token === 'malformed' || token === 'invalid') return REJECTED[token];
@@ -301,23 +372,44 @@ export class TokenAuthority {
   #verifyNow(token: string): VerifyResult | Promise<VerifyResult> {
     if (typeof token !== 'string' || token.length === 0) return REJECTED.missing;
     if (token.length > MAX_TOKEN_LENGTH) return REJECTED.malformed;
-    if (this.#closed) return REJECTED.invalid;
+    if (!this.#trusted()) return this.#closed ? REJECTED.invalid : REJECTED.suspended;
     const state = this.#state;
-    const sameLength = token.length === state.tokenBytes.length;
-    if (sameLength && sameBytes(token, state.tokenBytes, state.tokenScratch)) return state.accepted;
+    if (token.length === state.tokenBytes.length) {
+      const known = this.#known(token, state, state.bare);
+      if (known !== undefined) return known;
+    }
+    return this.#verifySigned(token, state);
+  }
+
+  /**
+   * The answer for `text` (a token as long as the current one, at `scratch.offset`) when it is a token this
+   * authority knows, compared in constant time: the current token is accepted; a token from before a recent
+   * rotation, and the current header and claims under another signature (the only valid signature for them is
+   * the current token's own), are refused without an HMAC. `undefined` for any other text.
+   */
+  #known(text: string, state: KeyState, scratch: Scratch): VerifyResult | undefined {
+    const { offset } = scratch;
+    // Public shape first: a text without dots where the current token has them (garbage) is none of these.
+    if (text.charCodeAt(offset + state.headerEnd) !== DOT || text.charCodeAt(offset + state.payloadEnd) !== DOT) {
+      return undefined;
+    }
+    // Written as UTF-8: a non-ASCII character becomes bytes of 0x80 and above, which no token holds, so only the
+    // very same string can compare equal. A text that does not fill the scratch (it would leave an earlier text's
+    // bytes behind) is compared with nothing.
+    if (scratch.whole.write(text, 0, 'utf8') !== scratch.whole.length) return undefined;
+    if (timingSafeEqual(scratch.token, state.tokenBytes)) return state.accepted;
+    if (this.#isRetired(scratch.token)) return REJECTED.rotated;
+    if (timingSafeEqual(scratch.signingInput, state.signingInput)) {
+      // Refused either way; the reason is the one the syntax checks would give.
+      return isCanonicalBase64url(text, offset + state.payloadEnd + 1, text.length) ? REJECTED.invalid : REJECTED.malformed;
+    }
+    return undefined;
+  }
+
+  /** Syntax, the HMAC, the header rules, then jose: for a token that is not one {@link #known} recognises. */
+  #verifySigned(token: string, state: KeyState): VerifyResult | Promise<VerifyResult> {
     const parts = splitCompact(token);
     if (parts === 'malformed') return REJECTED.malformed;
-    // Two forgeries refused without an HMAC, compared in constant time against the bytes sameBytes left in the
-    // scratch (exactly the token's: splitCompact has just shown it is ASCII): a token from before a recent
-    // rotation, and the current token's header and claims under another signature (the only valid signature
-    // for that signing input is the current token's own).
-    if (
-      sameLength &&
-      ((parts.payloadEnd === state.signingInput.length && timingSafeEqual(state.signingInputScratch, state.signingInput)) ||
-        this.#isRetired(state.tokenScratch))
-    ) {
-      return REJECTED.invalid;
-    }
     if (!signatureMatches(token, parts.payloadEnd, state.hmacKey)) return REJECTED.invalid;
     const problem = checkStructure(token, parts.headerEnd, parts.payloadEnd);
     if (problem !== undefined) return REJECTED[problem];
@@ -343,13 +435,37 @@ export class TokenAuthority {
     }
     // Linearizability: a verification that settles after a rotation resolved never accepts the old key.
     if (this.#state !== state || this.#closed) return REJECTED.invalid;
-    return Object.freeze({ ok: true, claims: Object.freeze(claims), keyId: state.record.id, signal: state.controller.signal });
+    if (!this.#trusted()) return REJECTED.suspended;
+    // RFC 7519 §4.1.3: a token meant for an audience is refused by a recipient that has none (jose checks `aud`
+    // only when asked to).
+    if (this.#claimOptions.audience === undefined && Object.hasOwn(claims, 'aud')) return REJECTED.invalid;
+    // The signal is left as it is: it must still be able to abort.
+    return Object.freeze({ ok: true, claims: deepFreeze(claims), keyId: state.record.id, signal: state.controller.signal });
+  }
+
+  /** Whether tokens may be accepted now: open, and within the bound a store set (checked on the monotonic clock). */
+  #trusted(): boolean {
+    const until = this.#trustUntil;
+    return until === Infinity || performance.now() < until;
+  }
+
+  #setTrust(deadline: number): void {
+    if (typeof deadline !== 'number' || Number.isNaN(deadline)) {
+      throw new TypeError('StoreLink.trustUntil: `deadline` must be a performance.now() time in milliseconds.');
+    }
+    if (!this.#closed) this.#trustUntil = deadline;
+  }
+
+  #remember(id: string): void {
+    this.#ownRecords.push(id);
+    if (this.#ownRecords.length > OWN_RECORDS_KEPT) this.#ownRecords.shift();
   }
 
   async #rotateNow(): Promise<string> {
     if (this.#closed) throw new LauncherAuthError('ERR_CLOSED', 'The token authority was closed.');
     const record = generateRecord();
-    const next = await buildState(record, this.#issuer);
+    const next = await buildState(record, this.#claimOptions);
+    this.#remember(record.id);
     try {
       await this.#saveWithin(record);
     } catch (cause) {
@@ -357,8 +473,7 @@ export class TokenAuthority {
         throw new LauncherAuthError(
           'ERR_SAVE_FAILED',
           `The secret store's save() did not settle within ${this.#saveTimeout} ms (timed out); nothing changed ` +
-            'and the current token stays valid. Should that save finish later, the store is reloaded and what ' +
-            'it then holds is adopted.',
+            'and the current token stays valid. Should that save land later, it is undone.',
         );
       }
       throw new LauncherAuthError(
@@ -379,49 +494,59 @@ export class TokenAuthority {
   }
 
   /**
-   * `store.save(record)`, given up on after `saveTimeout` ms. A save that settles after that, either way, may have
-   * changed the store behind the rotation that gave up on it: reconcile exactly as after an external change.
+   * `store.save(record, { signal })`, given up on after `saveTimeout` ms: the signal is aborted, and should the save
+   * settle after that, either way, the store is reconciled (an abandoned record of this authority's is replaced by
+   * the current one; anything else is adopted as an external change).
    */
   #saveWithin(record: SecretRecord): Promise<void> {
+    const limit = this.#saveTimeout;
+    const controller = new AbortController();
     let saving: Promise<void>;
     try {
-      saving = Promise.resolve(this.#store.save(record));
+      saving = Promise.resolve(this.#store.save(record, { signal: controller.signal }));
     } catch (error) {
       return Promise.reject(error);
     }
-    const limit = this.#saveTimeout;
     if (limit === 0) return saving;
     return new Promise<void>((resolve, reject) => {
       let late = false;
       // Unreferenced: a pending rotation must not be what keeps the host process alive.
       const timer = setTimeout(() => {
         late = true;
+        controller.abort(new LauncherAuthError('ERR_SAVE_FAILED', 'The save was given up on (saveTimeout).'));
         reject(SAVE_TIMED_OUT);
       }, limit).unref();
+      const settled = (error: unknown, failed: boolean): void => {
+        if (late) {
+          void this.#reload(true);
+          return;
+        }
+        clearTimeout(timer);
+        if (failed) reject(error);
+        else resolve();
+      };
       saving.then(
-        () => {
-          if (late) this.#storeChanged();
-          else {
-            clearTimeout(timer);
-            resolve();
-          }
-        },
-        (error: unknown) => {
-          if (late) this.#storeChanged();
-          else {
-            clearTimeout(timer);
-            reject(error);
-          }
-        },
+        () => settled(undefined, false),
+        (error: unknown) => settled(error, true),
       );
     });
   }
 
-  #storeChanged(): void {
-    if (this.#closed || this.#reloadQueued) return;
-    this.#reloadQueued = true;
-    this.#queue = this.#queue.then(async () => {
-      this.#reloadQueued = false;
+  /** A change reported by the store: reload once, joining a reload already queued and not yet started. */
+  #storeChanged(): Promise<void> {
+    return this.#reload(false);
+  }
+
+  /**
+   * Reads the store in the rotation queue and adopts what it holds. After an abandoned save (`repair`), a record
+   * that this authority itself tried to save, and that is not its current one, is a rotation that gave up: the
+   * current record is written back instead, so the token the last successful `rotate()` returned stays valid.
+   */
+  #reload(repair: boolean): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    if (!repair && this.#pendingReload !== undefined) return this.#pendingReload;
+    const run = this.#queue.then(async () => {
+      if (!repair) this.#pendingReload = undefined;
       if (this.#closed) return;
       try {
         const loaded = await this.#store.load();
@@ -433,7 +558,11 @@ export class TokenAuthority {
         }
         const record = copyRecord(loaded);
         if (sameRecord(record, this.#state.record)) return;
-        const next = await buildState(record, this.#issuer);
+        if (repair && this.#ownRecords.includes(record.id)) {
+          await this.#saveWithin(this.#state.record);
+          return;
+        }
+        const next = await buildState(record, this.#claimOptions);
         if (!this.#closed) this.#install(next);
       } catch (error) {
         try {
@@ -443,6 +572,9 @@ export class TokenAuthority {
         }
       }
     });
+    this.#queue = run;
+    if (!repair) this.#pendingReload = run;
+    return run;
   }
 
   #install(next: KeyState): void {

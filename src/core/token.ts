@@ -15,37 +15,44 @@ for (let i = 0; i < 64; i++) {
 }
 
 /**
- * True when `text[start, end)` is canonical unpadded base64url: only the URL-safe alphabet, a length that
- * encodes whole bytes, and zero bits in the unused low bits of the last character, so that decoding and
- * re-encoding gives the same text (RFC 7515 §2, RFC 4648 §3.5).
+ * True when `text[start, end)`, already known to be of the base64url alphabet, is canonical: a length that encodes
+ * whole bytes, and zero bits in the unused low bits of the last character, so that decoding and re-encoding gives
+ * the same text (RFC 7515 §2, RFC 4648 §3.5).
  */
-function isCanonicalBase64url(text: string, start: number, end: number): boolean {
-  const length = end - start;
-  if (length % 4 === 1) return false;
-  let last = 0;
-  for (let i = start; i < end; i++) {
-    const code = text.charCodeAt(i);
-    last = code < 128 ? (B64URL[code] as number) : -1;
-    if (last < 0) return false;
-  }
-  const tail = length % 4;
+function hasCanonicalEnd(text: string, start: number, end: number): boolean {
+  const tail = (end - start) % 4;
+  if (tail === 1) return false;
+  const last = B64URL[text.charCodeAt(end - 1)] as number;
   if (tail === 2) return (last & 0x0f) === 0;
   if (tail === 3) return (last & 0x03) === 0;
   return true;
 }
 
+/** True when `text[start, end)` is canonical unpadded base64url: only the URL-safe alphabet, and a canonical end. */
+export function isCanonicalBase64url(text: string, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    const code = text.charCodeAt(i);
+    if (code >= 128 || (B64URL[code] as number) < 0) return false;
+  }
+  return hasCanonicalEnd(text, start, end);
+}
+
+/**
+ * Three non-empty segments of the base64url alphabet, the last as long as an HS256 signature. Without the `u` flag
+ * `\w` is exactly `[A-Za-z0-9_]`, and `$` matches only at the very end; the engine scans this about twice as fast
+ * as a loop over the characters.
+ */
+const COMPACT = new RegExp(`^[\\w-]+\\.[\\w-]+\\.[\\w-]{${SIGNATURE_LENGTH}}$`);
+
 /** Where the two dots of a compact JWS are, or `malformed` when the string is not three canonical segments. */
 export function splitCompact(token: string): { headerEnd: number; payloadEnd: number } | 'malformed' {
-  if (token.length > MAX_TOKEN_LENGTH) return 'malformed';
+  if (token.length > MAX_TOKEN_LENGTH || !COMPACT.test(token)) return 'malformed';
   const headerEnd = token.indexOf('.');
-  if (headerEnd <= 0) return 'malformed';
   const payloadEnd = token.indexOf('.', headerEnd + 1);
-  if (payloadEnd <= headerEnd + 1) return 'malformed';
-  if (token.length - payloadEnd - 1 !== SIGNATURE_LENGTH) return 'malformed';
   if (
-    !isCanonicalBase64url(token, 0, headerEnd) ||
-    !isCanonicalBase64url(token, headerEnd + 1, payloadEnd) ||
-    !isCanonicalBase64url(token, payloadEnd + 1, token.length)
+    !hasCanonicalEnd(token, 0, headerEnd) ||
+    !hasCanonicalEnd(token, headerEnd + 1, payloadEnd) ||
+    !hasCanonicalEnd(token, payloadEnd + 1, token.length)
   ) {
     return 'malformed';
   }
@@ -72,27 +79,42 @@ function parseObject(segment: string): Record<string, unknown> | undefined {
 }
 
 /**
+ * True for a `typ` that names the JWT media type: `JWT` in any letter case, with or without `application/`
+ * (RFC 7515 §4.1.9: media types are case-insensitive and the prefix may be omitted; RFC 7519 §5.1).
+ */
+function isJwtType(typ: unknown): boolean {
+  if (typeof typ !== 'string') return false;
+  const lower = typ.toLowerCase();
+  return lower === 'jwt' || lower === 'application/jwt';
+}
+
+/**
  * The header and claims rules jose does not enforce on its own: a JSON object header with `alg` exactly
- * `HS256`, `typ` absent or `JWT`, no `crit` and no `b64`; a JSON object claims set. Only called on a token
- * whose signature already matched, so only a holder of the key gets this far.
+ * `HS256`, `typ` absent or the JWT media type, no `crit` and no `b64`; a JSON object claims set. Only called on
+ * a token whose signature already matched, so only a holder of the key gets this far.
  */
 export function checkStructure(token: string, headerEnd: number, payloadEnd: number): RejectReason | undefined {
   const header = parseObject(token.slice(0, headerEnd));
   if (header === undefined) return 'malformed';
   if (!Object.hasOwn(header, 'alg') || header['alg'] !== 'HS256') return 'invalid';
-  if (Object.hasOwn(header, 'typ') && header['typ'] !== 'JWT') return 'invalid';
+  if (Object.hasOwn(header, 'typ') && !isJwtType(header['typ'])) return 'invalid';
   if (Object.hasOwn(header, 'crit') || Object.hasOwn(header, 'b64')) return 'invalid';
   if (parseObject(token.slice(headerEnd + 1, payloadEnd)) === undefined) return 'malformed';
   return undefined;
 }
 
-/** The claims of the launcher's token for a record: `jti`, `iat` and, when set, `iss`, in that order. */
-export function tokenClaims(record: SecretRecord, issuer: string | undefined): Record<string, string | number> {
+/** The claims of the launcher's token for a record: `jti`, `iat` and, when set, `iss` and `aud`, in that order. */
+export function tokenClaims(
+  record: SecretRecord,
+  issuer: string | undefined,
+  audience?: string,
+): Record<string, string | number> {
   const claims: Record<string, string | number> = {
     jti: record.id,
     iat: Math.floor(record.createdAt.getTime() / 1000),
   };
   if (issuer !== undefined) claims['iss'] = issuer;
+  if (audience !== undefined) claims['aud'] = audience;
   return claims;
 }
 

@@ -12,14 +12,46 @@ export interface SecretRecord {
   createdAt: Date;
 }
 
+/** What `rotate()` passes to {@link SecretStore.save}. */
+export interface SaveOptions {
+  /**
+   * Aborted when the authority gives up on this save (`saveTimeout`). A store that can must then leave what it
+   * holds unchanged and reject (check it before the step that makes the record current, such as a rename).
+   * A save that lands after all is undone by the authority: an abandoned record never becomes current.
+   */
+  signal?: AbortSignal;
+}
+
+/**
+ * What the authority hands to {@link SecretStore.watch}: for a store that coordinates several instances (leases,
+ * acknowledgements), the means to bound how long this instance may trust its key without asking the store.
+ */
+export interface StoreLink {
+  /** The id of the key this authority holds now (the token's `kid`); not secret. */
+  readonly keyId: string;
+  /**
+   * Trust tokens until `deadline`, a `performance.now()` time in milliseconds; from then on every token is
+   * refused (reason `suspended`) until the store calls this again with a later deadline. `Infinity` lifts the
+   * bound; a time in the past refuses at once. The bound is checked on every request against the monotonic
+   * clock, so a process that was frozen past it refuses its very first request after it wakes.
+   * @default Infinity (a store that never calls it is trusted as long as the authority is open)
+   */
+  trustUntil(deadline: number): void;
+}
+
 /** Where the launcher keeps its secret: a file, an OS keychain, a database. */
 export interface SecretStore {
   /** The stored record, or `undefined` when nothing is stored yet. Rejects when what is stored is unusable. */
   load(): Promise<SecretRecord | undefined>;
-  /** Replaces the stored record. Must be durable and atomic once it resolves. */
-  save(record: SecretRecord): Promise<void>;
-  /** Optional: calls `onChange` when another process may have changed the secret. Returns an unsubscribe function. */
-  watch?(onChange: () => void): () => void;
+  /** Replaces the stored record. Must be durable and atomic once it resolves. See {@link SaveOptions.signal}. */
+  save(record: SecretRecord, options?: SaveOptions): Promise<void>;
+  /**
+   * Optional: calls `onChange` when another process may have changed the secret; the promise `onChange` returns
+   * settles once the authority has reloaded (whatever the outcome), so that a store can then read `link.keyId`.
+   * Returns the unsubscribe function, or a promise of it: `TokenAuthority.open()` waits for it, and fails when it
+   * rejects (a store that must reach a server before it can vouch for a key).
+   */
+  watch?(onChange: () => Promise<void>, link: StoreLink): (() => void) | Promise<() => void>;
 }
 
 /** What a successful verification yields; adapters attach it to the request as `auth`. */
@@ -32,8 +64,15 @@ export interface AuthContext {
   readonly signal: AbortSignal;
 }
 
-/** Why a token was refused: no Authorization value; one that is not a single well-formed Bearer JWT; or one that does not verify. */
-export type RejectReason = 'missing' | 'malformed' | 'invalid';
+/**
+ * Why a token was refused, for the host's log (the HTTP answer is the same 401 whatever the reason):
+ * - `missing`: no Authorization value;
+ * - `malformed`: not a single well-formed Bearer JWT;
+ * - `invalid`: it does not verify (a forgery, a token of another key, a closed authority);
+ * - `rotated`: a token of one of the last keys that "Regenerate token" replaced (a script still using an old token);
+ * - `suspended`: the store has not confirmed the current key in time (see {@link StoreLink.trustUntil}).
+ */
+export type RejectReason = 'missing' | 'malformed' | 'invalid' | 'rotated' | 'suspended';
 
 export type VerifyResult =
   | ({ readonly ok: true } & AuthContext)
@@ -55,6 +94,13 @@ export interface TokenAuthorityOptions {
    * @default undefined (no `iss` claim, none required)
    */
   issuer?: string;
+  /**
+   * Sets the token's `aud` claim, and accepts a token only when its `aud` is (or contains) this value. Without
+   * it, a token that carries any `aud` is refused: a JWT meant for some other recipient is never accepted here
+   * (RFC 7519 §4.1.3).
+   * @default undefined (no `aud` claim; any token with one is refused)
+   */
+  audience?: string;
   /**
    * Called when reloading the secret after the store reported an external change fails (for example the
    * file became corrupt or was deleted). The authority keeps the key it has. Never receives a key.

@@ -1,6 +1,6 @@
 // A store that keeps the secret in this process only: for tests, and for hosts that persist it elsewhere.
 import { copyRecord } from '../core/record.js';
-import type { SecretRecord, SecretStore } from '../core/types.js';
+import type { SaveOptions, SecretRecord, SecretStore } from '../core/types.js';
 
 /** Keeps the secret in memory. Every `load()` returns a copy, so callers cannot change what is stored. */
 export class MemorySecretStore implements SecretStore {
@@ -15,7 +15,8 @@ export class MemorySecretStore implements SecretStore {
     return this.#record === undefined ? undefined : copyRecord(this.#record);
   }
 
-  async save(record: SecretRecord): Promise<void> {
+  async save(record: SecretRecord, options?: SaveOptions): Promise<void> {
+    options?.signal?.throwIfAborted();
     this.#record = copyRecord(record);
   }
 }

@@ -50,7 +50,7 @@ describe('core types the adapters share', () => {
       onReject?: (info: RejectInfo) => void;
     }>();
     expectTypeOf<RejectInfo>().toEqualTypeOf<{ method: string; path: string; reason: RejectReason }>();
-    expectTypeOf<RejectReason>().toEqualTypeOf<'missing' | 'malformed' | 'invalid'>();
+    expectTypeOf<RejectReason>().toEqualTypeOf<'missing' | 'malformed' | 'invalid' | 'rotated' | 'suspended'>();
     // exactOptionalPropertyTypes: "not set" is leaving it out, not `undefined`.
     // @ts-expect-error undefined is not a healthPath
     const unset: AuthOptions = { healthPath: undefined };

@@ -1,12 +1,29 @@
 // The refusals that skip the HMAC (a recently rotated-away token; the current header and claims under another
-// signature) refuse exactly those and nothing that must pass; the settled promises are shared, never wrong.
+// signature; a text without the token's shape) refuse exactly those and nothing that must pass, and really skip it:
+// node:crypto's createHmac is wrapped, unchanged, in a counter. The settled promises are shared, never wrong.
 import { createHash } from 'node:crypto';
 import { SignJWT } from 'jose';
-import { describe, expect, it, onTestFinished } from 'vitest';
-import { TokenAuthority, type SecretRecord, type SecretStore } from 'launcher-auth';
+import { beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
+import { TokenAuthority, type SecretRecord, type SecretStore, type VerifyResult } from 'launcher-auth';
 import { until } from '../support/async.js';
 
+const hmacs = vi.hoisted(() => ({ count: 0 }));
+vi.mock('node:crypto', async (importOriginal) => {
+  const crypto = await importOriginal<typeof import('node:crypto')>();
+  return {
+    ...crypto,
+    createHmac: (...args: Parameters<typeof crypto.createHmac>) => {
+      hmacs.count++;
+      return crypto.createHmac(...args);
+    },
+  };
+});
+beforeEach(() => {
+  hmacs.count = 0;
+});
+
 const INVALID = { ok: false, reason: 'invalid' } as const;
+const MALFORMED = { ok: false, reason: 'malformed' } as const;
 const keyOf = (id: string): Uint8Array => new Uint8Array(createHash('sha256').update(`launcher-auth cheap ${id}`).digest());
 const recordOf = (id: string): SecretRecord => ({ id, key: keyOf(id), createdAt: new Date('2025-03-04T05:06:07.000Z') });
 
@@ -39,33 +56,98 @@ async function opened(store: SecretStore): Promise<TokenAuthority> {
   return authority;
 }
 
-/** The token with its signature replaced by `signature`'s (both canonical, 43 characters). */
+/** The token with its signature replaced by `other`'s (both canonical, 43 characters). */
 function withSignatureOf(token: string, other: string): string {
   return `${token.slice(0, token.lastIndexOf('.'))}${other.slice(other.lastIndexOf('.'))}`;
 }
 
+/** The answer and how many HMACs it took, through verify() and through authenticate() in two spellings. */
+async function answers(authority: TokenAuthority, token: string): Promise<{ result: VerifyResult; hmacs: number }[]> {
+  const out: { result: VerifyResult; hmacs: number }[] = [];
+  for (const call of [
+    () => authority.verify(token),
+    () => authority.authenticate(`Bearer ${token}`),
+    () => authority.authenticate(`bEARER ${token}`),
+  ]) {
+    hmacs.count = 0;
+    const result = await call();
+    out.push({ result, hmacs: hmacs.count });
+  }
+  return out;
+}
+
 describe('refusals without an HMAC', () => {
-  it('the tokens of the last rotations are refused; so is an older one (by the HMAC); the current one passes', async () => {
+  it('the tokens of the last 2 rotations cost no HMAC; an older one is refused by the HMAC; the current one passes', async () => {
     const authority = await opened(new SwappableStore()); // generated records: one token length for all
     const generations = [authority.issue()];
-    for (let i = 0; i < 4; i++) generations.push(await authority.rotate());
+    for (let i = 0; i < 5; i++) generations.push(await authority.rotate());
     const current = generations.at(-1) as string;
-    expect(await authority.verify(current)).toMatchObject({ ok: true });
-    for (const old of generations.slice(0, -1)) {
+    for (const { result, hmacs: count } of await answers(authority, current)) {
+      expect(result.ok).toBe(true);
+      expect(count).toBe(0);
+    }
+    const retired = generations.slice(0, -1).reverse(); // newest first
+    for (const [age, old] of retired.entries()) {
       expect(old.length).toBe(current.length); // so every one of them reaches the same-length checks
-      expect(await authority.verify(old)).toEqual(INVALID);
-      expect(await authority.authenticate(`Bearer ${old}`)).toEqual(INVALID);
+      for (const { result, hmacs: count } of await answers(authority, old)) {
+        expect(result).toEqual(INVALID);
+        // A fixed number of retired tokens is kept; the older ones cost the HMAC that refuses any forgery.
+        expect(count).toBe(age < 2 ? 0 : 1);
+      }
     }
   });
 
-  it('the current header and claims under a signature made with another key: invalid', async () => {
+  it('what a client sends is never remembered: the same forgery costs its HMAC every time', async () => {
+    const authority = await opened(new SwappableStore(recordOf('no-cache')));
+    const current = authority.issue();
+    const forged = withSignatureOf(
+      await new SignJWT({ jti: 'x'.repeat(16), iat: 1 }).setProtectedHeader({ alg: 'HS256' }).sign(keyOf('attacker')),
+      current,
+    );
+    for (let i = 0; i < 50; i++) expect(await authority.verify(forged)).toEqual(INVALID);
+    expect(hmacs.count).toBe(50);
+  });
+
+  it('the current header and claims under a signature made with another key: invalid, no HMAC', async () => {
     const authority = await opened(new SwappableStore(recordOf('signing-input')));
     const current = authority.issue();
     const other = await new SignJWT({ sub: 'x' }).setProtectedHeader({ alg: 'HS256' }).sign(keyOf('someone else'));
     const forged = withSignatureOf(current, other);
-    expect(forged).not.toBe(current);
+    expect(forged === current).toBe(false);
     expect(forged.length).toBe(current.length);
-    expect(await authority.verify(forged)).toEqual(INVALID);
+    for (const { result, hmacs: count } of await answers(authority, forged)) {
+      expect(result).toEqual(INVALID);
+      expect(count).toBe(0);
+    }
+  });
+
+  it('the current header and claims with a signature that is not canonical base64url: malformed, as before', async () => {
+    const authority = await opened(new SwappableStore(recordOf('non-canonical')));
+    const current = authority.issue();
+    // 43 characters encode 32 bytes and 2 spare bits, which must be zero: 'B' sets one. '!' is no base64url at all.
+    for (const last of ['B', '!']) {
+      const forged = `${current.slice(0, -1)}${last}`;
+      expect(forged === current).toBe(false);
+      for (const { result, hmacs: count } of await answers(authority, forged)) {
+        expect(result).toEqual(MALFORMED);
+        expect(count).toBe(0);
+      }
+    }
+  });
+
+  it('other claims of the same length signed with another key: only the HMAC can tell, and it does', async () => {
+    const record = recordOf('other-claims');
+    const authority = await opened(new SwappableStore(record));
+    const current = authority.issue();
+    const iat = Math.floor(record.createdAt.getTime() / 1000);
+    const forged = await new SignJWT({ jti: record.id, iat: iat + 1 })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid: record.id })
+      .sign(keyOf('not the key'));
+    expect(forged.length).toBe(current.length);
+    for (const { result, hmacs: count } of await answers(authority, forged)) {
+      expect(result).toEqual(INVALID);
+      expect(count).toBe(1);
+    }
   });
 
   it('another JWT of the same length, correctly signed with the current key, still passes (through jose)', async () => {
@@ -78,10 +160,38 @@ describe('refusals without an HMAC', () => {
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid: record.id })
       .sign(record.key);
     expect(sibling.length).toBe(current.length);
-    expect(sibling).not.toBe(current);
-    const result = await authority.verify(sibling);
-    expect(result.ok).toBe(true);
-    expect(result.ok && result.claims.iat).toBe(iat + 1);
+    expect(sibling === current).toBe(false);
+    for (const { result, hmacs: count } of await answers(authority, sibling)) {
+      expect(result.ok).toBe(true);
+      expect(result.ok && result.claims.iat).toBe(iat + 1);
+      expect(count).toBe(1);
+    }
+  });
+
+  it('a text of the token length without its shape (garbage) is malformed without any comparison or HMAC', async () => {
+    const authority = await opened(new SwappableStore(recordOf('garbage')));
+    const current = authority.issue();
+    const garbage = '#%!*'.repeat(current.length).slice(0, current.length);
+    for (const { result, hmacs: count } of await answers(authority, garbage)) {
+      expect(result).toEqual(MALFORMED);
+      expect(count).toBe(0);
+    }
+  });
+
+  it('the current token with one character made non-ASCII is refused, however the character encodes', async () => {
+    const authority = await opened(new SwappableStore(recordOf('non-ascii')));
+    const current = authority.issue();
+    for (const at of [0, 1, current.indexOf('.') + 1, current.length - 2, current.length - 1]) {
+      const code = current.charCodeAt(at);
+      // Two UTF-8 bytes; three; and one whose low byte is the original character (what Latin-1 would write).
+      for (const replacement of ['é', '\u20ac', String.fromCharCode(0x100 + code), String.fromCharCode(0xff00 + code)]) {
+        const altered = `${current.slice(0, at)}${replacement}${current.slice(at + 1)}`;
+        expect(altered.length).toBe(current.length);
+        for (const { result } of await answers(authority, altered)) expect(result).toEqual(MALFORMED);
+      }
+    }
+    // The scratch buffers still compare the current token after all those writes.
+    for (const { result } of await answers(authority, current)) expect(result.ok).toBe(true);
   });
 
   it('a store that brings back an earlier secret (a restored backup) makes its token current again', async () => {
@@ -92,8 +202,10 @@ describe('refusals without an HMAC', () => {
     expect(await authority.verify(first)).toEqual(INVALID);
     store.replace(recordOf('restored'));
     expect(await until(() => authority.issue() === first)).toBe(true);
-    expect(await authority.verify(first)).toMatchObject({ ok: true });
-    expect(await authority.authenticate(`Bearer ${first}`)).toMatchObject({ ok: true });
+    for (const { result, hmacs: count } of await answers(authority, first)) {
+      expect(result.ok).toBe(true);
+      expect(count).toBe(0);
+    }
   });
 });
 
@@ -114,5 +226,26 @@ describe('settled promises', () => {
     const next = authority.verify(authority.issue());
     expect(next).not.toBe(first);
     expect((await next).ok).toBe(true);
+  });
+
+  it("jose's answer is frozen all the way down, and its signal still aborts on rotation", async () => {
+    const record = recordOf('nested');
+    const authority = await opened(new SwappableStore(record));
+    const nested = await new SignJWT({ scope: { apps: ['launch', 'list'] } })
+      .setProtectedHeader({ alg: 'HS256' })
+      .sign(record.key);
+    const result = await authority.verify(nested);
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    const scope = result.claims['scope'] as { apps: string[] };
+    expect([Object.isFrozen(result), Object.isFrozen(result.claims), Object.isFrozen(scope), Object.isFrozen(scope.apps)]).toEqual([
+      true,
+      true,
+      true,
+      true,
+    ]);
+    expect(Object.isFrozen(result.signal)).toBe(false);
+    await authority.rotate();
+    expect(result.signal.aborted).toBe(true);
   });
 });
