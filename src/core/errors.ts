@@ -10,6 +10,10 @@ export type LauncherAuthErrorCode =
   | 'ERR_STORE_IO'
   /** A store returned a record that is not a valid {@link SecretRecord} (for example a key under 32 bytes). */
   | 'ERR_INVALID_RECORD'
+  /** A store's server (Redis) could not be reached or did not answer in time. Names the address, never credentials. */
+  | 'ERR_STORE_UNAVAILABLE'
+  /** A save lost to a newer one made elsewhere (a compare-and-set on the stored generation failed); nothing changed. */
+  | 'ERR_SAVE_CONFLICT'
   /** `rotate()` could not save the new secret; the current token stays valid. */
   | 'ERR_SAVE_FAILED'
   /** The authority was closed. */
@@ -22,6 +26,8 @@ const CODES: ReadonlySet<string> = new Set<LauncherAuthErrorCode>([
   'ERR_STORE_PERMISSIONS',
   'ERR_STORE_IO',
   'ERR_INVALID_RECORD',
+  'ERR_STORE_UNAVAILABLE',
+  'ERR_SAVE_CONFLICT',
   'ERR_SAVE_FAILED',
   'ERR_CLOSED',
   'ERR_KEY_ROTATED',

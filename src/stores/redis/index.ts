@@ -1,2 +1,3 @@
-// launcher-auth/redis: RedisSecretStore (filled in below).
-export {};
+// launcher-auth/redis: one secret shared by every instance of a service through Redis, revoked on all at once.
+export { RedisSecretStore, type RedisSecretStoreOptions } from './store.js';
+export type { RedisClientLike, RedisSubscriberLike } from './client.js';

@@ -1,0 +1,214 @@
+// RedisSecretStore against a real redis-server: the conformance kit, the record codec, compare-and-set, aborted
+// saves, following rotations by pub/sub and by the periodic re-check, and Redis down at open().
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { LauncherAuthError, TokenAuthority, isLauncherAuthError, type SecretRecord } from 'launcher-auth';
+import { RedisSecretStore } from 'launcher-auth/redis';
+import { checkSecretStore } from 'launcher-auth/testing';
+import { createClient } from 'redis';
+import { fixtureRecord, sameRecord } from '../fixtures/records.js';
+import { authErrorOf, until } from '../../support/async.js';
+import { SKIP_REASON, connectedClient, freePort, startRedis, type RedisServer } from './server.js';
+
+type Client = Awaited<ReturnType<typeof connectedClient>>;
+
+/** Short leases keep the tests quick; the margins stay proportionate. */
+const FAST = { leaseMs: 1000, renewInterval: 200, driftMargin: 100 } as const;
+
+describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore', () => {
+  let server: RedisServer;
+  let client: Client;
+  const uniqueKey = (): string => `test:${randomBytes(6).toString('hex')}`;
+
+  beforeAll(async () => {
+    server = await startRedis();
+    client = await connectedClient(server.url);
+  });
+  afterAll(async () => {
+    client?.destroy();
+    await server?.kill();
+  });
+
+  async function openAuthority(key: string): Promise<TokenAuthority> {
+    const authority = await TokenAuthority.open({ store: new RedisSecretStore({ client, key, ...FAST }) });
+    onTestFinished(() => authority.close());
+    return authority;
+  }
+
+  it('passes the conformance kit', async () => {
+    const key = uniqueKey();
+    const report = await checkSecretStore(() => new RedisSecretStore({ client, key }), { sameBacking: true });
+    expect(report.cases.filter((row) => !row.ok)).toEqual([]);
+    expect(report.ok).toBe(true);
+  });
+
+  it('stores the file format plus the generation', async () => {
+    const key = uniqueKey();
+    const store = new RedisSecretStore({ client, key });
+    const record = fixtureRecord('redis-format');
+    await store.save(record);
+    const stored = JSON.parse((await client.get(key)) ?? 'null') as Record<string, unknown>;
+    expect(Object.keys(stored).sort()).toEqual(['createdAt', 'generation', 'id', 'key', 'version']);
+    expect(stored['generation']).toBe(1);
+    expect(stored['version']).toBe(1);
+    expect(stored['createdAt']).toBe(record.createdAt.toISOString());
+    expect(sameRecord(await store.load(), record)).toBe(true);
+  });
+
+  it('refuses wrong options with a TypeError naming the option', () => {
+    expect(() => new RedisSecretStore({ client: {} as never })).toThrow(/`client`/);
+    expect(() => new RedisSecretStore({ client, key: '' })).toThrow(/`key`/);
+    expect(() => new RedisSecretStore({ client, leaseMs: 0 })).toThrow(/`leaseMs`/);
+    expect(() => new RedisSecretStore({ client, leaseMs: 1000, driftMargin: 600 })).toThrow(/`driftMargin`/);
+    expect(() => new RedisSecretStore({ client, leaseMs: 1000, renewInterval: 950 })).toThrow(/`renewInterval`/);
+    expect(() => new RedisSecretStore({ client, commandTimeout: 1.5 })).toThrow(/`commandTimeout`/);
+  });
+
+  it('a save that lost to another rotation rejects with ERR_SAVE_CONFLICT and changes nothing', async () => {
+    const key = uniqueKey();
+    const first = new RedisSecretStore({ client, key });
+    const second = new RedisSecretStore({ client, key });
+    await first.save(fixtureRecord('cas-start'));
+    await first.load();
+    await second.load();
+    await first.save(fixtureRecord('cas-winner'));
+    const before = await client.get(key);
+    const error = await authErrorOf(second.save(fixtureRecord('cas-late')));
+    expect(error.code).toBe('ERR_SAVE_CONFLICT');
+    expect(await client.get(key)).toBe(before);
+    expect(sameRecord(await second.load(), fixtureRecord('cas-winner'))).toBe(true);
+    // Having read the current generation, the same store may save again.
+    await second.save(fixtureRecord('cas-after-reading'));
+    expect(sameRecord(await first.load(), fixtureRecord('cas-after-reading'))).toBe(true);
+  });
+
+  it('two instances creating the first secret at once end on one key', async () => {
+    const key = uniqueKey();
+    const [a, b] = await Promise.all([openAuthority(key), openAuthority(key)]);
+    expect(await until(() => a.keyId === b.keyId, 5_000)).toBe(true);
+    expect((await a.verify(b.issue())).ok).toBe(true);
+    expect((await b.verify(a.issue())).ok).toBe(true);
+  });
+
+  const stored = (fields: Record<string, unknown>): string => JSON.stringify(fields);
+  const valid = (record: SecretRecord): Record<string, unknown> => ({
+    version: 1,
+    id: record.id,
+    key: Buffer.from(record.key).toString('base64url'),
+    createdAt: record.createdAt.toISOString(),
+    generation: 3,
+  });
+  const damaged: Array<[string, string]> = [
+    ['garbage', 'not json {'],
+    ['an empty value', ''],
+    ['a JSON array', '[]'],
+    ['a short key', stored({ ...valid(fixtureRecord('short')), key: Buffer.alloc(16, 7).toString('base64url') })],
+    ['an all-same-byte key', stored({ ...valid(fixtureRecord('same')), key: Buffer.alloc(32, 0).toString('base64url') })],
+    ['no generation', stored({ ...valid(fixtureRecord('nogen')), generation: undefined })],
+    ['a negative generation', stored({ ...valid(fixtureRecord('neg')), generation: -1 })],
+    ['an unknown version', stored({ ...valid(fixtureRecord('v2')), version: 2 })],
+  ];
+  for (const [name, value] of damaged) {
+    it(`refuses ${name} with ERR_STORE_CORRUPT naming the key, and never overwrites it`, async () => {
+      const key = uniqueKey();
+      await client.set(key, value);
+      const store = new RedisSecretStore({ client, key, ...FAST });
+      const error = await authErrorOf(store.load());
+      expect(error.code).toBe('ERR_STORE_CORRUPT');
+      expect(error.message).toContain(`"${key}"`);
+      expect(error.message).not.toContain(value.length > 4 ? value.slice(0, 40) : '\u0000');
+      expect((await authErrorOf(TokenAuthority.open({ store }))).code).toBe('ERR_STORE_CORRUPT');
+      expect(await client.get(key)).toBe(value);
+      // A save over it is refused too: a damaged value is the operator's to repair.
+      const refused = await authErrorOf(store.save(fixtureRecord('over-damaged')));
+      expect(isLauncherAuthError(refused, 'ERR_STORE_CORRUPT') || isLauncherAuthError(refused, 'ERR_SAVE_CONFLICT')).toBe(true);
+      expect(await client.get(key)).toBe(value);
+    });
+  }
+
+  it('a save whose signal was aborted changes nothing', async () => {
+    const key = uniqueKey();
+    const store = new RedisSecretStore({ client, key });
+    await store.save(fixtureRecord('abort-start'));
+    const before = await client.get(key);
+    const controller = new AbortController();
+    controller.abort(new LauncherAuthError('ERR_SAVE_FAILED', 'given up'));
+    const outcome = await store.save(fixtureRecord('abort-late'), { signal: controller.signal }).then(
+      () => 'resolved',
+      (error: unknown) => error,
+    );
+    expect(outcome).not.toBe('resolved');
+    expect(await client.get(key)).toBe(before);
+    expect(sameRecord(await store.load(), fixtureRecord('abort-start'))).toBe(true);
+  });
+
+  it('another instance refuses the old token as soon as rotate() resolves (pub/sub and acknowledgement)', async () => {
+    const key = uniqueKey();
+    const a = await openAuthority(key);
+    const b = await openAuthority(key);
+    expect(b.keyId).toBe(a.keyId);
+    for (let round = 0; round < 5; round += 1) {
+      const old = a.issue();
+      const rotating = round % 2 === 0 ? a : b;
+      const other = rotating === a ? b : a;
+      const fresh = await rotating.rotate();
+      // No waiting: rotate() resolved only after the other instance acknowledged the new key.
+      expect((await other.verify(old)).ok).toBe(false);
+      expect((await other.verify(fresh)).ok).toBe(true);
+      expect(other.keyId).toBe(rotating.keyId);
+    }
+  });
+
+  it('the periodic re-check follows a change whose pub/sub message never came', async () => {
+    const key = uniqueKey();
+    const a = await openAuthority(key);
+    const old = a.issue();
+    const next = fixtureRecord('written-without-publish');
+    await client.set(key, JSON.stringify({ ...valid(next), generation: 2 }));
+    expect(await until(() => a.keyId === next.id, 5_000)).toBe(true);
+    expect((await a.verify(old)).ok).toBe(false);
+  });
+
+  it('a later instance reads the current secret before it accepts anything', async () => {
+    const key = uniqueKey();
+    const a = await openAuthority(key);
+    await a.rotate();
+    const late = await openAuthority(key);
+    expect(late.keyId).toBe(a.keyId);
+    expect((await late.verify(a.issue())).ok).toBe(true);
+  });
+
+  it('removes its entry from the instance table when closed, and never closes the host client', async () => {
+    const key = uniqueKey();
+    const authority = await TokenAuthority.open({ store: new RedisSecretStore({ client, key, ...FAST }) });
+    expect(Object.keys(await client.hGetAll(`{${key}}:instances`))).toHaveLength(1);
+    await authority.close();
+    expect(await until(() => false, 100)).toBe(false);
+    expect(Object.keys(await client.hGetAll(`{${key}}:instances`))).toHaveLength(0);
+    expect(client.isReady).toBe(true);
+  });
+
+  it('Redis down at open(): ERR_STORE_UNAVAILABLE naming host:port, never the password', async () => {
+    const port = await freePort();
+    const down = createClient({ url: `redis://someone:hunter2-password@127.0.0.1:${port}`, socket: { reconnectStrategy: () => 50 } });
+    down.on('error', () => undefined);
+    down.connect().catch(() => undefined);
+    onTestFinished(() => {
+      down.destroy();
+    });
+    const error = await authErrorOf(
+      TokenAuthority.open({ store: new RedisSecretStore({ client: down, commandTimeout: 300, ...FAST }) }),
+    );
+    expect(error.code).toBe('ERR_STORE_UNAVAILABLE');
+    expect(error.message).toContain(`127.0.0.1:${port}`);
+    expect(error.message).not.toContain('hunter2');
+    expect(error.message).not.toContain('someone');
+  });
+
+  it('a client that was never connected: ERR_STORE_UNAVAILABLE at once', async () => {
+    const idle = createClient({ socket: { host: '127.0.0.1', port: server.port } });
+    const error = await authErrorOf(new RedisSecretStore({ client: idle }).load());
+    expect(error.code).toBe('ERR_STORE_UNAVAILABLE');
+    expect(error.message).toContain(`127.0.0.1:${server.port}`);
+  });
+});
