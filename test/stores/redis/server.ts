@@ -2,6 +2,7 @@
 // suite (with the reason) when redis-server is not installed, and fails instead when services are required.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
+import { afterAll, beforeAll } from 'vitest';
 import { createClient } from 'redis';
 
 export const REDIS_SERVER = process.env['REDIS_SERVER'] ?? 'redis-server';
@@ -72,9 +73,25 @@ export async function startRedis(options: { port?: number; dir?: string } = {}):
 }
 
 /** A connected client of `url` that retries quickly while the server is away; closed with `destroy()`. */
-export async function connectedClient(url: string): Promise<ReturnType<typeof createClient>> {
+export async function connectedClient(url: string) {
   const client = createClient({ url, socket: { reconnectStrategy: () => 50, connectTimeout: 1000 } });
   client.on('error', () => undefined);
   await client.connect();
   return client;
+}
+
+export type Client = Awaited<ReturnType<typeof connectedClient>>;
+
+/** One redis-server and one connected client for a whole suite, started before it and killed after. */
+export function sharedRedis(): { readonly server: RedisServer; readonly client: Client } {
+  const shared = {} as { server: RedisServer; client: Client };
+  beforeAll(async () => {
+    shared.server = await startRedis();
+    shared.client = await connectedClient(shared.server.url);
+  });
+  afterAll(async () => {
+    shared.client?.destroy();
+    await shared.server?.kill();
+  });
+  return shared;
 }

@@ -1,33 +1,26 @@
 // RedisSecretStore against a real redis-server: the conformance kit, the record codec, compare-and-set, aborted
 // saves, following rotations by pub/sub and by the periodic re-check, and Redis down at open().
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { LauncherAuthError, TokenAuthority, isLauncherAuthError, type SecretRecord } from 'launcher-auth';
 import { RedisSecretStore } from 'launcher-auth/redis';
 import { checkSecretStore } from 'launcher-auth/testing';
 import { createClient } from 'redis';
 import { fixtureRecord, sameRecord } from '../fixtures/records.js';
 import { authErrorOf, until } from '../../support/async.js';
-import { SKIP_REASON, connectedClient, freePort, startRedis, type RedisServer } from './server.js';
-
-type Client = Awaited<ReturnType<typeof connectedClient>>;
+import { SKIP_REASON, freePort, sharedRedis, type Client, type RedisServer } from './server.js';
 
 /** Short leases keep the tests quick; the margins stay proportionate. */
 const FAST = { leaseMs: 1000, renewInterval: 200, driftMargin: 100 } as const;
 
 describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore', () => {
+  const shared = sharedRedis();
   let server: RedisServer;
   let client: Client;
+  beforeAll(() => {
+    ({ server, client } = shared);
+  });
   const uniqueKey = (): string => `test:${randomBytes(6).toString('hex')}`;
-
-  beforeAll(async () => {
-    server = await startRedis();
-    client = await connectedClient(server.url);
-  });
-  afterAll(async () => {
-    client?.destroy();
-    await server?.kill();
-  });
 
   async function openAuthority(key: string): Promise<TokenAuthority> {
     const authority = await TokenAuthority.open({ store: new RedisSecretStore({ client, key, ...FAST }) });
@@ -183,8 +176,12 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore', () => {
     const authority = await TokenAuthority.open({ store: new RedisSecretStore({ client, key, ...FAST }) });
     expect(Object.keys(await client.hGetAll(`{${key}}:instances`))).toHaveLength(1);
     await authority.close();
-    expect(await until(() => false, 100)).toBe(false);
-    expect(Object.keys(await client.hGetAll(`{${key}}:instances`))).toHaveLength(0);
+    let left = 1;
+    for (let attempt = 0; attempt < 100 && left > 0; attempt += 1) {
+      left = Object.keys(await client.hGetAll(`{${key}}:instances`)).length;
+      if (left > 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(left).toBe(0);
     expect(client.isReady).toBe(true);
   });
 
