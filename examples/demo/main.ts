@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { FileSecretStore, TokenAuthority } from 'launcher-auth';
+import { FileSecretStore, TokenAuthority, type SecretStore } from 'launcher-auth';
 import { createApiServer } from './api.ts';
 import { createSettingsServer } from './settings.ts';
 
@@ -25,6 +25,11 @@ export interface DemoOptions {
    * @default the repository's .data/demo/ (git-ignored)
    */
   dataDir?: string;
+  /**
+   * A Redis URL: keep the secret in Redis (`launcher-auth/redis`), shared by every demo started with the same URL.
+   * @default undefined (the secret file in `dataDir`)
+   */
+  redisUrl?: string;
 }
 
 export interface Demo {
@@ -55,14 +60,21 @@ export class PortInUseError extends Error {
 
 export async function startDemo(options: DemoOptions = {}): Promise<Demo> {
   const { apiPort = PORTS.api.fallback, settingsPort = PORTS.settings.fallback, dataDir = DEFAULT_DATA_DIR } = options;
+  const redis = options.redisUrl === undefined ? undefined : await redisStore(options.redisUrl);
   // The first run creates the secret; later runs load it, so the token printed last time still works.
-  const authority = await TokenAuthority.open({ store: new FileSecretStore(join(resolve(dataDir), 'secret.json')) });
+  const authority = await TokenAuthority.open({
+    store: redis?.store ?? new FileSecretStore(join(resolve(dataDir), 'secret.json')),
+  }).catch((error: unknown) => {
+    redis?.client.destroy();
+    throw error;
+  });
   const servers: Server[] = [];
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
     (closing ??= (async () => {
       // The authority first: its key's signal aborts and the event streams end properly before sockets are cut.
       await authority.close();
+      redis?.client.destroy();
       await Promise.all(servers.map(stop));
     })());
 
@@ -78,6 +90,15 @@ export async function startDemo(options: DemoOptions = {}): Promise<Demo> {
     await close();
     throw error;
   }
+}
+
+/** The store for `--redis`: the optional peer `redis` is loaded only then. */
+async function redisStore(url: string): Promise<{ store: SecretStore; client: { destroy(): void } }> {
+  const [{ createClient }, { RedisSecretStore }] = await Promise.all([import('redis'), import('launcher-auth/redis')]);
+  const client = createClient({ url, socket: { reconnectStrategy: (retries: number) => Math.min(retries * 50, 1000) } });
+  client.on('error', () => undefined); // an outage shows as refused requests, then recovers by itself
+  client.connect().catch(() => undefined); // Redis down: open() reports it (ERR_STORE_UNAVAILABLE)
+  return { store: new RedisSecretStore({ client }), client };
 }
 
 function listen(server: Server, port: number, which: Which): Promise<string> {
@@ -101,11 +122,12 @@ function stop(server: Server): Promise<void> {
   return stopped;
 }
 
-const USAGE = `Usage: npm run demo [-- [--api-port <port>] [--settings-port <port>] [--data-dir <folder>]]
+const USAGE = `Usage: npm run demo [-- [--api-port <port>] [--settings-port <port>] [--data-dir <folder> | --redis <url>]]
 
   --api-port <port>       automation API port on 127.0.0.1 (env LAUNCHER_API_PORT, default 7878; 0: any free port)
   --settings-port <port>  settings page port on 127.0.0.1 (env LAUNCHER_SETTINGS_PORT, default 7879)
   --data-dir <folder>     folder of the secret file (env LAUNCHER_DATA_DIR, default .data/demo)
+  --redis <url>           keep the secret in Redis instead (launcher-auth/redis), shared by every demo on that URL
   -h, --help              this text
 
 Exit codes: 0 stopped with Ctrl-C, 1 could not start (a busy port, an unusable secret file), 2 bad usage.`;
@@ -131,6 +153,7 @@ async function main(): Promise<number> {
         'api-port': { type: 'string' },
         'settings-port': { type: 'string' },
         'data-dir': { type: 'string' },
+        redis: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -142,6 +165,7 @@ async function main(): Promise<number> {
       apiPort: portOption(values['api-port'], 'api'),
       settingsPort: portOption(values['settings-port'], 'settings'),
       dataDir: values['data-dir'] ?? (process.env['LAUNCHER_DATA_DIR'] || DEFAULT_DATA_DIR),
+      ...(values.redis === undefined ? {} : { redisUrl: values.redis }),
     });
   } catch (error) {
     const code = (error as { code?: unknown } | null)?.code;

@@ -1,84 +1,8 @@
-// A real redis-server on a free loopback port for the tests: no persistence unless a directory is given. Skips the
-// suite (with the reason) when redis-server is not installed, and fails instead when services are required.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+// One redis-server and one client per suite (see test/support/redis-server.ts).
 import { afterAll, beforeAll } from 'vitest';
-import { createClient } from 'redis';
+import { connectedClient, startRedis, type RedisServer } from '../../support/redis-server.js';
 
-export const REDIS_SERVER = process.env['REDIS_SERVER'] ?? 'redis-server';
-const FOUND = spawnSync(REDIS_SERVER, ['--version'], { stdio: 'ignore' }).status === 0;
-const REQUIRED = process.env['LAUNCHER_AUTH_REQUIRE_SERVICES'] === '1';
-
-if (!FOUND && REQUIRED) {
-  throw new Error(`${REDIS_SERVER} is not installed, and LAUNCHER_AUTH_REQUIRE_SERVICES=1 requires it (apt install redis-server).`);
-}
-/** Why the Redis suites are skipped, or `undefined` when they run. */
-export const SKIP_REASON: string | undefined = FOUND ? undefined : `${REDIS_SERVER} is not installed (apt install redis-server)`;
-if (SKIP_REASON !== undefined) console.warn(`Skipping the Redis tests: ${SKIP_REASON}.`);
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
-}
-
-export interface RedisServer {
-  readonly port: number;
-  readonly url: string;
-  readonly process: ChildProcess;
-  /** Stops it (SIGKILL) and waits for the exit. */
-  kill(): Promise<void>;
-}
-
-/**
- * Starts redis-server on `port` (a free one by default). With `dir`, the data is kept in `dir/dump.rdb` (written
- * when a test sends SAVE) and read back by a server started on the same directory.
- */
-export async function startRedis(options: { port?: number; dir?: string } = {}): Promise<RedisServer> {
-  const port = options.port ?? (await freePort());
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
-  if (options.dir !== undefined) args.push('--dir', options.dir, '--dbfilename', 'dump.rdb');
-  const child = spawn(REDIS_SERVER, args, { stdio: 'ignore' });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const url = `redis://127.0.0.1:${port}`;
-  const probe = createClient({ url, socket: { reconnectStrategy: false } });
-  probe.on('error', () => undefined);
-  let ready = false;
-  for (let attempt = 0; attempt < 100 && !ready && child.exitCode === null; attempt += 1) {
-    ready = await probe.connect().then(
-      () => true,
-      () => false,
-    );
-    if (!ready) await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  if (ready) probe.destroy();
-  if (!ready) {
-    child.kill('SIGKILL');
-    throw new Error(`redis-server did not start on port ${port}`);
-  }
-  return {
-    port,
-    url,
-    process: child,
-    async kill() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      await exited;
-    },
-  };
-}
-
-/** A connected client of `url` that retries quickly while the server is away; closed with `destroy()`. */
-export async function connectedClient(url: string) {
-  const client = createClient({ url, socket: { reconnectStrategy: () => 50, connectTimeout: 1000 } });
-  client.on('error', () => undefined);
-  await client.connect();
-  return client;
-}
+export { SKIP_REASON, connectedClient, freePort, startRedis, type RedisServer } from '../../support/redis-server.js';
 
 export type Client = Awaited<ReturnType<typeof connectedClient>>;
 

@@ -1,0 +1,13 @@
+import { createServer } from 'node:http';
+import { TokenAuthority } from 'launcher-auth';
+import { withAuth } from 'launcher-auth/node';
+import { RedisSecretStore } from 'launcher-auth/redis';
+import { createClient } from 'redis';
+
+const client = createClient({ url: process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379' }); // see SECURITY.md
+client.on('error', (error: Error) => console.error('redis:', error.message));
+await client.connect();
+// Every instance: the same key; rotate() on any of them revokes the old token on all of them.
+const authority = await TokenAuthority.open({ store: new RedisSecretStore({ client, key: 'launcher-auth:secret' }) });
+const api = (_request: unknown, response: { end(text: string): void }) => response.end('ok');
+createServer(withAuth(authority, api)).listen(7801, '0.0.0.0');
