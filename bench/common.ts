@@ -45,9 +45,10 @@ export type LauncherAuth = typeof import('launcher-auth');
 export type LauncherAuthNode = typeof import('launcher-auth/node');
 export type LauncherAuthExpress = typeof import('launcher-auth/express');
 export type LauncherAuthFastify = typeof import('launcher-auth/fastify');
+export type LauncherAuthRedis = typeof import('launcher-auth/redis');
 
 /** The modules the benchmark loads, by their output name. */
-export const BUILT = ['index', 'node', 'express', 'fastify'] as const;
+export const BUILT = ['index', 'node', 'express', 'fastify', 'redis'] as const;
 
 export async function fromBuild<T>(file: (typeof BUILT)[number]): Promise<T> {
   return (await import(pathToFileURL(join(BUILD_DIR, `${file}.js`)).href)) as T;
@@ -162,4 +163,18 @@ export function progress(part: string, line: string): void {
   const seconds = Math.floor(process.uptime());
   const clock = `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, '0')}`;
   process.stderr.write(`[bench ${clock} ${part}] ${line}\n`);
+}
+
+/**
+ * A redis-server on a free loopback port (Debian's `redis-server`, no persistence) and a connected client factory,
+ * or `undefined` when redis-server is not installed: the rows that need it are then left out.
+ */
+export async function benchRedis(): Promise<
+  | { url: string; client: () => Promise<Awaited<ReturnType<typeof import('../test/support/redis-server.js').connectedClient>>>; stop: () => Promise<void> }
+  | undefined
+> {
+  const { SKIP_REASON, connectedClient, startRedis } = await import('../test/support/redis-server.js');
+  if (SKIP_REASON !== undefined) return undefined;
+  const server = await startRedis();
+  return { url: server.url, client: () => connectedClient(server.url), stop: () => server.kill() };
 }

@@ -24,7 +24,7 @@ import { SignJWT, jwtVerify } from 'jose';
 import jsonwebtoken from 'jsonwebtoken';
 import type { SecretRecord } from 'launcher-auth';
 import { measure } from 'mitata';
-import { exitWithParent, flag, fromBuild, plainStackTraces, progress, requireFlag, runChild, tsxCommand, type LauncherAuth, type LauncherAuthNode } from './common.js';
+import { benchRedis, exitWithParent, flag, fromBuild, plainStackTraces, progress, requireFlag, runChild, tsxCommand, type LauncherAuth, type LauncherAuthNode, type LauncherAuthRedis } from './common.js';
 
 export const INPUTS = ['current', 'otherFirst', 'otherRepeated', 'wrongSignature', 'previous', 'currentResigned', 'garbage', 'oversize'] as const;
 export type Input = (typeof INPUTS)[number];
@@ -101,6 +101,16 @@ async function setup(): Promise<{ contenders: Contender[]; inputFor: (input: Inp
   const record: SecretRecord | undefined = await store.load();
   if (record === undefined) throw new Error('micro: the store lost its record');
   const { withAuth } = await fromBuild<LauncherAuthNode>('node');
+  // The same record in Redis, so that the RedisSecretStore row verifies the very same token: the difference is the
+  // store's trust bound (one performance.now() comparison per call), never a Redis round trip.
+  const redis = await benchRedis();
+  const redisClient = redis === undefined ? undefined : await redis.client();
+  let redisAuthority: Awaited<ReturnType<typeof TokenAuthority.open>> | undefined;
+  if (redisClient !== undefined) {
+    const { RedisSecretStore } = await fromBuild<LauncherAuthRedis>('redis');
+    await new RedisSecretStore({ client: redisClient, key: 'bench:micro' }).save(record);
+    redisAuthority = await TokenAuthority.open({ store: new RedisSecretStore({ client: redisClient, key: 'bench:micro' }) });
+  }
   const key = new Uint8Array(record.key);
   const keyObject = createSecretKey(key);
   const cryptoKey = await webcrypto.subtle.importKey('raw', key, { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
@@ -180,6 +190,19 @@ async function setup(): Promise<{ contenders: Contender[]; inputFor: (input: Inp
 
   const contenders: Contender[] = [
     { id: 'la-verify', label: 'launcher-auth verify(token)', kind: 'launcher-auth', call: (t) => authority.verify(t), accepted: isOk, accepts: signed },
+    ...(redisAuthority === undefined
+      ? []
+      : [
+          {
+            id: 'la-verify-redis',
+            label: 'launcher-auth verify(token), RedisSecretStore',
+            kind: 'launcher-auth' as const,
+            call: (t: string) => redisAuthority.verify(t),
+            accepted: isOk,
+            inputs: ['current'] as const,
+            accepts: ['current'] as const,
+          },
+        ]),
     {
       id: 'la-authenticate',
       label: 'launcher-auth authenticate("Bearer " + token)',
@@ -268,7 +291,13 @@ async function setup(): Promise<{ contenders: Contender[]; inputFor: (input: Inp
       accepts: ['current'],
     },
   ];
-  return { contenders, inputFor, close: () => authority.close() };
+  const close = async (): Promise<void> => {
+    await authority.close();
+    await redisAuthority?.close();
+    redisClient?.destroy();
+    await redis?.stop();
+  };
+  return { contenders, inputFor, close };
 }
 
 let sink: unknown;

@@ -112,6 +112,12 @@ function microGoals(micro: MicroResult): Goal[] {
     speedGoal('verify(current) ≥ 100× jose jwtVerify (Uint8Array key)', verify('current'), microCell(micro, 'jose-u8', 'current'), 100),
     { ...speedGoal('verify(current) ÷ jose jwtVerify with a CryptoKey (for reference)', verify('current'), microCell(micro, 'jose-cryptokey', 'current'), 100), verdict: 'info' },
     speedGoal('verify(current) ≥ 5× fast-jwt with its cache', verify('current'), microCell(micro, 'fastjwt-cache', 'current'), 5),
+    speedGoal(
+      'verify(current) with RedisSecretStore ≥ 0.95× MemorySecretStore (no Redis round trip per request)',
+      microCell(micro, 'la-verify-redis', 'current'),
+      verify('current'),
+      0.95,
+    ),
     speedGoal('verify(wrong signature) ≥ 5× fast-jwt (no cache)', verify('wrongSignature'), microCell(micro, 'fastjwt', 'wrongSignature'), 5),
     speedGoal(
       'verify(wrong signature) ≥ 5× fast-jwt with its cache (which caches the error)',
@@ -245,6 +251,14 @@ export function goals(results: Results): Goal[] {
             measured: `${results.rotate.rotate.medianMs.toFixed(2)} / ${results.rotate.rotate.p99Ms.toFixed(2)} ms`,
             verdict: 'info' as const,
           },
+          {
+            goal: 'rotate() with RedisSecretStore, three instances: median / p99 latency',
+            measured:
+              results.rotate.redis === undefined
+                ? 'not measured (no redis-server)'
+                : `${results.rotate.redis.medianMs.toFixed(2)} / ${results.rotate.redis.p99Ms.toFixed(2)} ms`,
+            verdict: 'info' as const,
+          },
         ]),
   ];
 }
@@ -294,6 +308,7 @@ export function stdoutTable(results: Results): string {
   if (rotate !== undefined) {
     for (const [label, stats] of [
       ['rotate() with FileSecretStore', rotate.rotate],
+      ...(rotate.redis === undefined ? [] : ([['rotate() with RedisSecretStore, three instances', rotate.redis]] as const)),
       ['floor: atomic durable file replacement', rotate.floor],
     ] as const) {
       rows.push([
@@ -421,6 +436,9 @@ function httpSection(http: HttpResult): string {
 function rotateSection(rotate: RotateResult): string {
   const rows = [
     ['rotate() with FileSecretStore', rotate.rotate],
+    ...(rotate.redis === undefined
+      ? []
+      : ([['rotate() with RedisSecretStore, three instances (acknowledged by the two others)', rotate.redis]] as const)),
     ['floor: open wx 0600, write, fsync, rename, fsync dir', rotate.floor],
   ] as const;
   return [

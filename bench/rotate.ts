@@ -1,11 +1,13 @@
 // rotate() latency with FileSecretStore in a temporary directory, beside its floor: the same durable, atomic
 // replacement of a file of the same size written by hand (open wx 0600, write, fsync, rename, fsync the directory).
+// And with RedisSecretStore shared by three instances (three authorities, each on its own connection, in this
+// process), rotated on each in turn: rotate() resolves once the two others acknowledged the new key.
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, open, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { exitWithParent, flag, fromBuild, median, plainStackTraces, quantile, requireFlag, runChild, tsxCommand, type LauncherAuth } from './common.js';
+import { benchRedis, exitWithParent, flag, fromBuild, median, plainStackTraces, quantile, requireFlag, runChild, tsxCommand, type LauncherAuth, type LauncherAuthRedis } from './common.js';
 
 export interface LatencyStats {
   count: number;
@@ -18,6 +20,8 @@ export interface LatencyStats {
 export interface RotateResult {
   rotate: LatencyStats;
   floor: LatencyStats;
+  /** rotate() with RedisSecretStore, three instances; absent when redis-server is not installed. */
+  redis?: LatencyStats;
 }
 
 function stats(samples: readonly number[]): LatencyStats {
@@ -74,10 +78,37 @@ async function measureRotations(count: number): Promise<RotateResult> {
       }
     }
     await authority.close();
-    return { rotate: stats(rotations), floor: stats(floor) };
+    const redis = await measureRedisRotations(count);
+    return { rotate: stats(rotations), floor: stats(floor), ...(redis === undefined ? {} : { redis }) };
   } finally {
     await rm(dir, { recursive: true, force: true });
     await rm(floorDir, { recursive: true, force: true });
+  }
+}
+
+async function measureRedisRotations(count: number): Promise<LatencyStats | undefined> {
+  const redis = await benchRedis();
+  if (redis === undefined) return undefined;
+  const { TokenAuthority } = await fromBuild<LauncherAuth>('index');
+  const { RedisSecretStore } = await fromBuild<LauncherAuthRedis>('redis');
+  const clients = await Promise.all([redis.client(), redis.client(), redis.client()]);
+  try {
+    const authorities = [];
+    // One after another: the first creates the secret, the others read it.
+    for (const client of clients) authorities.push(await TokenAuthority.open({ store: new RedisSecretStore({ client, key: 'bench:rotate' }) }));
+    const samples: number[] = [];
+    for (let i = -5; i < count; i++) {
+      const authority = authorities[(i + 6) % authorities.length] as (typeof authorities)[number];
+      const t0 = performance.now();
+      await authority.rotate();
+      const t1 = performance.now();
+      if (i >= 0) samples.push(t1 - t0);
+    }
+    for (const authority of authorities) await authority.close();
+    return stats(samples);
+  } finally {
+    for (const client of clients) client.destroy();
+    await redis.stop();
   }
 }
 

@@ -52,7 +52,9 @@ async function buildLibrary(): Promise<void> {
   if (library === undefined) throw new Error('bench: no library build in tsup.config.ts');
   await build({
     ...library,
-    entry: Object.fromEntries(BUILT.map((name) => [name, name === 'index' ? 'src/index.ts' : `src/adapters/${name}.ts`])),
+    entry: Object.fromEntries(
+      BUILT.map((name) => [name, name === 'index' ? 'src/index.ts' : name === 'redis' ? 'src/stores/redis/index.ts' : `src/adapters/${name}.ts`]),
+    ),
     format: ['esm'],
     dts: false,
     outDir: BUILD_DIR,
