@@ -1,5 +1,6 @@
 // The built package (dist/) as users load it: `import` and `require` of the root and of every subpath, resolved
 // through package.json `exports` (the package names itself). Run by `npm run test:dist` after `npm run build`.
+import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { createRequire } from 'node:module';
@@ -283,5 +284,48 @@ describe.each(FORMAT_NAMES)('the adapters through %s', (name) => {
     expect(await host.ask(`Bearer ${old}`)).toEqual({ status: 401, body: '', wwwAuthenticate: 'Bearer' });
     expect(await host.ask(`Bearer ${authority.issue()}`)).toEqual({ status: 200, body: 'ok', wwwAuthenticate: null });
     expect(host.seen).toHaveLength(2);
+  });
+});
+
+describe('launcher-auth/redis, built', () => {
+  const REPO = fileURLToPath(new URL('../../', import.meta.url));
+  // A child Node process in which loading `redis` (or @redis/*) throws: what a user without the peer sees.
+  const BLOCK_ESM = `export async function resolve(specifier, context, next) {
+    if (specifier === 'redis' || specifier.startsWith('@redis/')) throw new Error('redis was loaded');
+    return next(specifier, context);
+  }`;
+  const esmChild = (specifier: string): string =>
+    `import { register } from 'node:module';
+     register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(BLOCK_ESM)}));
+     await import(${JSON.stringify(specifier)});`;
+  const cjsChild = (specifier: string): string =>
+    `const Module = require('node:module');
+     const load = Module._load;
+     Module._load = function (request, ...rest) {
+       if (request === 'redis' || request.startsWith('@redis/')) throw new Error('redis was loaded');
+       return load.call(this, request, ...rest);
+     };
+     require(${JSON.stringify(specifier)});`;
+  const run = (args: string[]): number | null => spawnSync(process.execPath, args, { cwd: REPO, stdio: 'ignore' }).status;
+
+  it('import and require resolve it to dist/redis.*, exporting RedisSecretStore', async () => {
+    expect(require.resolve('launcher-auth/redis')).toBe(join(DIST, 'redis.cjs'));
+    expect(import.meta.resolve('launcher-auth/redis')).toBe(pathToFileURL(join(DIST, 'redis.js')).href);
+    const esmRedis = await import('launcher-auth/redis');
+    const cjsRedis = require('launcher-auth/redis') as typeof esmRedis;
+    expect(typeof esmRedis.RedisSecretStore).toBe('function');
+    expect(typeof cjsRedis.RedisSecretStore).toBe('function');
+    expect(() => new cjsRedis.RedisSecretStore({ client: {} as never })).toThrow(TypeError);
+  });
+
+  // launcher-auth/redis too: the store works on the client the host passes, and never imports redis itself.
+  it.each(['launcher-auth', 'launcher-auth/node', 'launcher-auth/testing', 'launcher-auth/redis'])('%s loads without redis, by import and require', (specifier) => {
+    expect(run(['--input-type=module', '-e', esmChild(specifier)])).toBe(0);
+    expect(run(['--input-type=commonjs', '-e', cjsChild(specifier)])).toBe(0);
+  });
+
+  it('the block works: redis itself cannot be loaded in those processes', () => {
+    expect(run(['--input-type=module', '-e', esmChild('redis')])).not.toBe(0);
+    expect(run(['--input-type=commonjs', '-e', cjsChild('redis')])).not.toBe(0);
   });
 });
