@@ -6,7 +6,9 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { isLauncherAuthError } from '../core/errors.js';
 import { TokenAuthority } from '../core/token-authority.js';
+import type { SecretStore } from '../core/types.js';
 import { FileSecretStore } from '../stores/file.js';
+import { KeyringSecretStore } from '../stores/keyring/index.js';
 import { checkServer } from '../testing/check-server.js';
 
 /** Where the CLI writes. */
@@ -19,12 +21,14 @@ export interface CliIo {
 export const EXIT = Object.freeze({ ok: 0, checkFailed: 1, usage: 2, store: 3, internal: 70 });
 
 const USAGE = `Usage:
-  launcher-auth token  --store <file> [--init]
+  launcher-auth token  (--store <file> | --keyring <service>/<account>) [--init]
       Print the current token of the secret file. Without --init a missing file is an error;
       with --init a missing file is created (mode 0600) with a new secret.
-  launcher-auth rotate --store <file>
+  launcher-auth rotate (--store <file> | --keyring <service>/<account>)
       Regenerate: write a new secret and print the new token. Every earlier token stops working;
       a launcher running on the same file follows at once.
+      --keyring uses the OS keychain entry of that service and account (the part before the first /
+      is the service) instead of a file; a launcher on the same entry follows within its poll interval.
   launcher-auth check  <base-url> (--token <t> | --token-env <NAME>)
                        [--previous <t> | --previous-env <NAME>] [--path <p>] [--health-path <p>] [--timeout <ms>]
       Run the automation API's test table against a live server and print one line per case
@@ -71,19 +75,37 @@ function tokenFrom(value: string | undefined, variable: string | undefined, flag
   return value.trim();
 }
 
+/** The store `--store <file>` or `--keyring <service>/<account>` names, and how messages name it and its flag. */
+function storeFrom(path: string | undefined, keyring: string | undefined): { store: SecretStore; where: string; flag: string } {
+  if (path !== undefined && keyring !== undefined) throw new UsageError('give either --store or --keyring, not both.');
+  if (keyring !== undefined) {
+    const slash = keyring.indexOf('/');
+    if (slash < 1 || slash === keyring.length - 1) throw new UsageError('--keyring must be <service>/<account>.');
+    const [service, account] = [keyring.slice(0, slash), keyring.slice(slash + 1)];
+    let store: KeyringSecretStore;
+    try {
+      store = new KeyringSecretStore({ service, account });
+    } catch (error) {
+      throw new UsageError(`--keyring: ${(error as Error).message.replace(/^KeyringSecretStore: /, '')}`);
+    }
+    return { store, where: `in the keychain for service "${service}", account "${account}"`, flag: '--keyring <service>/<account>' };
+  }
+  if (typeof path !== 'string' || path === '') throw new UsageError('--store <file> is required (or --keyring <service>/<account>).');
+  if (path.includes('\0')) throw new UsageError('--store must be a file path.');
+  const store = new FileSecretStore(path);
+  return { store, where: `file at ${store.path}`, flag: '--store <file>' };
+}
+
 async function tokenCommand(args: string[], io: CliIo, rotate: boolean): Promise<number> {
   const { values } = parseArgs({
     args,
-    options: { store: { type: 'string' }, ...(rotate ? {} : { init: { type: 'boolean' } }) },
+    options: { store: { type: 'string' }, keyring: { type: 'string' }, ...(rotate ? {} : { init: { type: 'boolean' } }) },
     strict: true,
   });
-  const path = values.store;
-  if (typeof path !== 'string' || path === '') throw new UsageError('--store <file> is required.');
-  if (path.includes('\0')) throw new UsageError('--store must be a file path.');
-  const store = new FileSecretStore(path);
+  const { store, where, flag } = storeFrom(values.store, values.keyring);
   if (values.init !== true && (await store.load()) === undefined) {
-    const hint = rotate ? 'create one with: launcher-auth token --store <file> --init' : 'use --init to create one';
-    io.stderr(`launcher-auth: no secret file at ${store.path} (${hint}).\n`);
+    const hint = rotate ? `create one with: launcher-auth token ${flag} --init` : 'use --init to create one';
+    io.stderr(`launcher-auth: no secret ${where} (${hint}).\n`);
     return EXIT.store;
   }
   const authority = await TokenAuthority.open({ store });

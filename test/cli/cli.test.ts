@@ -206,7 +206,7 @@ describe('launcher-auth usage', () => {
 
   it.each([
     [['bogus'], 'unknown command; the commands are token, rotate and check.'],
-    [['token'], '--store <file> is required.'],
+    [['token'], '--store <file> is required (or --keyring <service>/<account>).'],
     [['token', '--store'], "Option '--store <value>' argument missing"],
     [['token', '--store', 'x', '--unknown'], "Unknown option '--unknown'"],
     [['rotate', '--store', 'x', '--init'], "Unknown option '--init'"],
