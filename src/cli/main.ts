@@ -21,14 +21,15 @@ export interface CliIo {
 export const EXIT = Object.freeze({ ok: 0, checkFailed: 1, usage: 2, store: 3, internal: 70 });
 
 const USAGE = `Usage:
-  launcher-auth token  (--store <file> | --keyring <service>/<account>) [--init]
+  launcher-auth token  --store <file> [--init]
       Print the current token of the secret file. Without --init a missing file is an error;
       with --init a missing file is created (mode 0600) with a new secret.
-  launcher-auth rotate (--store <file> | --keyring <service>/<account>)
+  launcher-auth rotate --store <file>
       Regenerate: write a new secret and print the new token. Every earlier token stops working;
       a launcher running on the same file follows at once.
-      --keyring uses the OS keychain entry of that service and account (the part before the first /
-      is the service) instead of a file; a launcher on the same entry follows within its poll interval.
+  --keyring <service>/<account>, in place of --store <file> (token, rotate)
+      Use the OS keychain entry of that service and account (the service is the part before the
+      first /) instead of a file; a launcher on the same entry follows within its poll interval.
   launcher-auth check  <base-url> (--token <t> | --token-env <NAME>)
                        [--previous <t> | --previous-env <NAME>] [--path <p>] [--health-path <p>] [--timeout <ms>]
       Run the automation API's test table against a live server and print one line per case
