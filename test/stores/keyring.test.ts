@@ -4,12 +4,15 @@
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { isLauncherAuthError, TokenAuthority, type SecretRecord } from 'launcher-auth';
 import { KeyringSecretStore } from 'launcher-auth/keyring';
 import { checkSecretStore } from 'launcher-auth/testing';
+import { start as startExample } from '../../examples/keyring.ts';
 import { rejectionOf, until } from '../support/async.js';
 import { secretServiceMissing, servicesRequired, startSecretService, type SecretService } from '../support/secret-service.js';
 
@@ -218,6 +221,41 @@ describe.skipIf(missing !== undefined && !servicesRequired)(
         expect(await unavailable(store)).toContain('did not answer within 1500 ms');
         process.env.DBUS_SESSION_BUS_ADDRESS = service.address;
         expect(await store.load()).toBeUndefined();
+      });
+    });
+
+    describe('examples/keyring.ts', () => {
+      async function exampleOn(dataDir: string): Promise<Awaited<ReturnType<typeof startExample>>> {
+        const started = await startExample({ service: `launcher-auth-test-${randomUUID()}`, port: 0, dataDir });
+        onTestFinished(() => started.close());
+        const health = await fetch(`${started.url}/health`);
+        expect([health.status, await health.json()]).toEqual([200, { status: 'ok' }]);
+        const refused = await fetch(`${started.url}/api/status`);
+        expect([refused.status, await refused.text()]).toEqual([401, '']);
+        const headers = { authorization: `Bearer ${started.authority.issue()}` };
+        const allowed = await fetch(`${started.url}/api/status`, { headers });
+        expect([allowed.status, await allowed.json()]).toEqual([200, { kept: started.kept, keyId: started.authority.keyId }]);
+        return started;
+      }
+
+      it('keeps the secret in the keychain when there is one', async () => {
+        const dataDir = await mkdtemp(join(tmpdir(), 'launcher-auth-example-'));
+        onTestFinished(() => rm(dataDir, { recursive: true, force: true }));
+        expect((await exampleOn(dataDir)).kept).toBe('keychain');
+      });
+
+      it('falls back to the 0600 file when there is no Secret Service', async () => {
+        const dataDir = await mkdtemp(join(tmpdir(), 'launcher-auth-example-'));
+        onTestFinished(() => rm(dataDir, { recursive: true, force: true }));
+        process.env.DBUS_SESSION_BUS_ADDRESS = `unix:path=${join(service.home, 'no-such-bus')}`;
+        onTestFinished(() => {
+          process.env.DBUS_SESSION_BUS_ADDRESS = service.address;
+        });
+        const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+        onTestFinished(() => warn.mockRestore());
+        expect((await exampleOn(dataDir)).kept).toBe('file');
+        expect(warn).toHaveBeenCalledTimes(1);
+        expect(String(warn.mock.calls[0]?.[0])).toContain('FileSecretStore');
       });
     });
   },
