@@ -1,6 +1,7 @@
-// A launcher that keeps its automation secret in the OS keychain, and falls back to a 0600 file where there is
-// none (a headless Linux box, a locked keyring). Run: npx tsx examples/keyring.ts  (needs @napi-rs/keyring)
+// A launcher that keeps its automation secret in the OS keychain, or in a 0600 file where there is none at its
+// first start (a headless Linux box). Run: npx tsx examples/keyring.ts  (needs @napi-rs/keyring)
 // Regenerate from a terminal with: npx launcher-auth rotate --keyring com.example.launcher/automation
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -28,17 +29,31 @@ export interface Started {
   close(): Promise<void>;
 }
 
-/** The keychain when there is one; otherwise, and only then, the file. Any other failure is not hidden. */
+/**
+ * The keychain when there is one at the first start; otherwise the file. The choice is written down and kept: a
+ * launcher that fell back at every start would switch to a new secret (and back) whenever the keyring is locked.
+ */
 async function openAuthority(options: Required<Omit<StartOptions, 'port'>>): Promise<Pick<Started, 'authority' | 'kept'>> {
+  const choice = join(options.dataDir, 'secret-store.txt');
+  const chosen = (await readFile(choice, 'utf8').catch(() => undefined))?.trim();
+  const choose = async (kept: Started['kept']): Promise<void> => {
+    await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
+    await writeFile(choice, kept, { mode: 0o600 });
+  };
+  const file = new FileSecretStore(join(options.dataDir, 'secret.json'));
+  if (chosen === 'file') return { authority: await TokenAuthority.open({ store: file }), kept: 'file' };
   const keychain = new KeyringSecretStore({ service: options.service, account: options.account });
   try {
-    return { authority: await TokenAuthority.open({ store: keychain }), kept: 'keychain' };
+    const authority = await TokenAuthority.open({ store: keychain });
+    if (chosen === undefined) await choose('keychain');
+    return { authority, kept: 'keychain' };
   } catch (error) {
-    // A damaged entry (ERR_STORE_CORRUPT) must not silently become a new secret in a file: only "no keychain" falls back.
-    if (!isLauncherAuthError(error, 'ERR_STORE_UNAVAILABLE')) throw error;
-    console.warn(`${error.message}\nUsing the secret file in ${options.dataDir} instead.`);
-    const file = new FileSecretStore(join(options.dataDir, 'secret.json'));
-    return { authority: await TokenAuthority.open({ store: file }), kept: 'file' };
+    // Only "no keychain at the first start" falls back; a locked keyring later, or a damaged entry, is reported.
+    if (chosen !== undefined || !isLauncherAuthError(error, 'ERR_STORE_UNAVAILABLE')) throw error;
+    console.warn(`${error.message}\nUsing the secret file in ${options.dataDir} from now on.`);
+    const authority = await TokenAuthority.open({ store: file });
+    await choose('file');
+    return { authority, kept: 'file' };
   }
 }
 

@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -225,9 +225,8 @@ describe.skipIf(missing !== undefined && !servicesRequired)(
     });
 
     describe('examples/keyring.ts', () => {
-      async function exampleOn(dataDir: string): Promise<Awaited<ReturnType<typeof startExample>>> {
-        const started = await startExample({ service: `launcher-auth-test-${randomUUID()}`, port: 0, dataDir });
-        onTestFinished(() => started.close());
+      /** The example serves what its comments promise: open health, empty 401, the token accepted. */
+      async function served(started: Awaited<ReturnType<typeof startExample>>): Promise<void> {
         const health = await fetch(`${started.url}/health`);
         expect([health.status, await health.json()]).toEqual([200, { status: 'ok' }]);
         const refused = await fetch(`${started.url}/api/status`);
@@ -235,27 +234,55 @@ describe.skipIf(missing !== undefined && !servicesRequired)(
         const headers = { authorization: `Bearer ${started.authority.issue()}` };
         const allowed = await fetch(`${started.url}/api/status`, { headers });
         expect([allowed.status, await allowed.json()]).toEqual([200, { kept: started.kept, keyId: started.authority.keyId }]);
-        return started;
       }
 
-      it('keeps the secret in the keychain when there is one', async () => {
-        const dataDir = await mkdtemp(join(tmpdir(), 'launcher-auth-example-'));
-        onTestFinished(() => rm(dataDir, { recursive: true, force: true }));
-        expect((await exampleOn(dataDir)).kept).toBe('keychain');
-      });
+      async function dataDir(): Promise<string> {
+        const folder = await mkdtemp(join(tmpdir(), 'launcher-auth-example-'));
+        onTestFinished(() => rm(folder, { recursive: true, force: true }));
+        return folder;
+      }
 
-      it('falls back to the 0600 file when there is no Secret Service', async () => {
-        const dataDir = await mkdtemp(join(tmpdir(), 'launcher-auth-example-'));
-        onTestFinished(() => rm(dataDir, { recursive: true, force: true }));
+      function withoutBus(): void {
         process.env.DBUS_SESSION_BUS_ADDRESS = `unix:path=${join(service.home, 'no-such-bus')}`;
         onTestFinished(() => {
           process.env.DBUS_SESSION_BUS_ADDRESS = service.address;
         });
+      }
+
+      it('keeps the secret in the keychain when there is one, and never switches to a file later', async () => {
+        const folder = await dataDir();
+        const name = `launcher-auth-test-${randomUUID()}`;
+        const first = await startExample({ service: name, port: 0, dataDir: folder });
+        onTestFinished(() => first.close());
+        expect(first.kept).toBe('keychain');
+        await served(first);
+        await first.close();
+        withoutBus();
+        const error = await rejectionOf(startExample({ service: name, port: 0, dataDir: folder }));
+        expect(isLauncherAuthError(error, 'ERR_STORE_UNAVAILABLE')).toBe(true);
+        expect(await readFile(join(folder, 'secret-store.txt'), 'utf8')).toBe('keychain');
+        await expect(readFile(join(folder, 'secret.json'))).rejects.toMatchObject({ code: 'ENOENT' });
+      });
+
+      it('keeps it in the 0600 file when there is no Secret Service at the first start, and stays there', async () => {
+        const folder = await dataDir();
+        const name = `launcher-auth-test-${randomUUID()}`;
+        withoutBus();
         const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
         onTestFinished(() => warn.mockRestore());
-        expect((await exampleOn(dataDir)).kept).toBe('file');
+        const first = await startExample({ service: name, port: 0, dataDir: folder });
+        onTestFinished(() => first.close());
+        expect(first.kept).toBe('file');
         expect(warn).toHaveBeenCalledTimes(1);
         expect(String(warn.mock.calls[0]?.[0])).toContain('FileSecretStore');
+        await served(first);
+        const token = first.authority.issue();
+        await first.close();
+        process.env.DBUS_SESSION_BUS_ADDRESS = service.address; // a keychain now: the file stays the choice
+        const again = await startExample({ service: name, port: 0, dataDir: folder });
+        onTestFinished(() => again.close());
+        expect(again.kept).toBe('file');
+        expect(again.authority.issue() === token).toBe(true);
       });
     });
   },
