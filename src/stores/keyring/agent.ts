@@ -139,7 +139,7 @@ export function callKeyring(request: AgentRequest, timeout: number, keepAlive: b
     return Promise.resolve({
       ok: false,
       kind: 'unavailable',
-      detail: `the optional package ${PACKAGE} is not installed (npm install ${PACKAGE})`,
+      detail: `the optional package ${PACKAGE} is not installed; run npm install ${PACKAGE}`,
     });
   }
   const bus = process.env.DBUS_SESSION_BUS_ADDRESS;
