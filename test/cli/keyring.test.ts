@@ -7,7 +7,7 @@ import { TokenAuthority } from 'launcher-auth';
 import { KeyringSecretStore } from 'launcher-auth/keyring';
 import { EXIT, main } from '../../src/cli/main.js';
 import { until } from '../support/async.js';
-import { secretServiceMissing, servicesRequired, startSecretService, type SecretService } from '../support/secret-service.js';
+import { secretServiceMissing, servicesRequired, useSecretService, type SecretService } from '../support/secret-service.js';
 
 const missing = secretServiceMissing();
 const JWT_SHAPED = /[\w-]{10,}\.[\w-]{10,}\.[\w-]{10,}/g;
@@ -56,14 +56,12 @@ describe('launcher-auth --keyring: usage', () => {
 describe.skipIf(missing !== undefined && !servicesRequired)(
   `launcher-auth --keyring on a real Secret Service${missing === undefined ? '' : ` (skipped: ${missing})`}`,
   () => {
+    const running = useSecretService();
     let service: SecretService;
-    const savedBus = process.env.DBUS_SESSION_BUS_ADDRESS;
     let entry = { service: '', account: 'automation' };
 
-    beforeAll(async () => {
-      if (missing !== undefined) throw new Error(`LAUNCHER_AUTH_REQUIRE_SERVICES=1 but ${missing}`);
-      service = await startSecretService();
-      process.env.DBUS_SESSION_BUS_ADDRESS = service.address;
+    beforeAll(() => {
+      service = running();
       rememberKey = () => {
         if (entry.service === '') return;
         const found = service.run('secret-tool', ['lookup', 'service', entry.service, 'username', entry.account]);
@@ -74,12 +72,9 @@ describe.skipIf(missing !== undefined && !servicesRequired)(
           // No entry, or one a test damaged on purpose: no key to look for.
         }
       };
-    }, 60_000);
-    afterAll(async () => {
+    });
+    afterAll(() => {
       rememberKey = () => undefined;
-      if (savedBus === undefined) delete process.env.DBUS_SESSION_BUS_ADDRESS;
-      else process.env.DBUS_SESSION_BUS_ADDRESS = savedBus;
-      await service?.stop();
     });
 
     function freshEntry(): string {

@@ -6,8 +6,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { secretServiceMissing, servicesRequired, startSecretService, type SecretService } from '../support/secret-service.js';
+import { describe, expect, it } from 'vitest';
+import { secretServiceMissing, servicesRequired, useSecretService } from '../support/secret-service.js';
 
 const require = createRequire(import.meta.url);
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -59,18 +59,7 @@ const missing = secretServiceMissing();
 describe.skipIf(missing !== undefined && !servicesRequired)(
   `launcher-auth/keyring in dist/ on a real Secret Service${missing === undefined ? '' : ` (skipped: ${missing})`}`,
   () => {
-    let service: SecretService;
-    const savedBus = process.env.DBUS_SESSION_BUS_ADDRESS;
-    beforeAll(async () => {
-      if (missing !== undefined) throw new Error(`LAUNCHER_AUTH_REQUIRE_SERVICES=1 but ${missing}`);
-      service = await startSecretService();
-      process.env.DBUS_SESSION_BUS_ADDRESS = service.address;
-    }, 60_000);
-    afterAll(async () => {
-      if (savedBus === undefined) delete process.env.DBUS_SESSION_BUS_ADDRESS;
-      else process.env.DBUS_SESSION_BUS_ADDRESS = savedBus;
-      await service?.stop();
-    });
+    useSecretService();
 
     it('what the import build saves, the require build loads', async () => {
       const esm = await import('launcher-auth/keyring');

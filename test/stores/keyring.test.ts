@@ -8,13 +8,19 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
+import { beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { isLauncherAuthError, TokenAuthority, type SecretRecord } from 'launcher-auth';
 import { KeyringSecretStore } from 'launcher-auth/keyring';
 import { checkSecretStore } from 'launcher-auth/testing';
 import { start as startExample } from '../../examples/keyring.ts';
 import { rejectionOf, until } from '../support/async.js';
-import { secretServiceMissing, servicesRequired, startSecretService, type SecretService } from '../support/secret-service.js';
+import {
+  secretServiceMissing,
+  servicesRequired,
+  startSecretService,
+  useSecretService,
+  type SecretService,
+} from '../support/secret-service.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const missing = secretServiceMissing();
@@ -40,19 +46,10 @@ describe('KeyringSecretStore options', () => {
 describe.skipIf(missing !== undefined && !servicesRequired)(
   `KeyringSecretStore on a real Secret Service${missing === undefined ? '' : ` (skipped: ${missing})`}`,
   () => {
+    const running = useSecretService();
     let service: SecretService;
-    const savedBus = process.env.DBUS_SESSION_BUS_ADDRESS;
-
-    beforeAll(async () => {
-      if (missing !== undefined) throw new Error(`LAUNCHER_AUTH_REQUIRE_SERVICES=1 but ${missing}`);
-      service = await startSecretService();
-      // Read by the store's helper process when it starts: every keychain call of this file goes to the private bus.
-      process.env.DBUS_SESSION_BUS_ADDRESS = service.address;
-    }, 60_000);
-    afterAll(async () => {
-      if (savedBus === undefined) delete process.env.DBUS_SESSION_BUS_ADDRESS;
-      else process.env.DBUS_SESSION_BUS_ADDRESS = savedBus;
-      await service?.stop();
+    beforeAll(() => {
+      service = running();
     });
 
     /** A store on a fresh, empty entry. */

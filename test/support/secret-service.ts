@@ -5,6 +5,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 
 const TOOLS = ['dbus-daemon', 'gnome-keyring-daemon', 'secret-tool', 'dbus-send'] as const;
 
@@ -143,4 +144,30 @@ export async function startSecretService(): Promise<SecretService> {
     await stop();
     throw error;
   }
+}
+
+/**
+ * For a describe block: starts a private Secret Service before its tests and points this process at it
+ * (DBUS_SESSION_BUS_ADDRESS, read by the keyring store's helper process), then restores the address and stops it.
+ * Throws in beforeAll when the tools are missing (the block is only run then with LAUNCHER_AUTH_REQUIRE_SERVICES=1).
+ * Returns the running service, for use inside tests.
+ */
+export function useSecretService(): () => SecretService {
+  let service: SecretService | undefined;
+  const saved = process.env.DBUS_SESSION_BUS_ADDRESS;
+  beforeAll(async () => {
+    const missing = secretServiceMissing();
+    if (missing !== undefined) throw new Error(`LAUNCHER_AUTH_REQUIRE_SERVICES=1 but ${missing}`);
+    service = await startSecretService();
+    process.env.DBUS_SESSION_BUS_ADDRESS = service.address;
+  }, 60_000);
+  afterAll(async () => {
+    if (saved === undefined) delete process.env.DBUS_SESSION_BUS_ADDRESS;
+    else process.env.DBUS_SESSION_BUS_ADDRESS = saved;
+    await service?.stop();
+  });
+  return () => {
+    if (service === undefined) throw new Error('the Secret Service is not running');
+    return service;
+  };
 }
