@@ -125,6 +125,49 @@ describe.skipIf(missing !== undefined && !servicesRequired)(
       expect(await running.verify(old)).toEqual({ ok: false, reason: 'rotated' });
     });
 
+    it('a launcher in another process follows a rotation made here within its poll interval', async () => {
+      const store = fresh();
+      const here = await open(store);
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', 'test/stores/fixtures/keyring-follow.ts', store.service, store.account, '200'],
+        { cwd: root, env: service.env, stdio: ['pipe', 'pipe', 'pipe'] },
+      );
+      const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+      onTestFinished(async () => {
+        child.stdin.end();
+        await exited;
+      });
+      let out = '';
+      child.stdout.on('data', (chunk: Buffer) => void (out += chunk.toString()));
+      expect(await until(() => out.includes('\n'), 15_000, 20)).toBe(true);
+      const before = here.keyId;
+      expect(out).toBe(`ready ${before}\n`);
+      await here.rotate();
+      expect(await until(() => out.endsWith(`followed ${here.keyId}\n`), 15_000, 20)).toBe(true);
+      expect(out).toBe(`ready ${before}\nfollowed ${here.keyId}\n`);
+    });
+
+    it('a keychain that goes away under a running authority: onStoreError told once, the token kept', async () => {
+      const errors: unknown[] = [];
+      const authority = await TokenAuthority.open({
+        store: fresh({ pollInterval: 100 }),
+        onStoreError: (error) => errors.push(error),
+      });
+      onTestFinished(() => authority.close());
+      const token = authority.issue();
+      process.env.DBUS_SESSION_BUS_ADDRESS = `unix:path=${join(service.home, 'no-such-bus')}`;
+      onTestFinished(() => {
+        process.env.DBUS_SESSION_BUS_ADDRESS = service.address;
+      });
+      expect(await until(() => errors.length > 0, 15_000, 20)).toBe(true);
+      // Several more polls fail meanwhile; only the first failure is reported.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(errors).toHaveLength(1);
+      expect(isLauncherAuthError(errors[0], 'ERR_STORE_UNAVAILABLE')).toBe(true);
+      expect((await authority.verify(token)).ok).toBe(true);
+    });
+
     it('a damaged entry is refused with ERR_STORE_CORRUPT naming the entry, and left as it was', async () => {
       const store = fresh();
       put(store, '{"version":1,');
