@@ -1,4 +1,4 @@
-// Linearizability of rotate() (issue 2, "Rotation"): thousands of verify()/authenticate() calls, some decided at
+// Linearizability of rotate(): thousands of verify()/authenticate() calls, some decided at
 // once (the current token) and some by jose (other JWTs signed with the current key), race two hundred rotations.
 // Positions come from one increasing counter, never from a clock, so the check does not depend on load.
 import { createHmac } from 'node:crypto';

@@ -1,4 +1,4 @@
-// TokenAuthority at the core level: the DEVELOPERS table (missing, invalid, old, current), open() and its
+// TokenAuthority at the core level: the required answers (missing, invalid, old, current), open() and its
 // options, rotation (serialized, last wins, onRotate, auth.signal), close(), the issuer, and external changes.
 import { createHash, createHmac } from 'node:crypto';
 import { SignJWT } from 'jose';
@@ -74,7 +74,7 @@ class WatchedStore implements SecretStore {
   }
 }
 
-describe('the DEVELOPERS table at the core level', () => {
+describe('the required answers at the core level', () => {
   it('no Authorization value: missing', async () => {
     const authority = await opened({ store: new MemorySecretStore(recordOf('table')) });
     expect(await authority.authenticate(undefined)).toEqual(MISSING);

@@ -1,5 +1,5 @@
 // The token's exact shape, and what verify() accepts and refuses among JWTs that a holder of the key could
-// sign (issue 2, "The token" and "Verification"). Tokens are compared as booleans, never printed.
+// sign. Tokens are compared as booleans, never printed.
 import { createHash, createHmac } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -56,7 +56,7 @@ const PROTOTYPE_VALUES = PROTOTYPE_KEYS.map((key) => Object.getOwnPropertyDescri
 const ARRAY_PROTOTYPE_KEYS = Reflect.ownKeys(Array.prototype);
 
 // ---------------------------------------------------------------------------------------------------------
-// The oracle: written from the spec (issue 2, "Verification"), sharing no code with src/.
+// The oracle: written from the rules of verification, sharing no code with src/.
 
 const CANONICAL_SEGMENT = /^[A-Za-z0-9_-]+$/;
 
