@@ -164,7 +164,7 @@ describe('launcher-auth rotate', () => {
     expect(fresh === old).toBe(false);
     expect(running.issue() === fresh).toBe(true);
     expect((await running.verify(fresh)).ok).toBe(true);
-    expect(await running.verify(old)).toEqual({ ok: false, reason: 'invalid' });
+    expect(await running.verify(old)).toEqual({ ok: false, reason: 'rotated' });
     expect((await run('token', '--store', store)).raw().out === `${fresh}\n`).toBe(true);
   });
 
