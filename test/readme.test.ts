@@ -1,5 +1,5 @@
 // The README's code blocks are the files in examples/readme/, which tsc typechecks: this keeps them the same.
-import { readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
 const root = new URL('../', import.meta.url);
@@ -29,5 +29,16 @@ describe('README', () => {
       const lines = readFileSync(new URL(`examples/readme/${name}`, root), 'utf8').trimEnd().split('\n');
       expect(lines.length, name).toBeLessThan(15);
     }
+  });
+
+  it('links only absolutely, to files of the repository that exist, so that the links work on the package page', () => {
+    const targets = [...readme.matchAll(/\]\(([^)\s]+)\)/g)].map((match) => match[1] as string);
+    expect(targets.length).toBeGreaterThan(0);
+    expect(targets.filter((target) => !/^(?:https:\/\/|#)/.test(target))).toEqual([]);
+    const inRepository = targets
+      .map((target) => /^https:\/\/(?:github\.com\/launcher-auth\/launcher-auth\/blob|raw\.githubusercontent\.com\/launcher-auth\/launcher-auth)\/main\/(.+)$/.exec(target)?.[1])
+      .filter((path) => path !== undefined);
+    expect(inRepository.length).toBeGreaterThan(0);
+    expect(inRepository.filter((path) => !existsSync(new URL(path, root)))).toEqual([]);
   });
 });
