@@ -24,6 +24,12 @@ describe('README', () => {
     expect(strays).toEqual([]);
   });
 
+  it.each(readdirSync(new URL('examples/clients/', root)))('shows the script client examples/clients/%s verbatim', (name) => {
+    const source = readFileSync(new URL(`examples/clients/${name}`, root), 'utf8');
+    const fenced = [...readme.matchAll(/```(?:python|powershell|js)\n([\s\S]*?)```/g)].map((match) => match[1] as string);
+    expect(fenced).toContain(source);
+  });
+
   it('gives each adapter example in under 15 lines', () => {
     for (const name of ['node.ts', 'express.ts', 'fastify.ts', 'hono.ts']) {
       const lines = readFileSync(new URL(`examples/readme/${name}`, root), 'utf8').trimEnd().split('\n');
