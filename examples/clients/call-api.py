@@ -6,7 +6,9 @@ import sys
 import requests
 
 base = os.environ.get("LAUNCHER_URL", "http://127.0.0.1:7878")
-token = os.environ["LAUNCHER_TOKEN"].strip()  # from the environment, not the command line: others see arguments
+token = os.environ.get("LAUNCHER_TOKEN", "").strip()  # the environment, not an argument: others see arguments
+if not token:
+    sys.exit("set LAUNCHER_TOKEN to the token from the launcher's settings")
 
 print("health:", requests.get(f"{base}/health", timeout=5).status_code)
 answer = requests.get(f"{base}/apps", headers={"Authorization": f"Bearer {token}"}, timeout=5)
