@@ -101,7 +101,7 @@ describe.skipIf(missing !== undefined && !servicesRequired)(
     it('rotate: a launcher running on the same entry follows within its poll interval; the old token is refused', async () => {
       const spec = freshEntry();
       const none = await run('rotate', '--keyring', spec);
-      expect(none.err).toContain('(create one with: launcher-auth token --keyring <service>/<account> --init)');
+      expect(none.err).toContain(`(create one with: launcher-auth token --keyring ${spec} --init)`);
       await run('token', '--keyring', spec, '--init');
       const running = await TokenAuthority.open({ store: new KeyringSecretStore({ ...entry, pollInterval: 100 }) });
       onTestFinished(() => running.close());
