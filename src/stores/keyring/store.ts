@@ -58,7 +58,8 @@ function checkMilliseconds(value: unknown, option: string, fallback: number): nu
  * - Every call runs in a small helper process with a deadline ({@link KeyringSecretStoreOptions.timeout}): no
  *   keychain state can block the event loop. No keychain (no Secret Service on the session bus, a locked keyring,
  *   the package not installed) is `ERR_STORE_UNAVAILABLE`, which names the entry and points to `FileSecretStore`.
- * - On Linux the entry is pinned to the Secret Service: never the kernel keyring, which is lost at reboot.
+ * - On Linux the entry is pinned to the Secret Service (with @napi-rs/keyring 2): never the kernel keyring,
+ *   which is lost at reboot.
  * - A damaged entry, or one holding a short or guessable key, makes `load()` reject (`ERR_STORE_CORRUPT`) naming
  *   the service and account; nothing here ever overwrites it.
  * - `watch()` polls the entry every `pollInterval` ms.
