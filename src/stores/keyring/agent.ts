@@ -108,10 +108,11 @@ function stop(owner: Helper, reply: AgentReply): void {
 
 function start(path: string, bus: string | undefined): Helper {
   // In Electron, process.execPath is the app: ELECTRON_RUN_AS_NODE makes it a plain Node.js (needs the
-  // runAsNode fuse). No execArgv: the host's loaders and inspector flags are not the helper's business.
+  // runAsNode fuse). Neither execArgv nor NODE_OPTIONS: the host's loaders and inspector are not the helper's.
+  const { NODE_OPTIONS: _hostOptions, ...env } = process.env;
   const child = spawn(process.execPath, ['-e', HELPER_SOURCE, path], {
     stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
-    env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
+    env: { ...env, ELECTRON_RUN_AS_NODE: '1' },
     windowsHide: true,
   });
   const owner: Helper = { child, bus, pending: new Map(), holding: 0 };
