@@ -14,7 +14,10 @@ export interface TokenInfo {
   createdAt?: string;
 }
 
-/** The header the page's own script sends to /token and /regenerate; a form or a simple cross-site request cannot. */
+/**
+ * The header that carries the page key to /token and /regenerate. Only the page's own script has that key, and a
+ * form or a simple cross-site request cannot send a custom header at all.
+ */
 export const SETTINGS_HEADER = 'x-launcher-settings';
 
 /** The query parameter of the launch link, `http://127.0.0.1:<port>/?key=<launch key>`. */
@@ -66,6 +69,11 @@ export function createSettingsServer(authority: TokenAuthority, apiUrl: string, 
   // The cookie holds its own secret, not the launch key: the key can then be spent on a link and the cookie's
   // value never appears in a URL. A new one at every start, so a restart signs every browser out.
   const session = newLaunchKey();
+  // Cookies are not kept apart by port (RFC 6265 §8.5): the owner's browser sends this one to any server on
+  // 127.0.0.1, another user's too. So /token and /regenerate also need the page key, which the launch redirect
+  // hands to the page in its URL's fragment (never sent to a server) and the page keeps in its origin's storage,
+  // which no other port shares.
+  const pageKey = newLaunchKey();
   const files = new Map([
     ['/', { type: 'text/html; charset=utf-8', body: page(apiUrl) }],
     ['/settings.css', { type: 'text/css; charset=utf-8', body: STYLE }],
@@ -86,10 +94,10 @@ export function createSettingsServer(authority: TokenAuthority, apiUrl: string, 
     if (path === '/' && (req.method === 'GET' || req.method === 'HEAD') && keys.length > 0) {
       if (keys.length !== 1 || !sameSecret(keys[0] ?? '', launchKey)) return refuse(res);
       // The owner's own navigation: trade the key for the cookie, and send them to `/` so that the key leaves
-      // the address bar (and whatever the page might later show of its URL).
+      // the address bar (the page's script then removes the fragment too).
       res.writeHead(303, {
         ...HEADERS,
-        location: '/',
+        location: `/#${pageKey}`,
         'set-cookie': `${cookie}=${session}; HttpOnly; SameSite=Strict; Path=/`,
         'content-length': 0,
       });
@@ -98,7 +106,7 @@ export function createSettingsServer(authority: TokenAuthority, apiUrl: string, 
     }
     if (!hasCookie(req, cookie, Buffer.from(session))) return refuse(res);
     // A second layer behind the owner's cookie: only the page itself, from its own origin.
-    if (!fromOwnPage(req, path)) return refuse(res);
+    if (!fromOwnPage(req, path, Buffer.from(pageKey))) return refuse(res);
 
     if (path === '/regenerate') {
       if (req.method !== 'POST') return notAllowed(res, 'POST');
@@ -157,10 +165,11 @@ function ownHost(req: IncomingMessage): boolean {
  * it should not have:
  * - a POST carries an Origin (browsers always send one) that is this very origin: a cross-site form or
  *   script has its own, and so does a page at the other spelling of loopback;
- * - /token and /regenerate need the page's own header, which a cross-site request cannot send without a CORS
- *   preflight that this server never grants, and a fetch-metadata `same-origin` where the browser sends it.
+ * - /token and /regenerate need the page key in the page's own header (a cross-site request cannot send one
+ *   without a CORS preflight that this server never grants), and a fetch-metadata `same-origin` where the
+ *   browser sends it.
  */
-function fromOwnPage(req: IncomingMessage, path: string): boolean {
+function fromOwnPage(req: IncomingMessage, path: string, pageKey: Buffer): boolean {
   const origins = headerValues(req, 'origin');
   const ownOrigin = origins.length === 1 && origins[0] === `http://${headerValues(req, 'host')[0]}`;
   if ((req.method !== 'GET' && req.method !== 'HEAD') || origins.length > 0) {
@@ -168,7 +177,7 @@ function fromOwnPage(req: IncomingMessage, path: string): boolean {
   }
   if (path === '/token' || path === '/regenerate') {
     const custom = headerValues(req, SETTINGS_HEADER);
-    if (custom.length !== 1 || custom[0] !== '1') return false;
+    if (custom.length !== 1 || !sameSecret(custom[0] ?? '', pageKey)) return false;
     const site = headerValues(req, 'sec-fetch-site');
     if (site.length > 0 && site[0] !== 'same-origin') return false;
   }
@@ -303,6 +312,13 @@ const SCRIPT = `'use strict';
   const dialog = $('confirm');
   const MASK = '\\u2022'.repeat(40);
   const dates = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+  // The page key comes once, in the fragment of the launch link's redirect; this origin's storage keeps it for
+  // later visits and other tabs, and the address bar loses it.
+  if (location.hash.length > 1) {
+    localStorage.setItem('page-key', location.hash.slice(1));
+    history.replaceState(null, '', location.pathname);
+  }
+  const pageKey = localStorage.getItem('page-key') || '';
   let current = null;
   let shown = false;
   let busy = false;
@@ -322,9 +338,9 @@ const SCRIPT = `'use strict';
     status.className = kind || '';
   }
 
-  // The page's own header: the server refuses /token and /regenerate without it.
+  // The page key in the page's own header: the server refuses /token and /regenerate without it.
   async function call(method, path) {
-    const response = await fetch(path, { method, cache: 'no-store', headers: { 'X-Launcher-Settings': '1' } });
+    const response = await fetch(path, { method, cache: 'no-store', headers: { 'X-Launcher-Settings': pageKey } });
     if (!response.ok) throw Object.assign(new Error(method + ' ' + path + ': ' + response.status), { status: response.status });
     return response.json();
   }

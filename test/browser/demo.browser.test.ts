@@ -131,17 +131,25 @@ describe('the demo settings page in chromium', () => {
     expect((await closed.body()).byteLength).toBe(0);
     expect(await context.cookies()).toEqual([]);
 
-    // The owner's link: the browser trades the key for the cookie and lands on / with the key gone from the URL.
+    // The owner's link: the browser trades the key for the cookie and lands on / with the key gone from the URL;
+    // the page key of the redirect's fragment moves into the origin's storage, and the fragment goes too.
     const opened = await page.goto(launchUrl);
     expect(opened?.status()).toBe(200);
+    await page.getByText('Created Jan 15, 2026, 9:30 AM').waitFor();
     expect(page.url()).toBe(`${settingsUrl}/`);
+    expect(await page.evaluate(() => localStorage.getItem('page-key'))).toMatch(/^[\w-]{43}$/);
     const cookies = await context.cookies();
     expect(cookies.map(({ path, httpOnly, sameSite, secure }) => ({ path, httpOnly, sameSite, secure }))).toEqual([
       { path: '/', httpOnly: true, sameSite: 'Strict', secure: false },
     ]);
     // HttpOnly: the page's own script cannot read it, so neither can anything injected into the page.
     expect(await page.evaluate(() => document.cookie)).toBe('');
-    await page.getByText('Created Jan 15, 2026, 9:30 AM').waitFor();
+    // A second tab at the plain address works too: the cookie and the kept page key are the origin's.
+    const second = await context.newPage();
+    await second.goto(`${settingsUrl}/`);
+    await second.getByText('Created Jan 15, 2026, 9:30 AM').waitFor();
+    expect(await second.locator('#status').textContent()).toBe('');
+    await second.close();
     const tokenBox = page.locator('#token');
     expect(await tokenBox.textContent()).toBe(MASK);
     // Masked means absent: the token is in the script's memory, not in the document.

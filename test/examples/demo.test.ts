@@ -146,21 +146,28 @@ async function until(probe: () => Promise<boolean> | boolean, what: string): Pro
   }
 }
 
-/** Opens the launch link as the owner's browser does: 303 to `/` with the cookie; answers `name=value`. */
-async function ownerCookie(launchUrl: string): Promise<string> {
+/**
+ * Opens the launch link as the owner's browser does: 303 to `/#<page key>` with the cookie. Answers the cookie
+ * as `name=value` and the page key, which the page's script keeps and sends in its header.
+ */
+async function owner(launchUrl: string): Promise<{ cookie: string; pageKey: string }> {
   const answer = await call(launchUrl);
   expect(answer.status).toBe(303);
-  expect(answer.headers.location).toBe('/');
+  expect(answer.headers.location).toMatch(/^\/#[\w-]{43}$/);
   expect(answer.body.byteLength).toBe(0);
   const cookie = answer.headers['set-cookie']?.[0]?.split(';', 1)[0];
   expect(cookie).toMatch(/^launcher_settings_\d+=[\w-]{43}$/);
-  return cookie ?? '';
+  return { cookie: cookie ?? '', pageKey: answer.headers.location?.slice(2) ?? '' };
+}
+
+async function ownerCookie(launchUrl: string): Promise<string> {
+  return (await owner(launchUrl)).cookie;
 }
 
 /** What the settings page's own script sends from the owner's browser; each refusal test spoils one part of it. */
 async function pageHeaders({ settingsUrl, launchUrl }: Demo): Promise<Record<string, string>> {
-  const cookie = await ownerCookie(launchUrl);
-  return { cookie, origin: settingsUrl, 'x-launcher-settings': '1', 'sec-fetch-site': 'same-origin' };
+  const { cookie, pageKey } = await owner(launchUrl);
+  return { cookie, origin: settingsUrl, 'x-launcher-settings': pageKey, 'sec-fetch-site': 'same-origin' };
 }
 
 async function regenerate(started: Demo, headers?: Record<string, string>): Promise<Answer> {
@@ -315,15 +322,16 @@ describe('the settings server (examples/demo/settings.ts)', () => {
       expectForbidden(await call(`${settingsUrl}/?${query}`));
     }
     // The launch key is not itself a cookie, and the cookie is the exact value the server set.
-    const [name, value = ''] = (await ownerCookie(launchUrl)).split('=');
+    const { cookie: pair, pageKey } = await owner(launchUrl);
+    const [name, value = ''] = pair.split('=');
     const wrongValue = `${value.slice(0, -1)}${value.endsWith('A') ? 'B' : 'A'}`;
     for (const cookie of [`${name}=${key}`, `${name}=${wrongValue}`, `${name}=`, `other=${value}`, `${name}x=${value}`]) {
-      const headers = { cookie, 'x-launcher-settings': '1' };
+      const headers = { cookie, 'x-launcher-settings': pageKey };
       expectForbidden(await call(`${settingsUrl}/`, { headers }));
       expectForbidden(await call(`${settingsUrl}/token`, { headers }));
     }
     // A decoy of the same name that another program on 127.0.0.1 set beside the real one hides nothing.
-    const both = { cookie: `${name}=${wrongValue}; ${name}=${value}`, 'x-launcher-settings': '1' };
+    const both = { cookie: `${name}=${wrongValue}; ${name}=${value}`, 'x-launcher-settings': pageKey };
     expect((await call(`${settingsUrl}/token`, { headers: both })).status).toBe(200);
   });
 
@@ -332,7 +340,7 @@ describe('the settings server (examples/demo/settings.ts)', () => {
     expect(launchUrl).toMatch(new RegExp(`^${settingsUrl}/\\?key=[\\w-]{43}$`));
     const answer = await call(launchUrl);
     expect(answer.status).toBe(303);
-    expect(answer.headers.location).toBe('/');
+    expect(answer.headers.location).toMatch(/^\/#[\w-]{43}$/);
     expect(answer.headers['cache-control']).toBe('no-store');
     expect(answer.headers['referrer-policy']).toBe('no-referrer');
     const setCookie = answer.headers['set-cookie'] ?? [];
@@ -342,8 +350,8 @@ describe('the settings server (examples/demo/settings.ts)', () => {
     // The cookie holds its own secret, not the launch key.
     expect(pair.includes(new URL(launchUrl).searchParams.get('key') ?? '')).toBe(false);
 
-    // The link works again (a second browser of the owner's, a lost cookie) and gives the same cookie.
-    expect(await ownerCookie(launchUrl)).toBe(pair);
+    // The link works again (a second browser of the owner's, a lost cookie) and gives the same cookie and page key.
+    expect(await owner(launchUrl)).toEqual({ cookie: pair, pageKey: answer.headers.location?.slice(2) });
     const page = await call(`${settingsUrl}/`, { headers: { cookie: pair } });
     expect(page.status).toBe(200);
     expect(page.headers['x-frame-options']).toBe('DENY');
@@ -397,6 +405,26 @@ describe('the settings server (examples/demo/settings.ts)', () => {
       expect(file.headers['content-type']).toBe(type);
       expect(file.headers['x-content-type-options']).toBe('nosniff');
     }
+  });
+
+  it('the owner cookie alone, which a program on another port of 127.0.0.1 can collect, gets no token', async () => {
+    const started = await demo();
+    const { apiUrl, authority } = started;
+    const before = authority.issue();
+    const rotated = rotations(authority);
+    const own = await pageHeaders(started);
+    const pageKey = own['x-launcher-settings'] ?? '';
+    const { 'x-launcher-settings': _header, ...cookieOnly } = own;
+    const flipped = `${pageKey.slice(0, -1)}${pageKey.endsWith('A') ? 'B' : 'A'}`;
+    for (const value of [undefined, '1', '', flipped, `${pageKey}A`, (await owner(started.launchUrl)).cookie.split('=')[1]]) {
+      const headers = value === undefined ? cookieOnly : { ...cookieOnly, 'x-launcher-settings': value };
+      expectForbidden(await call(`${started.settingsUrl}/token`, { headers }));
+      expectForbidden(await regenerate(started, headers));
+    }
+    // The page and its files hold no secret: for them the cookie is enough.
+    expect((await call(`${started.settingsUrl}/`, { headers: cookieOnly })).status).toBe(200);
+    expect(rotated()).toBe(0);
+    expect((await call(`${apiUrl}/apps`, { token: before })).status).toBe(200);
   });
 
   it('gives the token only to its own page in the owner\'s browser, never to be cached', async () => {
