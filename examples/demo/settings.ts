@@ -66,14 +66,16 @@ export function createSettingsServer(authority: TokenAuthority, apiUrl: string, 
     throw new TypeError('`launchKey` must be a random string of at least 32 characters (see newLaunchKey()).');
   }
   const launchKey = Buffer.from(options.launchKey);
-  // The cookie holds its own secret, not the launch key: the key can then be spent on a link and the cookie's
-  // value never appears in a URL. A new one at every start, so a restart signs every browser out.
+  // The cookie holds its own secret, not the launch key, so that its value is never in a URL, a console or a
+  // file. A new one at every start: a restart signs every browser out.
   const session = newLaunchKey();
+  const sessionBytes = Buffer.from(session);
   // Cookies are not kept apart by port (RFC 6265 §8.5): the owner's browser sends this one to any server on
   // 127.0.0.1, another user's too. So /token and /regenerate also need the page key, which the launch redirect
   // hands to the page in its URL's fragment (never sent to a server) and the page keeps in its origin's storage,
   // which no other port shares.
   const pageKey = newLaunchKey();
+  const pageKeyBytes = Buffer.from(pageKey);
   const files = new Map([
     ['/', { type: 'text/html; charset=utf-8', body: page(apiUrl) }],
     ['/settings.css', { type: 'text/css; charset=utf-8', body: STYLE }],
@@ -104,9 +106,9 @@ export function createSettingsServer(authority: TokenAuthority, apiUrl: string, 
       res.end();
       return;
     }
-    if (!hasCookie(req, cookie, Buffer.from(session))) return refuse(res);
+    if (!hasCookie(req, cookie, sessionBytes)) return refuse(res);
     // A second layer behind the owner's cookie: only the page itself, from its own origin.
-    if (!fromOwnPage(req, path, Buffer.from(pageKey))) return refuse(res);
+    if (!fromOwnPage(req, path, pageKeyBytes)) return refuse(res);
 
     if (path === '/regenerate') {
       if (req.method !== 'POST') return notAllowed(res, 'POST');
@@ -345,7 +347,7 @@ const SCRIPT = `'use strict';
     return response.json();
   }
 
-  // 403: the browser's cookie is from an earlier run of the launcher (a restart signs every browser out).
+  // 403: the cookie or the kept page key is from an earlier run of the launcher (a restart signs browsers out).
   function failed(error, what) {
     say(error.status === 403
       ? 'This page needs the link the launcher printed when it started: open that link again.'
