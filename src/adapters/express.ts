@@ -46,7 +46,8 @@ export function expressAuth(authority: TokenAuthority, options?: AuthOptions): R
   };
 
   return (req, res, next) => {
-    const decision = decide(authority, req.method, req.originalUrl, authorizationFromRawHeaders(req.rawHeaders), resolved);
+    const authorization = authorizationFromRawHeaders(req.rawHeaders);
+    const decision = decide(authority, req.method, req.originalUrl, authorization, resolved, undefined, req.socket);
     if (decision instanceof Promise) decision.then((settled) => apply(req, res, next, settled));
     else apply(req, res, next, decision);
   };

@@ -54,7 +54,8 @@ const plugin: FastifyPluginAsync<FastifyAuthOptions> = async (fastify, options) 
     // through another spelling (ignoreTrailingSlash, case-insensitive routing) is not exempt. No route: ''.
     // Read only then: `routeOptions` is a getter that builds an object on every call.
     const route = isHealthRequest(method, url, resolved.healthPath) ? (request.routeOptions.url ?? '') : undefined;
-    const decision = decide(authority, method, url, authorizationFromRawHeaders(request.raw.rawHeaders), resolved, route);
+    const authorization = authorizationFromRawHeaders(request.raw.rawHeaders);
+    const decision = decide(authority, method, url, authorization, resolved, route, request.raw.socket);
     if (decision instanceof Promise) decision.then((settled) => apply(request, reply, done, settled));
     else apply(request, reply, done, decision);
   });

@@ -8,11 +8,12 @@ import {
   resolveAuthOptions,
   type AuthOptions,
   type Decision,
+  type Peer,
 } from '../core/gate.js';
 import type { TokenAuthority } from '../core/token-authority.js';
 import type { AuthContext } from '../core/types.js';
 
-export type { AuthContext, AuthOptions };
+export type { AuthContext, AuthOptions, Peer };
 export type { RejectInfo } from '../core/gate.js';
 
 /** What {@link fetchAuth}'s guard resolves with: the 401 to return, the context, or `undefined` for the health check. */
@@ -39,6 +40,9 @@ function outcome(decision: Decision): FetchAuthResult {
 /**
  * Makes a guard for Web `Request`s: it resolves with a 401 `Response` (empty body) to return as is, with the
  * `AuthContext` of an authenticated request, or with `undefined` for `GET`/`HEAD` of the health path.
+ * A Web `Request` does not carry the client's address: pass what the runtime offers as `peer` for `onReject`
+ * (Bun: `server.requestIP(request)?.address`; Deno: `info.remoteAddr.hostname`; @hono/node-server:
+ * `c.env.incoming.socket.remoteAddress`); without it `onReject` gets `remoteAddress: undefined`.
  *
  * @example
  * const guard = fetchAuth(authority);
@@ -48,11 +52,11 @@ function outcome(decision: Decision): FetchAuthResult {
 export function fetchAuth(
   authority: TokenAuthority,
   options?: AuthOptions,
-): (request: Request) => Promise<FetchAuthResult> {
+): (request: Request, peer?: Peer) => Promise<FetchAuthResult> {
   assertAuthority(authority, 'fetchAuth');
   const resolved = resolveAuthOptions(options, 'fetchAuth');
-  return async (request) => {
+  return async (request, peer) => {
     const authorization = request.headers.get('authorization') ?? undefined;
-    return outcome(await decide(authority, request.method, targetOf(request.url), authorization, resolved));
+    return outcome(await decide(authority, request.method, targetOf(request.url), authorization, resolved, undefined, peer));
   };
 }

@@ -59,7 +59,7 @@ export function withAuth<
   };
 
   return (req, res) => {
-    const decision = decide(authority, req.method, req.url, authorizationFromRawHeaders(req.rawHeaders), resolved);
+    const decision = decide(authority, req.method, req.url, authorizationFromRawHeaders(req.rawHeaders), resolved, undefined, req.socket);
     if (decision instanceof Promise) decision.then((settled) => apply(req, res, settled));
     else apply(req, res, decision);
   };
@@ -95,7 +95,7 @@ export function withUpgradeAuth<Request extends IncomingMessage = IncomingMessag
     // Node hands the socket over without an error listener: until it reaches the handler (or while it is
     // being refused), an error on it must not become an uncaught exception.
     socket.on('error', destroyOnError);
-    const decision = decide(authority, req.method, req.url, authorizationFromRawHeaders(req.rawHeaders), resolved);
+    const decision = decide(authority, req.method, req.url, authorizationFromRawHeaders(req.rawHeaders), resolved, undefined, req.socket);
     if (decision instanceof Promise) decision.then((settled) => apply(req, socket, head, settled));
     else apply(req, socket, head, decision);
   };

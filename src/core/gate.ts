@@ -9,8 +9,18 @@ export interface RejectInfo {
   method: string;
   /** The request path, without the query string (which may carry secrets of the host's own). */
   path: string;
-  /** Why the request was refused. */
+  /** Why the request was refused; `rotated` tells a script that still uses a regenerated token from a forgery. */
   reason: RejectReason;
+  /**
+   * The client's address as the socket reports it (`'127.0.0.1'`, `'::1'`), for the host's log or rate limit;
+   * `undefined` when the socket is already closed, and with `launcher-auth/fetch` unless the host passes it.
+   */
+  remoteAddress: string | undefined;
+}
+
+/** Where a request came from: a node:http socket, or what a fetch runtime tells the host. Read only on a refusal. */
+export interface Peer {
+  readonly remoteAddress?: string | undefined;
 }
 
 /** Options every adapter takes. */
@@ -92,11 +102,23 @@ export function isHealthRequest(method: string | undefined, target: string | und
   return target.length === healthPath.length || target.charCodeAt(healthPath.length) === 0x3f; // '?'
 }
 
-function reject(method: string | undefined, target: string | undefined, reason: RejectReason, options: ResolvedAuthOptions): undefined {
+function reject(
+  method: string | undefined,
+  target: string | undefined,
+  reason: RejectReason,
+  options: ResolvedAuthOptions,
+  peer: Peer | undefined,
+): undefined {
   if (options.onReject !== undefined) {
     const path = typeof target === 'string' ? target.split('?', 1)[0] ?? '' : '';
+    const remoteAddress = peer?.remoteAddress;
     try {
-      options.onReject({ method: typeof method === 'string' ? method : '', path, reason });
+      options.onReject({
+        method: typeof method === 'string' ? method : '',
+        path,
+        reason,
+        remoteAddress: typeof remoteAddress === 'string' ? remoteAddress : undefined,
+      });
     } catch {
       // The host's hook failed; the answer must still be the uniform 401.
     }
@@ -104,8 +126,14 @@ function reject(method: string | undefined, target: string | undefined, reason: 
   return undefined;
 }
 
-function settle(result: VerifyResult, method: string | undefined, target: string | undefined, options: ResolvedAuthOptions): Decision {
-  return result.ok ? result : reject(method, target, result.reason, options);
+function settle(
+  result: VerifyResult,
+  method: string | undefined,
+  target: string | undefined,
+  options: ResolvedAuthOptions,
+  peer: Peer | undefined,
+): Decision {
+  return result.ok ? result : reject(method, target, result.reason, options, peer);
 }
 
 /**
@@ -113,7 +141,8 @@ function settle(result: VerifyResult, method: string | undefined, target: string
  * is good, `undefined` to answer {@link UNAUTHORIZED_STATUS}. Synchronous whenever no signature needs jose
  * (the current token, every cheap rejection), so an adapter can go on in the same tick. An adapter whose
  * framework reports the route that matched passes it as `route`: the exemption then also needs that route to
- * be the health path, so no other handler can be reached without a token.
+ * be the health path, so no other handler can be reached without a token. `peer` (the socket) is read only when
+ * the request is refused, for `onReject`.
  */
 export function decide(
   authority: TokenAuthority,
@@ -122,11 +151,12 @@ export function decide(
   authorization: string | readonly string[] | undefined,
   options: ResolvedAuthOptions,
   route?: string,
+  peer?: Peer,
 ): Decision | Promise<Decision> {
   if (isHealthRequest(method, target, options.healthPath) && (route === undefined || route === options.healthPath)) {
     return EXEMPT;
   }
   const result = authenticateNow(authority, authorization);
-  if (result instanceof Promise) return result.then((settled) => settle(settled, method, target, options));
-  return settle(result, method, target, options);
+  if (result instanceof Promise) return result.then((settled) => settle(settled, method, target, options, peer));
+  return settle(result, method, target, options, peer);
 }

@@ -86,23 +86,24 @@ describe.each(HOST_KINDS)('%s adapter', (kind) => {
       await authority?.close();
     });
 
-    it('is called once per refusal with method, path without the query, and reason; never with the token', async () => {
+    it('is called once per refusal with method, path without the query, reason and address; never with the token', async () => {
       infos.length = 0;
       const requests: Array<[string, RejectInfo | undefined]> = [
-        [get('/apps?secret=1'), { method: 'GET', path: '/apps', reason: 'missing' }],
-        [get('/nope', `Basic ${Buffer.from(`u:${tokens.current}`).toString('base64')}`), { method: 'GET', path: '/nope', reason: 'malformed' }],
-        [get('/apps', `Bearer ${tokens.current}x`), { method: 'GET', path: '/apps', reason: 'malformed' }],
+        [get('/apps?secret=1'), { method: 'GET', path: '/apps', reason: 'missing', remoteAddress: '127.0.0.1' }],
+        [get('/nope', `Basic ${Buffer.from(`u:${tokens.current}`).toString('base64')}`), { method: 'GET', path: '/nope', reason: 'malformed', remoteAddress: '127.0.0.1' }],
+        [get('/apps', `Bearer ${tokens.current}x`), { method: 'GET', path: '/apps', reason: 'malformed', remoteAddress: '127.0.0.1' }],
         [
           `POST /apps/editor/launch?x=y HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${tokens.previous}\r\nContent-Length: 0\r\n\r\n`,
-          { method: 'POST', path: '/apps/editor/launch', reason: 'invalid' },
+          // The token from before the latest rotate(): told apart from a forgery, for the host's log only.
+          { method: 'POST', path: '/apps/editor/launch', reason: 'rotated', remoteAddress: '127.0.0.1' },
         ],
-        [get('/apps', `Bearer ${tokens.wrongKey}`), { method: 'GET', path: '/apps', reason: 'invalid' }],
+        [get('/apps', `Bearer ${tokens.wrongKey}`), { method: 'GET', path: '/apps', reason: 'invalid', remoteAddress: '127.0.0.1' }],
         [
           `GET /apps HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${tokens.current}\r\nAuthorization: Bearer ${tokens.current}\r\n\r\n`,
-          { method: 'GET', path: '/apps', reason: 'malformed' },
+          { method: 'GET', path: '/apps', reason: 'malformed', remoteAddress: '127.0.0.1' },
         ],
-        [get(`/apps?access_token=${tokens.current}`), { method: 'GET', path: '/apps', reason: 'missing' }],
-        [method('OPTIONS', '/health'), { method: 'OPTIONS', path: '/health', reason: 'missing' }],
+        [get(`/apps?access_token=${tokens.current}`), { method: 'GET', path: '/apps', reason: 'missing', remoteAddress: '127.0.0.1' }],
+        [method('OPTIONS', '/health'), { method: 'OPTIONS', path: '/health', reason: 'missing', remoteAddress: '127.0.0.1' }],
         // Not refused: no call.
         [get('/health?x=1'), undefined],
         [get('/apps', `Bearer ${tokens.current}`), undefined],
@@ -139,7 +140,7 @@ describe.each(HOST_KINDS)('%s adapter', (kind) => {
       }
       const seen = JSON.stringify(infos);
       for (const token of Object.values(tokens)) expect(seen.includes(token)).toBe(false);
-      for (const info of infos) expect(Object.keys(info).sort()).toEqual(['method', 'path', 'reason']);
+      for (const info of infos) expect(Object.keys(info).sort()).toEqual(['method', 'path', 'reason', 'remoteAddress']);
     });
   });
 

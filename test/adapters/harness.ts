@@ -21,7 +21,7 @@
 // One host per describe block is enough: checkCase compares counts before and after each case.
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
+import { serve, type Http2Bindings, type HttpBindings } from '@hono/node-server';
 import express from 'express';
 // @ts-expect-error Express 4 is installed under an alias without types of its own; it is used through the
 // Express 5 types below, which cover the few calls made here.
@@ -279,8 +279,9 @@ async function fetchHost(authority: TokenAuthority, options: HostOptions, rec: R
   const text = (body: string, status = 200): Response =>
     new Response(body, { status, headers: { 'content-type': 'text/plain' } });
 
-  const handler = async (request: Request): Promise<Response> => {
-    const result = await guard(request);
+  const handler = async (request: Request, env: HttpBindings | Http2Bindings): Promise<Response> => {
+    // The runtime's own view of the client, as a host passes it for onReject.
+    const result = await guard(request, env.incoming.socket);
     if (result instanceof Response) return result;
     // The router sees the URL as the platform parsed it, exactly as the guard did.
     const path = new URL(request.url).pathname;

@@ -23,6 +23,7 @@ import {
   fetchAuth,
   type AuthOptions as FetchAuthOptions,
   type FetchAuthResult,
+  type Peer,
   type RejectInfo as FetchRejectInfo,
 } from 'launcher-auth/fetch';
 import {
@@ -49,7 +50,12 @@ describe('core types the adapters share', () => {
       healthPath?: string | false;
       onReject?: (info: RejectInfo) => void;
     }>();
-    expectTypeOf<RejectInfo>().toEqualTypeOf<{ method: string; path: string; reason: RejectReason }>();
+    expectTypeOf<RejectInfo>().toEqualTypeOf<{
+      method: string;
+      path: string;
+      reason: RejectReason;
+      remoteAddress: string | undefined;
+    }>();
     expectTypeOf<RejectReason>().toEqualTypeOf<'missing' | 'malformed' | 'invalid' | 'rotated' | 'suspended'>();
     // exactOptionalPropertyTypes: "not set" is leaving it out, not `undefined`.
     // @ts-expect-error undefined is not a healthPath
@@ -150,7 +156,8 @@ describe('launcher-auth/fastify', () => {
 describe('launcher-auth/fetch', () => {
   it('fetchAuth resolves with a Response, the context, or undefined for the health check', async () => {
     const guard = fetchAuth(authority);
-    expectTypeOf(guard).toEqualTypeOf<(request: Request) => Promise<FetchAuthResult>>();
+    expectTypeOf(guard).toEqualTypeOf<(request: Request, peer?: Peer) => Promise<FetchAuthResult>>();
+    expectTypeOf<Peer>().toEqualTypeOf<{ readonly remoteAddress?: string | undefined }>();
     expectTypeOf<FetchAuthResult>().toEqualTypeOf<Response | AuthContext | undefined>();
     const result = await guard(new Request('http://127.0.0.1/apps'));
     if (result instanceof Response) return;
