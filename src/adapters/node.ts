@@ -20,20 +20,39 @@ import type { AuthContext } from '../core/types.js';
 export type { AuthContext, AuthOptions };
 export type { RejectInfo } from '../core/gate.js';
 
-/** The request a wrapped handler receives: `auth` is set for an authenticated request, `undefined` for the health check. */
+/** A request that came with a valid token: what a protected handler receives. */
 export type AuthenticatedRequest<Request extends IncomingMessage = IncomingMessage> = Request & {
-  auth: AuthContext | undefined;
+  auth: AuthContext;
 };
+
+/** The health check (`GET`/`HEAD` of the health path), which needs no token: it has no `auth`. */
+export type HealthRequest<Request extends IncomingMessage = IncomingMessage> = Request & { readonly auth?: undefined };
+
+/** The options of {@link withAuth}: those of every adapter, plus the handler of the health check. */
+export interface NodeAuthOptions<
+  Request extends IncomingMessage = IncomingMessage,
+  Response extends ServerResponse<Request> = ServerResponse<Request>,
+> extends AuthOptions {
+  /**
+   * Serves the health check, so that the main handler only ever sees authenticated requests and its
+   * `req.auth` is an `AuthContext`, never `undefined`.
+   * @default undefined (the health check reaches the main handler, with `req.auth` undefined)
+   */
+  health?: (req: HealthRequest<Request>, res: Response) => void;
+}
 
 function destroyOnError(this: Duplex): void {
   this.destroy();
 }
 
 /**
- * Wraps a node:http handler: `GET`/`HEAD` of the health path pass without a token, an authenticated request
- * reaches `handler` with `req.auth` set, and every other request gets 401 with an empty body.
+ * Wraps a node:http handler: an authenticated request reaches `handler` with `req.auth` set, `GET`/`HEAD` of the
+ * health path reach `options.health` without a token, and every other request gets 401 with an empty body.
+ * With `health` (or `healthPath: false`) the handler's `req.auth` is always an `AuthContext`.
  *
- * @example http.createServer(withAuth(authority, (req, res) => res.end('hello'))).listen(7878, '127.0.0.1');
+ * @example
+ * const handler = withAuth(authority, (req, res) => res.end(req.auth.keyId), { health: (_req, res) => res.end('ok') });
+ * http.createServer(handler).listen(7878, '127.0.0.1');
  */
 export function withAuth<
   Request extends IncomingMessage = IncomingMessage,
@@ -41,11 +60,36 @@ export function withAuth<
 >(
   authority: TokenAuthority,
   handler: (req: AuthenticatedRequest<Request>, res: Response) => void,
-  options?: AuthOptions,
+  options: NodeAuthOptions<Request, Response> &
+    ({ health: (req: HealthRequest<Request>, res: Response) => void } | { healthPath: false }),
+): (req: Request, res: Response) => void;
+/**
+ * Without a `health` handler the health check reaches `handler` too, with `req.auth` undefined: test
+ * `req.auth === undefined` first.
+ */
+export function withAuth<
+  Request extends IncomingMessage = IncomingMessage,
+  Response extends ServerResponse<Request> = ServerResponse<Request>,
+>(
+  authority: TokenAuthority,
+  handler: (req: AuthenticatedRequest<Request> | HealthRequest<Request>, res: Response) => void,
+  options?: NodeAuthOptions<Request, Response>,
+): (req: Request, res: Response) => void;
+export function withAuth<
+  Request extends IncomingMessage = IncomingMessage,
+  Response extends ServerResponse<Request> = ServerResponse<Request>,
+>(
+  authority: TokenAuthority,
+  handler: (req: AuthenticatedRequest<Request> | HealthRequest<Request>, res: Response) => void,
+  options?: NodeAuthOptions<Request, Response>,
 ): (req: Request, res: Response) => void {
   assertAuthority(authority, 'withAuth');
   if (typeof handler !== 'function') throw new TypeError('withAuth: `handler` must be a function.');
   const resolved = resolveAuthOptions(options, 'withAuth');
+  const health = options?.health;
+  if (health !== undefined && typeof health !== 'function') {
+    throw new TypeError('withAuth: `health` must be a function when set.');
+  }
 
   const apply = (req: Request, res: Response, decision: Decision): void => {
     if (decision === undefined) {
@@ -53,9 +97,12 @@ export function withAuth<
       res.end();
       return;
     }
-    const authed = req as AuthenticatedRequest<Request>;
-    authed.auth = decision === EXEMPT ? undefined : decision;
-    handler(authed, res);
+    if (decision !== EXEMPT) {
+      const authed = req as AuthenticatedRequest<Request>;
+      authed.auth = decision;
+      handler(authed, res);
+    } else if (health !== undefined) health(req, res);
+    else handler(req, res);
   };
 
   return (req, res) => {
@@ -86,8 +133,9 @@ export function withUpgradeAuth<Request extends IncomingMessage = IncomingMessag
       return;
     }
     socket.off('error', destroyOnError);
+    // Never EXEMPT: healthPath is false here.
     const authed = req as AuthenticatedRequest<Request>;
-    authed.auth = decision === EXEMPT ? undefined : decision;
+    authed.auth = decision as AuthContext;
     handler(authed, socket, head);
   };
 

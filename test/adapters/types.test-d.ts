@@ -77,7 +77,7 @@ describe('core types the adapters share', () => {
 });
 
 describe('launcher-auth/node', () => {
-  it('withAuth: req.auth is AuthContext | undefined in the handler, and the result fits createServer', () => {
+  it('withAuth without a health handler: req.auth is AuthContext | undefined, and the result fits createServer', () => {
     const listener = withAuth(authority, (req, res) => {
       expectTypeOf(req.auth).toEqualTypeOf<AuthContext | undefined>();
       expectTypeOf(req).toMatchTypeOf<IncomingMessage>();
@@ -86,7 +86,7 @@ describe('launcher-auth/node', () => {
     });
     expectTypeOf(listener).toEqualTypeOf<(req: IncomingMessage, res: ServerResponse<IncomingMessage>) => void>();
     createServer(listener);
-    expectTypeOf<NodeAuthenticatedRequest['auth']>().toEqualTypeOf<AuthContext | undefined>();
+    expectTypeOf<NodeAuthenticatedRequest['auth']>().toEqualTypeOf<AuthContext>();
   });
 
   it('adds nothing to IncomingMessage itself', () => {
@@ -95,7 +95,7 @@ describe('launcher-auth/node', () => {
 
   it('withUpgradeAuth: the handler gets (AuthenticatedRequest, Duplex, Buffer) and fits server.on("upgrade")', () => {
     const upgrade = withUpgradeAuth(authority, (req, socket, head) => {
-      expectTypeOf(req.auth).toEqualTypeOf<AuthContext | undefined>();
+      expectTypeOf(req.auth).toEqualTypeOf<AuthContext>();
       expectTypeOf(socket).toEqualTypeOf<Duplex>();
       expectTypeOf(head).toEqualTypeOf<Buffer>();
     });
@@ -117,14 +117,14 @@ describe('launcher-auth/express', () => {
   });
 
   it('AuthenticatedRequest types req.auth and keeps the route parameters', () => {
-    expectTypeOf<AuthenticatedRequest['auth']>().toEqualTypeOf<AuthContext | undefined>();
+    expectTypeOf<AuthenticatedRequest['auth']>().toEqualTypeOf<AuthContext>();
     expectTypeOf<AuthenticatedRequest<ExpressRequest<{ id: string }>>['params']>().toEqualTypeOf<{ id: string }>();
     const app = express();
     app.post('/apps/:id/launch', (req, res) => {
       const { auth, params } = req as AuthenticatedRequest<typeof req>;
-      expectTypeOf(auth).toEqualTypeOf<AuthContext | undefined>();
+      expectTypeOf(auth).toEqualTypeOf<AuthContext>();
       expectTypeOf(params.id).toEqualTypeOf<string>();
-      res.send(auth?.keyId);
+      res.send(auth.keyId);
     });
   });
 
@@ -135,11 +135,11 @@ describe('launcher-auth/express', () => {
 
 describe('launcher-auth/fastify', () => {
   it('request.auth is typed by declaration merging', () => {
-    expectTypeOf<FastifyRequest['auth']>().toEqualTypeOf<AuthContext | undefined>();
+    expectTypeOf<FastifyRequest['auth']>().toEqualTypeOf<AuthContext>();
     const app = Fastify();
     app.get('/apps', async (request) => {
-      expectTypeOf(request.auth).toEqualTypeOf<AuthContext | undefined>();
-      return request.auth?.keyId;
+      expectTypeOf(request.auth).toEqualTypeOf<AuthContext>();
+      return request.auth.keyId;
     });
   });
 

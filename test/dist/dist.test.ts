@@ -11,7 +11,6 @@ import express from 'express';
 import Fastify from 'fastify';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { AuthContext, TokenAuthority } from 'launcher-auth';
-import type { AuthenticatedRequest } from 'launcher-auth/express';
 import { rejectionOf } from '../support/async.js';
 
 type Root = typeof import('launcher-auth');
@@ -236,10 +235,13 @@ async function hostFor(format: Format, adapter: (typeof ADAPTERS)[number], autho
   } else if (adapter === 'express') {
     const app = express();
     app.use(format.express.expressAuth(authority));
-    app.get('/x', (req: AuthenticatedRequest, res) => {
-      seen.push(req.auth);
-      res.send('ok');
-    });
+    app.get(
+      '/x',
+      format.express.authenticated((req, res) => {
+        seen.push(req.auth);
+        res.send('ok');
+      }),
+    );
     ({ url } = await listen(app));
   } else {
     const app = Fastify();
