@@ -16,3 +16,4 @@ export type {
   VerifyResult,
 } from './core/types.js';
 export type { AuthOptions, Peer, RejectInfo } from './core/gate.js';
+export type { CorsOptions } from './core/cors.js';

@@ -7,14 +7,16 @@ import {
   UNAUTHORIZED_STATUS,
   assertAuthority,
   decide,
+  decideCors,
   resolveAuthOptions,
   type AuthOptions,
   type Decision,
 } from '../core/gate.js';
+import { setHeaders, type CorsOptions, type CorsOutcome } from '../core/cors.js';
 import type { TokenAuthority } from '../core/token-authority.js';
 import type { AuthContext } from '../core/types.js';
 
-export type { AuthContext, AuthOptions };
+export type { AuthContext, AuthOptions, CorsOptions };
 export type { RejectInfo } from '../core/gate.js';
 
 /**
@@ -66,22 +68,29 @@ export function expressAuth(authority: TokenAuthority, options?: AuthOptions): R
   assertAuthority(authority, 'expressAuth');
   const resolved = resolveAuthOptions(options, 'expressAuth');
 
-  const apply = (req: Request, res: Response, next: NextFunction, decision: Decision): void => {
+  const apply = (req: Request, res: Response, next: NextFunction, decision: Decision, cors: CorsOutcome | undefined): void => {
     if (decision === undefined) {
       // Written on the raw response: Express's helpers would add a body or a Content-Type.
-      res.writeHead(UNAUTHORIZED_STATUS, UNAUTHORIZED_HEADER_LIST);
+      res.writeHead(UNAUTHORIZED_STATUS, cors?.unauthorized ?? UNAUTHORIZED_HEADER_LIST);
       res.end();
       return;
     }
+    if (cors !== undefined) setHeaders(res, cors.pass);
     // The health check gets no `auth` at all, as its handler's plain `Request` type says.
     if (decision !== EXEMPT) (req as AuthenticatedRequest).auth = decision;
     next();
   };
 
   return (req, res, next) => {
+    const cors = decideCors(req.method, req.originalUrl, req.rawHeaders, resolved, req.socket);
+    if (cors?.answer !== undefined) {
+      res.writeHead(cors.answer.status, cors.answer.headers);
+      res.end();
+      return;
+    }
     const authorization = authorizationFromRawHeaders(req.rawHeaders);
     const decision = decide(authority, req.method, req.originalUrl, authorization, resolved, undefined, req.socket);
-    if (decision instanceof Promise) decision.then((settled) => apply(req, res, next, settled));
-    else apply(req, res, next, decision);
+    if (decision instanceof Promise) decision.then((settled) => apply(req, res, next, settled, cors));
+    else apply(req, res, next, decision, cors);
   };
 }

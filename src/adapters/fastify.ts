@@ -8,15 +8,17 @@ import {
   UNAUTHORIZED_STATUS,
   assertAuthority,
   decide,
+  decideCors,
   isHealthRequest,
   resolveAuthOptions,
   type AuthOptions,
   type Decision,
 } from '../core/gate.js';
+import type { CorsOptions, CorsOutcome } from '../core/cors.js';
 import type { TokenAuthority } from '../core/token-authority.js';
 import type { AuthContext } from '../core/types.js';
 
-export type { AuthContext, AuthOptions };
+export type { AuthContext, AuthOptions, CorsOptions };
 export type { RejectInfo } from '../core/gate.js';
 
 declare module 'fastify' {
@@ -54,14 +56,22 @@ const plugin: FastifyPluginAsync<FastifyAuthOptions> = async (fastify, options) 
   // `undefined` stays only on the health check, which `health()` types as having no `auth`.
   fastify.decorateRequest('auth', undefined as unknown as AuthContext);
 
-  const apply = (request: FastifyRequest, reply: FastifyReply, done: () => void, decision: Decision): void => {
-    if (decision === undefined) {
-      // hijack() keeps the host's hooks and serializers away from the 401: no body, whatever they do.
-      reply.hijack();
-      reply.raw.writeHead(UNAUTHORIZED_STATUS, UNAUTHORIZED_HEADER_LIST);
-      reply.raw.end();
-      return;
-    }
+  // hijack() keeps the host's hooks and serializers away from the answer: no body, whatever they do.
+  const answer = (reply: FastifyReply, status: number, headers: string[]): void => {
+    reply.hijack();
+    reply.raw.writeHead(status, headers);
+    reply.raw.end();
+  };
+
+  const apply = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    done: () => void,
+    decision: Decision,
+    cors: CorsOutcome | undefined,
+  ): void => {
+    if (decision === undefined) return answer(reply, UNAUTHORIZED_STATUS, cors?.unauthorized ?? UNAUTHORIZED_HEADER_LIST);
+    if (cors !== undefined) for (let i = 0; i < cors.pass.length; i += 2) reply.header(cors.pass[i] as string, cors.pass[i + 1]);
     // The health check keeps the decorator's `undefined`.
     if (decision !== EXEMPT) request.auth = decision;
     done();
@@ -69,14 +79,16 @@ const plugin: FastifyPluginAsync<FastifyAuthOptions> = async (fastify, options) 
 
   fastify.addHook('onRequest', (request, reply, done) => {
     const { method, url } = request.raw;
+    const cors = decideCors(method, url, request.raw.rawHeaders, resolved, request.raw.socket);
+    if (cors?.answer !== undefined) return answer(reply, cors.answer.status, cors.answer.headers);
     // For a health request the route that matched decides too, with the exact spelling: a health route reached
     // through another spelling (ignoreTrailingSlash, case-insensitive routing) is not exempt. No route: ''.
     // Read only then: `routeOptions` is a getter that builds an object on every call.
     const route = isHealthRequest(method, url, resolved.healthPath) ? (request.routeOptions.url ?? '') : undefined;
     const authorization = authorizationFromRawHeaders(request.raw.rawHeaders);
     const decision = decide(authority, method, url, authorization, resolved, route, request.raw.socket);
-    if (decision instanceof Promise) decision.then((settled) => apply(request, reply, done, settled));
-    else apply(request, reply, done, decision);
+    if (decision instanceof Promise) decision.then((settled) => apply(request, reply, done, settled, cors));
+    else apply(request, reply, done, decision, cors);
   });
 };
 

@@ -9,15 +9,17 @@ import {
   UNAUTHORIZED_STATUS,
   assertAuthority,
   decide,
+  decideCors,
   resolveAuthOptions,
   type AuthOptions,
   type Decision,
   type ResolvedAuthOptions,
 } from '../core/gate.js';
+import { setHeaders, type CorsOptions, type CorsOutcome } from '../core/cors.js';
 import type { TokenAuthority } from '../core/token-authority.js';
 import type { AuthContext } from '../core/types.js';
 
-export type { AuthContext, AuthOptions };
+export type { AuthContext, AuthOptions, CorsOptions };
 export type { RejectInfo } from '../core/gate.js';
 
 /** A request that came with a valid token: what a protected handler receives. */
@@ -91,12 +93,13 @@ export function withAuth<
     throw new TypeError('withAuth: `health` must be a function when set.');
   }
 
-  const apply = (req: Request, res: Response, decision: Decision): void => {
+  const apply = (req: Request, res: Response, decision: Decision, cors: CorsOutcome | undefined): void => {
     if (decision === undefined) {
-      res.writeHead(UNAUTHORIZED_STATUS, UNAUTHORIZED_HEADER_LIST);
+      res.writeHead(UNAUTHORIZED_STATUS, cors?.unauthorized ?? UNAUTHORIZED_HEADER_LIST);
       res.end();
       return;
     }
+    if (cors !== undefined) setHeaders(res, cors.pass);
     if (decision !== EXEMPT) {
       const authed = req as AuthenticatedRequest<Request>;
       authed.auth = decision;
@@ -106,9 +109,15 @@ export function withAuth<
   };
 
   return (req, res) => {
+    const cors = decideCors(req.method, req.url, req.rawHeaders, resolved, req.socket);
+    if (cors?.answer !== undefined) {
+      res.writeHead(cors.answer.status, cors.answer.headers);
+      res.end();
+      return;
+    }
     const decision = decide(authority, req.method, req.url, authorizationFromRawHeaders(req.rawHeaders), resolved, undefined, req.socket);
-    if (decision instanceof Promise) decision.then((settled) => apply(req, res, settled));
-    else apply(req, res, decision);
+    if (decision instanceof Promise) decision.then((settled) => apply(req, res, settled, cors));
+    else apply(req, res, decision, cors);
   };
 }
 

@@ -1,5 +1,6 @@
 // The one decision every adapter asks for: exempt health check, authenticated, or the uniform 401. Adapters
 // only translate their framework's request into (method, target, authorization) and the answer back.
+import { corsFor, resolveCors, type CorsOptions, type CorsOutcome, type ResolvedCors } from './cors.js';
 import { authenticateNow, type TokenAuthority } from './token-authority.js';
 import type { AuthContext, RejectReason, VerifyResult } from './types.js';
 
@@ -37,12 +38,20 @@ export interface AuthOptions {
    * @default undefined
    */
   onReject?: (info: RejectInfo) => void;
+  /**
+   * Lets pages of the listed origins call the API from a browser: the adapter answers their preflights itself
+   * and adds the CORS headers to its 401s and to the requests it passes. A preflight from any other origin gets
+   * the 401 (`onReject` reason `missing`: a preflight never carries the token).
+   * @default undefined (no CORS header is ever sent)
+   */
+  cors?: CorsOptions;
 }
 
 /** Options after validation. */
 export interface ResolvedAuthOptions {
   readonly healthPath: string | false;
   readonly onReject: ((info: RejectInfo) => void) | undefined;
+  readonly cors?: ResolvedCors | undefined;
 }
 
 /** The 401 every adapter sends, for every failure: no body and nothing that tells the failures apart. */
@@ -82,7 +91,8 @@ export function resolveAuthOptions(options: AuthOptions | undefined, where: stri
   if (onReject !== undefined && typeof onReject !== 'function') {
     throw new TypeError(`${where}: \`onReject\` must be a function when set.`);
   }
-  return Object.freeze({ healthPath, onReject });
+  const cors = resolveCors(options.cors, where, UNAUTHORIZED_HEADER_LIST);
+  return Object.freeze({ healthPath, onReject, cors });
 }
 
 /** Checks that `authority` is a TokenAuthority, at construction. */
@@ -159,4 +169,22 @@ export function decide(
   const result = authenticateNow(authority, authorization);
   if (result instanceof Promise) return result.then((settled) => settle(settled, method, target, options, peer));
   return settle(result, method, target, options, peer);
+}
+
+/**
+ * What CORS asks of the adapter for this request (see {@link corsFor}), `undefined` when nothing, always when the
+ * `cors` option is off. Call it before {@link decide}: when the outcome has an `answer` (a preflight), write that
+ * and stop. A refused preflight is reported to `onReject` here.
+ */
+export function decideCors(
+  method: string | undefined,
+  target: string | undefined,
+  headers: readonly string[] | Headers,
+  options: ResolvedAuthOptions,
+  peer?: Peer,
+): CorsOutcome | undefined {
+  if (options.cors === undefined) return undefined;
+  const outcome = corsFor(options.cors, method, headers);
+  if (outcome?.refused === true) reject(method, target, 'missing', options, peer);
+  return outcome;
 }

@@ -321,6 +321,21 @@ describe.each(HOST_KINDS)('%s adapter', (kind) => {
       ['healthPath true', { healthPath: true }, '`healthPath`'],
       ['healthPath a number', { healthPath: 1 }, '`healthPath`'],
       ['onReject not a function', { onReject: 'log' }, '`onReject`'],
+      ['cors not an object', { cors: true }, '`cors`'],
+      ['cors without origins', { cors: {} }, '`cors.origins`'],
+      ['cors.origins empty', { cors: { origins: [] } }, '`cors.origins`'],
+      ['cors.origins a string other than *', { cors: { origins: 'http://127.0.0.1:5173' } }, '`cors.origins`'],
+      ['cors.origins with a wildcard inside', { cors: { origins: ['https://*.example.com'] } }, '`cors.origins`'],
+      ['cors.origins with a trailing slash', { cors: { origins: ['http://127.0.0.1:5173/'] } }, '`cors.origins`'],
+      ['cors.origins with a path', { cors: { origins: ['http://127.0.0.1:5173/app'] } }, '`cors.origins`'],
+      ['cors.origins in upper case', { cors: { origins: ['HTTP://LOCALHOST:5173'] } }, '`cors.origins`'],
+      ['cors.origins without a scheme', { cors: { origins: ['127.0.0.1:5173'] } }, '`cors.origins`'],
+      ['cors.origins "null"', { cors: { origins: ['null'] } }, '`cors.origins`'],
+      ['cors.maxAge negative', { cors: { origins: '*', maxAge: -1 } }, '`cors.maxAge`'],
+      ['cors.maxAge a fraction', { cors: { origins: '*', maxAge: 1.5 } }, '`cors.maxAge`'],
+      ['cors.allowHeaders with a space', { cors: { origins: '*', allowHeaders: ['x y'] } }, '`cors.allowHeaders`'],
+      ['cors.allowHeaders a string', { cors: { origins: '*', allowHeaders: 'content-type' } }, '`cors.allowHeaders`'],
+      ['cors.allowMethods empty', { cors: { origins: '*', allowMethods: [] } }, '`cors.allowMethods`'],
     ])('%s: a TypeError naming the option', async (_label, options, option) => {
       const error = await errorOf(kind, options, authority);
       expect(error).toBeInstanceOf(TypeError);
@@ -340,6 +355,9 @@ describe.each(HOST_KINDS)('%s adapter', (kind) => {
       expect(await errorOf(kind, undefined, authority)).toBeUndefined();
       expect(await errorOf(kind, { healthPath: false, onReject: () => undefined }, authority)).toBeUndefined();
       expect(await errorOf(kind, { healthPath: '/status/v1' }, authority)).toBeUndefined();
+      const origins = ['http://127.0.0.1:5173', 'chrome-extension://abcdefghijklmnopabcdefghijklmnop', 'http://[::1]:8080'];
+      expect(await errorOf(kind, { cors: { origins, maxAge: 0, allowHeaders: ['Content-Type'], allowMethods: ['GET'] } }, authority)).toBeUndefined();
+      expect(await errorOf(kind, { cors: { origins: '*' } }, authority)).toBeUndefined();
     });
 
     it.runIf(kind !== 'fastify')('options that are not an object: a TypeError', async () => {

@@ -283,6 +283,11 @@ async function fetchHost(authority: TokenAuthority, options: HostOptions, rec: R
     // The runtime's own view of the client, as a host passes it for onReject.
     const result = await guard(request, env.incoming.socket);
     if (result instanceof Response) return result;
+    // With the `cors` option, the CORS headers of an allowed origin go on every response that passed.
+    return guard.cors(request, route(request, result));
+  };
+
+  const route = (request: Request, result: AuthContext | undefined): Response => {
     // The router sees the URL as the platform parsed it, exactly as the guard did.
     const path = new URL(request.url).pathname;
     const launch = LAUNCH.exec(path)?.[1];

@@ -5,7 +5,7 @@ import type { Duplex } from 'node:stream';
 import express, { type Request as ExpressRequest, type RequestHandler } from 'express';
 import Fastify, { type FastifyPluginAsync, type FastifyRequest } from 'fastify';
 import { describe, expectTypeOf, it } from 'vitest';
-import type { AuthContext, AuthOptions, JWTPayload, RejectInfo, RejectReason, TokenAuthority } from 'launcher-auth';
+import type { AuthContext, AuthOptions, CorsOptions, JWTPayload, RejectInfo, RejectReason, TokenAuthority } from 'launcher-auth';
 import {
   expressAuth,
   type AuthContext as ExpressAuthContext,
@@ -23,6 +23,7 @@ import {
   fetchAuth,
   type AuthOptions as FetchAuthOptions,
   type FetchAuthResult,
+  type FetchGuard,
   type Peer,
   type RejectInfo as FetchRejectInfo,
 } from 'launcher-auth/fetch';
@@ -49,6 +50,13 @@ describe('core types the adapters share', () => {
     expectTypeOf<AuthOptions>().toEqualTypeOf<{
       healthPath?: string | false;
       onReject?: (info: RejectInfo) => void;
+      cors?: CorsOptions;
+    }>();
+    expectTypeOf<CorsOptions>().toEqualTypeOf<{
+      origins: readonly string[] | '*';
+      maxAge?: number;
+      allowHeaders?: readonly string[];
+      allowMethods?: readonly string[];
     }>();
     expectTypeOf<RejectInfo>().toEqualTypeOf<{
       method: string;
@@ -156,7 +164,9 @@ describe('launcher-auth/fastify', () => {
 describe('launcher-auth/fetch', () => {
   it('fetchAuth resolves with a Response, the context, or undefined for the health check', async () => {
     const guard = fetchAuth(authority);
-    expectTypeOf(guard).toEqualTypeOf<(request: Request, peer?: Peer) => Promise<FetchAuthResult>>();
+    expectTypeOf(guard).toEqualTypeOf<FetchGuard>();
+    expectTypeOf(guard).toMatchTypeOf<(request: Request, peer?: Peer) => Promise<FetchAuthResult>>();
+    expectTypeOf(guard.cors).toEqualTypeOf<(request: Request, response: Response) => Response>();
     expectTypeOf<Peer>().toEqualTypeOf<{ readonly remoteAddress?: string | undefined }>();
     expectTypeOf<FetchAuthResult>().toEqualTypeOf<Response | AuthContext | undefined>();
     const result = await guard(new Request('http://127.0.0.1/apps'));
