@@ -41,7 +41,8 @@ const WHAT: Record<RejectReason, string> = {
 
 /** An `onReject` hook that writes one line per client address per `intervalMs`, counting what it held back. */
 export function refusalLog(options: RefusalLogOptions = {}): (info: RejectInfo) => void {
-  const { write = (line) => console.warn(line), intervalMs = 60_000, maxClients = 1000, now = () => performance.now() } = options;
+  const { write = (line) => console.warn(line), intervalMs = 60_000, maxClients = 1000 } = options;
+  const { now = () => performance.now() } = options;
   // address -> when its last line was written and how many refusals were held back since. A Map keeps insertion
   // order, so re-inserting on every write makes its first key the one written about least recently.
   const clients = new Map<string, { at: number; held: number }>();

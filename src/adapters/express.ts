@@ -68,7 +68,8 @@ export function expressAuth(authority: TokenAuthority, options?: AuthOptions): R
   assertAuthority(authority, 'expressAuth');
   const resolved = resolveAuthOptions(options, 'expressAuth');
 
-  const apply = (req: Request, res: Response, next: NextFunction, decision: Decision, cors: CorsOutcome | undefined): void => {
+  type Cors = CorsOutcome | undefined;
+  const apply = (req: Request, res: Response, next: NextFunction, decision: Decision, cors: Cors): void => {
     if (decision === undefined) {
       // Written on the raw response: Express's helpers would add a body or a Content-Type.
       res.writeHead(UNAUTHORIZED_STATUS, cors?.unauthorized ?? UNAUTHORIZED_HEADER_LIST);

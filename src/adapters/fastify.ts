@@ -70,8 +70,11 @@ const plugin: FastifyPluginAsync<FastifyAuthOptions> = async (fastify, options) 
     decision: Decision,
     cors: CorsOutcome | undefined,
   ): void => {
-    if (decision === undefined) return answer(reply, UNAUTHORIZED_STATUS, cors?.unauthorized ?? UNAUTHORIZED_HEADER_LIST);
-    if (cors !== undefined) for (let i = 0; i < cors.pass.length; i += 2) reply.header(cors.pass[i] as string, cors.pass[i + 1]);
+    if (decision === undefined) {
+      return answer(reply, UNAUTHORIZED_STATUS, cors?.unauthorized ?? UNAUTHORIZED_HEADER_LIST);
+    }
+    const pass = cors?.pass ?? [];
+    for (let i = 0; i < pass.length; i += 2) reply.header(pass[i] as string, pass[i + 1]);
     // The health check keeps the decorator's `undefined`.
     if (decision !== EXEMPT) request.auth = decision;
     done();

@@ -85,9 +85,12 @@ export function fetchAuth(
   const guard = async (request: Request, peer?: Peer): Promise<FetchAuthResult> => {
     const target = targetOf(request.url);
     const cors = decideCors(request.method, target, request.headers, resolved, peer);
-    if (cors?.answer !== undefined) return new Response(null, { status: cors.answer.status, headers: pairs(cors.answer.headers) });
+    if (cors?.answer !== undefined) {
+      return new Response(null, { status: cors.answer.status, headers: pairs(cors.answer.headers) });
+    }
     const authorization = request.headers.get('authorization') ?? undefined;
-    return outcome(await decide(authority, request.method, target, authorization, resolved, undefined, peer), cors?.unauthorized);
+    const decision = await decide(authority, request.method, target, authorization, resolved, undefined, peer);
+    return outcome(decision, cors?.unauthorized);
   };
   const cors = (request: Request, response: Response): Response => {
     const found = resolved.cors === undefined ? undefined : corsFor(resolved.cors, request.method, request.headers);

@@ -115,7 +115,8 @@ export function withAuth<
       res.end();
       return;
     }
-    const decision = decide(authority, req.method, req.url, authorizationFromRawHeaders(req.rawHeaders), resolved, undefined, req.socket);
+    const authorization = authorizationFromRawHeaders(req.rawHeaders);
+    const decision = decide(authority, req.method, req.url, authorization, resolved, undefined, req.socket);
     if (decision instanceof Promise) decision.then((settled) => apply(req, res, settled, cors));
     else apply(req, res, decision, cors);
   };
@@ -152,7 +153,8 @@ export function withUpgradeAuth<Request extends IncomingMessage = IncomingMessag
     // Node hands the socket over without an error listener: until it reaches the handler (or while it is
     // being refused), an error on it must not become an uncaught exception.
     socket.on('error', destroyOnError);
-    const decision = decide(authority, req.method, req.url, authorizationFromRawHeaders(req.rawHeaders), resolved, undefined, req.socket);
+    const authorization = authorizationFromRawHeaders(req.rawHeaders);
+    const decision = decide(authority, req.method, req.url, authorization, resolved, undefined, req.socket);
     if (decision instanceof Promise) decision.then((settled) => apply(req, socket, head, settled));
     else apply(req, socket, head, decision);
   };

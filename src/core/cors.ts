@@ -101,7 +101,9 @@ function outcomes(origin: string, options: Required<CorsOptions>, unauthorized: 
  */
 export function resolveCors(value: unknown, where: string, unauthorized: readonly string[]): ResolvedCors | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'object' || value === null) throw new TypeError(`${where}: \`cors\` must be an object when set.`);
+  if (typeof value !== 'object' || value === null) {
+    throw new TypeError(`${where}: \`cors\` must be an object when set.`);
+  }
   const { origins, maxAge = 600, allowHeaders, allowMethods } = value as CorsOptions;
   if (origins !== '*') {
     if (!Array.isArray(origins) || origins.length === 0) {
@@ -133,7 +135,9 @@ export function resolveCors(value: unknown, where: string, unauthorized: readonl
     refused: true,
   });
   return Object.freeze({
-    byOrigin: new Map(origins === '*' ? [] : origins.map((origin) => [origin, outcomes(origin, options, unauthorized)])),
+    byOrigin: new Map(
+      origins === '*' ? [] : origins.map((origin) => [origin, outcomes(origin, options, unauthorized)] as const),
+    ),
     any: origins === '*' ? outcomes('*', options, unauthorized) : undefined,
     refusedPreflight,
   });
@@ -158,7 +162,11 @@ function single(raw: readonly string[], name: string): string | undefined {
  * allowed origin gets the 204, any other the uniform 401. Any other request from an allowed origin gets the
  * CORS headers on its 401 or its pass; from any other origin (or without one), nothing.
  */
-export function corsFor(cors: ResolvedCors, method: string | undefined, headers: readonly string[] | Headers): CorsOutcome | undefined {
+export function corsFor(
+  cors: ResolvedCors,
+  method: string | undefined,
+  headers: readonly string[] | Headers,
+): CorsOutcome | undefined {
   const raw = Array.isArray(headers);
   const origin = raw ? single(headers as readonly string[], 'origin') : ((headers as Headers).get('origin') ?? undefined);
   if (origin === undefined) return undefined;
