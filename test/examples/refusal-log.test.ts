@@ -1,5 +1,9 @@
 // examples/refusal-log.ts over a real socket: one line per client address per interval, the words a user can act
 // on ("from before the last Regenerate"), a bounded map, and never the token.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RejectInfo } from 'launcher-auth';
 import { refusalLog, start } from '../../examples/refusal-log.ts';
@@ -56,4 +60,40 @@ describe('examples/refusal-log.ts', () => {
       'a client at an unknown address sent a token this launcher never issued: GET /',
     ]);
   });
+});
+
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+// tsx's loader by path, so that the child is one node process that one signal stops.
+const TSX_LOADER = pathToFileURL(join(REPO, 'node_modules/tsx/dist/loader.mjs')).href;
+
+describe('examples/refusal-log.ts, started as a user would', () => {
+  it('PORT=0 npx tsx examples/refusal-log.ts: refusals from one client give one line on stderr', async () => {
+    const child = spawn(process.execPath, ['--import', TSX_LOADER, join(REPO, 'examples/refusal-log.ts')], {
+      cwd: REPO,
+      env: { ...process.env, PORT: '0', TSX_TSCONFIG_PATH: join(REPO, 'tsconfig.json') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const closed = once(child, 'close');
+    cleanups.push(async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await closed;
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+        stdout += chunk;
+        // The whole banner: the URL, then the curl line with the same URL.
+        const found = /listening on (http:\/\/127\.0\.0\.1:\d+);[^\n]*\ncurl -i \1\/apps\n/.exec(stdout)?.[1];
+        if (found !== undefined) resolve(found);
+      });
+      child.once('exit', (code) => reject(new Error(`the example exited (${code}) before it listened: ${stderr}`)));
+    });
+    for (let i = 0; i < 3; i += 1) expect(await status(`${url}/apps`)).toBe(401);
+    child.kill('SIGTERM');
+    await closed;
+    // onReject runs before each 401 is written, and stderr is a pipe (written synchronously): all of it is in.
+    expect(stderr).toBe('a client at 127.0.0.1 sent no token: GET /apps\n');
+  }, 30_000);
 });
