@@ -3,7 +3,6 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { authorizationFromRawHeaders } from '../core/bearer.js';
 import {
   EXEMPT,
-  UNAUTHORIZED_HEADER_LIST,
   UNAUTHORIZED_STATUS,
   assertAuthority,
   decide,
@@ -37,7 +36,7 @@ export function expressAuth(authority: TokenAuthority, options?: AuthOptions): R
   const apply = (req: Request, res: Response, next: NextFunction, decision: Decision): void => {
     if (decision === undefined) {
       // Written on the raw response: Express's helpers would add a body or a Content-Type.
-      res.writeHead(UNAUTHORIZED_STATUS, UNAUTHORIZED_HEADER_LIST);
+      res.writeHead(UNAUTHORIZED_STATUS, resolved.unauthorizedHeaderList);
       res.end();
       return;
     }

@@ -4,7 +4,6 @@ import fp from 'fastify-plugin';
 import { authorizationFromRawHeaders } from '../core/bearer.js';
 import {
   EXEMPT,
-  UNAUTHORIZED_HEADER_LIST,
   UNAUTHORIZED_STATUS,
   assertAuthority,
   decide,
@@ -40,7 +39,7 @@ const plugin: FastifyPluginAsync<FastifyAuthOptions> = async (fastify, options) 
     if (decision === undefined) {
       // hijack() keeps the host's hooks and serializers away from the 401: no body, whatever they do.
       reply.hijack();
-      reply.raw.writeHead(UNAUTHORIZED_STATUS, UNAUTHORIZED_HEADER_LIST);
+      reply.raw.writeHead(UNAUTHORIZED_STATUS, resolved.unauthorizedHeaderList);
       reply.raw.end();
       return;
     }

@@ -1,13 +1,13 @@
 // launcher-auth/fetch: for Web Request/Response servers (Hono, Bun, Deno, Next.js route handlers, Workers).
 import {
   EXEMPT,
-  UNAUTHORIZED_HEADERS,
   UNAUTHORIZED_STATUS,
   assertAuthority,
   decide,
   resolveAuthOptions,
   type AuthOptions,
   type Decision,
+  type ResolvedAuthOptions,
 } from '../core/gate.js';
 import type { TokenAuthority } from '../core/token-authority.js';
 import type { AuthContext } from '../core/types.js';
@@ -31,8 +31,8 @@ function targetOf(url: string): string {
   return hash < 0 ? url.slice(slash) : url.slice(slash, hash);
 }
 
-function outcome(decision: Decision): FetchAuthResult {
-  if (decision === undefined) return new Response(null, { status: UNAUTHORIZED_STATUS, headers: UNAUTHORIZED_HEADERS });
+function outcome(decision: Decision, resolved: ResolvedAuthOptions): FetchAuthResult {
+  if (decision === undefined) return new Response(null, { status: UNAUTHORIZED_STATUS, headers: resolved.unauthorizedHeaders });
   return decision === EXEMPT ? undefined : decision;
 }
 
@@ -53,6 +53,6 @@ export function fetchAuth(
   const resolved = resolveAuthOptions(options, 'fetchAuth');
   return async (request) => {
     const authorization = request.headers.get('authorization') ?? undefined;
-    return outcome(await decide(authority, request.method, targetOf(request.url), authorization, resolved));
+    return outcome(await decide(authority, request.method, targetOf(request.url), authorization, resolved), resolved);
   };
 }

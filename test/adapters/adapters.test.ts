@@ -94,7 +94,7 @@ describe.each(HOST_KINDS)('%s adapter', (kind) => {
         [get('/apps', `Bearer ${tokens.current}x`), { method: 'GET', path: '/apps', reason: 'malformed' }],
         [
           `POST /apps/editor/launch?x=y HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${tokens.previous}\r\nContent-Length: 0\r\n\r\n`,
-          { method: 'POST', path: '/apps/editor/launch', reason: 'invalid' },
+          { method: 'POST', path: '/apps/editor/launch', reason: 'rotated' },
         ],
         [get('/apps', `Bearer ${tokens.wrongKey}`), { method: 'GET', path: '/apps', reason: 'invalid' }],
         [

@@ -48,6 +48,7 @@ describe('core types the adapters share', () => {
     expectTypeOf<AuthOptions>().toEqualTypeOf<{
       healthPath?: string | false;
       onReject?: (info: RejectInfo) => void;
+      realm?: string;
     }>();
     expectTypeOf<RejectInfo>().toEqualTypeOf<{ method: string; path: string; reason: RejectReason }>();
     expectTypeOf<RejectReason>().toEqualTypeOf<'missing' | 'malformed' | 'invalid' | 'rotated' | 'suspended'>();
