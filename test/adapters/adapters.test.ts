@@ -320,6 +320,14 @@ describe.each(HOST_KINDS)('%s adapter', (kind) => {
       ['healthPath true', { healthPath: true }, '`healthPath`'],
       ['healthPath a number', { healthPath: 1 }, '`healthPath`'],
       ['onReject not a function', { onReject: 'log' }, '`onReject`'],
+      ['realm empty', { realm: '' }, '`realm`'],
+      ['realm with a double quote', { realm: 'a"b' }, '`realm`'],
+      ['realm with a backslash', { realm: 'a\\b' }, '`realm`'],
+      ['realm with a leading space', { realm: ' launcher' }, '`realm`'],
+      ['realm with a CR LF', { realm: 'a\r\nSet-Cookie: x=1' }, '`realm`'],
+      ['realm with a non-ASCII letter', { realm: 'lanceur-é' }, '`realm`'],
+      ['realm of 129 characters', { realm: 'x'.repeat(129) }, '`realm`'],
+      ['realm a number', { realm: 1 }, '`realm`'],
     ])('%s: a TypeError naming the option', async (_label, options, option) => {
       const error = await errorOf(kind, options, authority);
       expect(error).toBeInstanceOf(TypeError);
@@ -339,6 +347,8 @@ describe.each(HOST_KINDS)('%s adapter', (kind) => {
       expect(await errorOf(kind, undefined, authority)).toBeUndefined();
       expect(await errorOf(kind, { healthPath: false, onReject: () => undefined }, authority)).toBeUndefined();
       expect(await errorOf(kind, { healthPath: '/status/v1' }, authority)).toBeUndefined();
+      expect(await errorOf(kind, { realm: 'Launcher API (v2)' }, authority)).toBeUndefined();
+      expect(await errorOf(kind, { realm: 'x'.repeat(128) }, authority)).toBeUndefined();
     });
 
     it.runIf(kind !== 'fastify')('options that are not an object: a TypeError', async () => {
