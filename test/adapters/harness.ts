@@ -34,7 +34,7 @@ import type { AuthContext, AuthOptions, TokenAuthority } from 'launcher-auth';
 import { expressAuth, type AuthenticatedRequest } from '../../src/adapters/express.js';
 import { fastifyAuth } from '../../src/adapters/fastify.js';
 import { fetchAuth } from '../../src/adapters/fetch.js';
-import { withAuth, withUpgradeAuth } from '../../src/adapters/node.js';
+import { withAuth, withContinueAuth, withUpgradeAuth } from '../../src/adapters/node.js';
 import { expectationFor, requestText, type AdapterCase, type Tokens } from './cases.js';
 
 const express4 = express4Untyped as typeof express;
@@ -68,6 +68,13 @@ export interface HostOptions {
    * @default false
    */
   upgrade?: boolean;
+  /**
+   * Also answers the server's `'checkContinue'` event with `withContinueAuth` (options `auth`), which hands a
+   * request that may go on back to the server's request listener: `Expect: 100-continue` is refused before
+   * the upload. Without it Node answers `100 Continue` itself.
+   * @default false
+   */
+  continue?: boolean;
 }
 
 /** Handler runs, live: snapshot with `{ ...host.counts }` before a request and compare after. */
@@ -363,6 +370,10 @@ export async function startHost(kind: HostKind, authority: TokenAuthority, optio
         options.auth,
       ),
     );
+  }
+  if (options.continue === true) {
+    const { server } = started;
+    server.on('checkContinue', withContinueAuth(authority, (req, res) => server.emit('request', req, res), options.auth));
   }
   return {
     kind,
@@ -661,9 +672,11 @@ export async function checkCase(host: Host, authority: TokenAuthority, tokens: T
   const want = expectationFor(c, host.kind);
   const before = { ...host.counts };
   const text = requestText(c, tokens, host.port);
-  const res = await sendFramed(host.port, text, typeof want !== 'object');
+  const res = await sendFramed(host.port, text, typeof want !== 'object' && c.framed !== false);
   if (want === 401) {
     expectRefusal(res);
+    // Nothing before the refusal: no `100 Continue` that would invite the upload, no `101`.
+    expect(res.raw.subarray(0, 13).toString('latin1')).toBe('HTTP/1.1 401 ');
     expect(host.counts).toEqual(before);
   } else if (want === 'protected') {
     expect(res.status).toBe(200);
