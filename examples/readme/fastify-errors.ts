@@ -2,7 +2,7 @@
 // `frameworkErrors` makes that answer empty too (the launcher-auth hook never sees such a request).
 import Fastify, { type FastifyServerOptions } from 'fastify';
 
-export const frameworkErrors: FastifyServerOptions['frameworkErrors'] = (_error, _request, reply) => {
+export const frameworkErrors: NonNullable<FastifyServerOptions['frameworkErrors']> = (_error, _request, reply) => {
   reply.hijack(); // Fastify's serializers and error handler stay out of it
   reply.raw.writeHead(400, { 'content-length': '0' });
   reply.raw.end();

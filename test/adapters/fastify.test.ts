@@ -1,7 +1,7 @@
 // Fastify specifics: only the host's unconstrained health route is exempt, the plugin refuses a registration
 // where it could not cover the app's 404s, and the README's `frameworkErrors` empties Fastify's own 400.
 import type { AddressInfo } from 'node:net';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { TokenAuthority } from 'launcher-auth';
 import { frameworkErrors } from '../../examples/readme/fastify-errors.js';
@@ -168,7 +168,7 @@ describe('fastify: a URL it cannot decode (/%zz)', () => {
     await authority?.close();
   });
 
-  async function host(options: Parameters<typeof Fastify>[0]): Promise<number> {
+  async function host(options: FastifyServerOptions): Promise<number> {
     const app = Fastify(options);
     onTestFinished(() => app.close());
     await app.register(fastifyAuth, { authority });

@@ -1,6 +1,12 @@
 // What a strict TypeScript host sees when it imports the adapters by their package names: `auth` typed
 // without casts, no global augmentation beyond Fastify's declaration merging, and every option type exported.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import {
+  createSecureServer as createHttp2SecureServer,
+  createServer as createHttp2Server,
+  type Http2ServerRequest,
+  type Http2ServerResponse,
+} from 'node:http2';
 import type { Duplex } from 'node:stream';
 import express, { type Request as ExpressRequest, type RequestHandler } from 'express';
 import Fastify, { type FastifyPluginAsync, type FastifyRequest } from 'fastify';
@@ -27,7 +33,9 @@ import {
 } from 'launcher-auth/fetch';
 import {
   withAuth,
+  withContinueAuth,
   withUpgradeAuth,
+  type UpgradeAuthOptions,
   type AuthOptions as NodeAuthOptions,
   type AuthenticatedRequest as NodeAuthenticatedRequest,
   type RejectInfo as NodeRejectInfo,
@@ -95,6 +103,38 @@ describe('launcher-auth/node', () => {
       expectTypeOf(head).toEqualTypeOf<Buffer>();
     });
     createServer().on('upgrade', upgrade);
+  });
+
+  it('withAuth accepts node:http2 compatibility requests and responses (h2c and TLS)', () => {
+    const listener = withAuth(authority, (req: NodeAuthenticatedRequest<Http2ServerRequest>, res: Http2ServerResponse) => {
+      expectTypeOf(req.auth).toEqualTypeOf<AuthContext | undefined>();
+      expectTypeOf(req.url).toEqualTypeOf<string>();
+      res.end(req.auth?.keyId ?? '');
+    });
+    createHttp2Server(listener);
+    createHttp2SecureServer({}, listener);
+    // Inferred from where it is passed, without annotations.
+    createHttp2Server(
+      withAuth(authority, (req, res) => {
+        expectTypeOf(req).toMatchTypeOf<Http2ServerRequest>();
+        expectTypeOf(res).toEqualTypeOf<Http2ServerResponse>();
+      }),
+    );
+  });
+
+  it('withContinueAuth fits server.on("checkContinue") on node:http and node:http2', () => {
+    const handler = (req: NodeAuthenticatedRequest, res: ServerResponse) => res.end(req.auth?.keyId);
+    createServer(withAuth(authority, handler)).on('checkContinue', withContinueAuth(authority, handler));
+    createHttp2Server().on(
+      'checkContinue',
+      withContinueAuth(authority, (_req: NodeAuthenticatedRequest<Http2ServerRequest>, res: Http2ServerResponse) => res.end()),
+    );
+  });
+
+  it('withUpgradeAuth takes protocols besides AuthOptions', () => {
+    expectTypeOf<UpgradeAuthOptions>().toMatchTypeOf<AuthOptions>();
+    expectTypeOf<UpgradeAuthOptions['protocols']>().toEqualTypeOf<readonly string[] | undefined>();
+    withUpgradeAuth(authority, () => undefined, { protocols: ['websocket'], realm: 'launcher' });
   });
 
   it('options are AuthOptions', () => {
