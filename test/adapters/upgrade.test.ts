@@ -1,9 +1,15 @@
 // withUpgradeAuth on every adapter's server: a refused upgrade's socket is closed even when the client never
 // closes its side, and an upgrade the host does not serve (h2c, RFC 9110 §7.8) is an ordinary request.
-import { connect, type Socket } from 'node:net';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
+import { connect, type AddressInfo, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { RejectInfo, TokenAuthority } from 'launcher-auth';
-import { withUpgradeAuth } from '../../src/adapters/node.js';
+import { withAuth, withUpgradeAuth } from '../../src/adapters/node.js';
 import { openCaseAuthority, type Tokens } from './cases.js';
 import { HOST_KINDS, CHALLENGE, expectRefusal, rawPipeline, rawRequest, startHost, type Host } from './harness.js';
 
@@ -188,5 +194,48 @@ describe('withUpgradeAuth options', () => {
       );
     }
     expect(() => withUpgradeAuth(authority, () => undefined, { protocols: ['websocket', 'h2c'] })).not.toThrow();
+  });
+});
+
+const haveOpenssl = spawnSync('openssl', ['version'], { stdio: 'ignore' }).status === 0;
+
+describe('https: an h2c upgrade on a TLS server', () => {
+  it.skipIf(!haveOpenssl)('goes back to the server as an ordinary request too (needs openssl for a test certificate)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'launcher-auth-tls-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const key = join(dir, 'key.pem');
+    const cert = join(dir, 'cert.pem');
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1'], { stdio: 'ignore' });
+    const { authority, tokens } = await openCaseAuthority();
+    onTestFinished(() => authority.close());
+    let upgrades = 0;
+    const server = createHttpsServer(
+      { key: readFileSync(key), cert: readFileSync(cert) },
+      withAuth(authority, (req, res) => res.end(`${req.auth === undefined ? 'health' : 'apps'} ${req.url ?? ''}`)),
+    );
+    server.on('upgrade', withUpgradeAuth(authority, (_req, socket) => void (upgrades += 1, socket.destroy())));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    onTestFinished(async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    });
+    const port = (server.address() as AddressInfo).port;
+    const exchange = (text: string): Promise<string> =>
+      new Promise((resolve, reject) => {
+        const socket = tlsConnect({ port, host: '127.0.0.1', rejectUnauthorized: false }, () => socket.write(text));
+        let received = '';
+        socket.setEncoding('latin1');
+        socket.on('data', (chunk: string) => (received += chunk));
+        socket.on('close', () => resolve(received));
+        socket.on('error', reject);
+      });
+    const health = await exchange(h2c('GET', '/health'));
+    expect(health.startsWith('HTTP/1.1 200 OK\r\n')).toBe(true);
+    expect(health.endsWith('health /health')).toBe(true);
+    const apps = await exchange(h2c('GET', '/apps', bearer(tokens.current)));
+    expect(apps.endsWith('apps /apps')).toBe(true);
+    const refused = await exchange(h2c('GET', '/apps'));
+    expect(refused.startsWith('HTTP/1.1 401 Unauthorized\r\n')).toBe(true);
+    expect(upgrades).toBe(0);
   });
 });
