@@ -8,6 +8,11 @@ export type LauncherAuthErrorCode =
   | 'ERR_STORE_PERMISSIONS'
   /** Reading or writing the store failed (I/O error, read-only directory, full disk). */
   | 'ERR_STORE_IO'
+  /**
+   * The store's backing service cannot be reached or used (an OS keychain with no Secret Service or a locked
+   * keyring, a server or call that does not answer), or the store's optional package is not installed.
+   */
+  | 'ERR_STORE_UNAVAILABLE'
   /** A store returned a record that is not a valid {@link SecretRecord} (for example a key under 32 bytes). */
   | 'ERR_INVALID_RECORD'
   /** `rotate()` could not save the new secret; the current token stays valid. */
@@ -21,6 +26,7 @@ const CODES: ReadonlySet<string> = new Set<LauncherAuthErrorCode>([
   'ERR_STORE_CORRUPT',
   'ERR_STORE_PERMISSIONS',
   'ERR_STORE_IO',
+  'ERR_STORE_UNAVAILABLE',
   'ERR_INVALID_RECORD',
   'ERR_SAVE_FAILED',
   'ERR_CLOSED',

@@ -6,9 +6,8 @@ import { basename, dirname, resolve } from 'node:path';
 import { LauncherAuthError } from '../core/errors.js';
 import { recordProblem } from '../core/record.js';
 import type { SecretRecord, SecretStore } from '../core/types.js';
+import { parseRecord, serializeRecord } from './record-json.js';
 
-/** The one file format this version reads and writes. */
-const FORMAT_VERSION = 1;
 /** A secret file is about 150 bytes; anything far larger is not one. */
 const MAX_FILE_BYTES = 64 * 1024;
 const POSIX = process.platform !== 'win32';
@@ -17,8 +16,6 @@ const POSIX = process.platform !== 'win32';
  * blocking a thread-pool thread until some writer comes. No effect on regular files.
  */
 const READ_FLAGS = POSIX ? constants.O_RDONLY | constants.O_NONBLOCK : 'r';
-/** Date, time and zone, as `toISOString()` writes them (years beyond 9999 included); groups are checked below. */
-const ISO_DATE_TIME = /^([+-]\d{6}|\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:Z|[+-](\d{2}):(\d{2}))$/;
 
 /** Options of {@link FileSecretStore}. */
 export interface FileSecretStoreOptions {
@@ -47,29 +44,6 @@ function describe(error: unknown): string {
     EISDIR: 'the path is a directory',
   }[code ?? ''];
   return code === undefined ? 'an unexpected error' : text === undefined ? code : `${code}, ${text}`;
-}
-
-/**
- * The date of an ISO 8601 date-time with an explicit zone, or `undefined`. Stricter than `Date.parse`, which
- * takes "1" or "January 2, 2020", rolls February 30 over to March, and reads a zone-less time in the
- * machine's local zone (so the token's `iat` would depend on where the file is read).
- */
-function parseIsoDateTime(text: string): Date | undefined {
-  const match = ISO_DATE_TIME.exec(text);
-  if (match === null) return undefined;
-  const [year, month, day, hour, minute, second, zoneHours = 0, zoneMinutes = 0] = match.slice(1).map((part) =>
-    part === undefined ? undefined : Number(part),
-  ) as [number, number, number, number, number, number, number?, number?];
-  const lastDay = new Date(0);
-  lastDay.setUTCFullYear(year, month, 0); // day 0 of the next month: the last day of this one
-  if (month < 1 || month > 12 || day < 1 || day > lastDay.getUTCDate()) return undefined;
-  if (hour > 23 || minute > 59 || second > 59 || zoneHours > 23 || zoneMinutes > 59) return undefined;
-  const time = Date.parse(text);
-  return Number.isNaN(time) ? undefined : new Date(time);
-}
-
-function isCanonicalBase64url(text: string): boolean {
-  return /^[A-Za-z0-9_-]*$/.test(text) && Buffer.from(text, 'base64url').toString('base64url') === text;
 }
 
 /**
@@ -139,12 +113,7 @@ export class FileSecretStore implements SecretStore {
     if (problem !== undefined) {
       throw new LauncherAuthError('ERR_INVALID_RECORD', `Refusing to save an unusable record to ${this.path}: ${problem}.`);
     }
-    const text = `${JSON.stringify({
-      version: FORMAT_VERSION,
-      id: record.id,
-      key: Buffer.from(record.key.buffer, record.key.byteOffset, record.key.byteLength).toString('base64url'),
-      createdAt: record.createdAt.toISOString(),
-    })}\n`;
+    const text = serializeRecord(record);
     const directory = dirname(this.path);
     const temporary = `${directory}/.${basename(this.path)}.${randomBytes(6).toString('hex')}.tmp`;
     let stage = 'create the directory of';
@@ -226,25 +195,7 @@ export class FileSecretStore implements SecretStore {
   }
 
   #parse(text: string): SecretRecord {
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      throw this.#corrupt(text.trim() === '' ? 'it is empty' : 'it is not valid JSON (truncated or damaged)');
-    }
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw this.#corrupt('it is not a JSON object');
-    const { version, id, key, createdAt } = value as Record<string, unknown>;
-    if (version !== FORMAT_VERSION) {
-      const shown = typeof version === 'number' ? String(version) : typeof version;
-      throw this.#corrupt(`its version is ${shown}; this release reads version ${FORMAT_VERSION}`);
-    }
-    if (typeof key !== 'string' || !isCanonicalBase64url(key)) throw this.#corrupt('"key" is not base64url text');
-    const created = typeof createdAt === 'string' ? parseIsoDateTime(createdAt) : undefined;
-    if (created === undefined) throw this.#corrupt('"createdAt" is not an ISO 8601 date and time with a time zone');
-    const record = { id, key: new Uint8Array(Buffer.from(key, 'base64url')), createdAt: created };
-    const problem = recordProblem(record);
-    if (problem !== undefined) throw this.#corrupt(problem);
-    return record as SecretRecord;
+    return parseRecord(text, (problem) => this.#corrupt(problem));
   }
 }
 
