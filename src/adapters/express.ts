@@ -3,7 +3,6 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { authorizationFromRawHeaders } from '../core/bearer.js';
 import {
   EXEMPT,
-  UNAUTHORIZED_HEADER_LIST,
   UNAUTHORIZED_STATUS,
   assertAuthority,
   decide,
@@ -24,6 +23,9 @@ export type { RejectInfo } from '../core/gate.js';
  * Nothing is added to Express's global types, so the health route's plain `Request` has no `auth` at all.
  */
 export type AuthenticatedRequest<R extends object = Request> = R & { auth: AuthContext };
+
+/** The 401 of the default options: `authenticated()` sees no options (a wrapped route's realm is the default). */
+const FALLBACK_UNAUTHORIZED = resolveAuthOptions(undefined, 'authenticated').unauthorizedHeaderList;
 
 /**
  * Wraps a protected route's handler so that its `req.auth` is an `AuthContext` (Express's own signatures cannot
@@ -49,7 +51,7 @@ export function authenticated<
   return (req, res, next) => {
     const auth = (req as Partial<AuthenticatedRequest<typeof req>>).auth;
     if (auth === undefined) {
-      res.writeHead(UNAUTHORIZED_STATUS, UNAUTHORIZED_HEADER_LIST);
+      res.writeHead(UNAUTHORIZED_STATUS, FALLBACK_UNAUTHORIZED);
       res.end();
       return undefined;
     }
@@ -72,7 +74,7 @@ export function expressAuth(authority: TokenAuthority, options?: AuthOptions): R
   const apply = (req: Request, res: Response, next: NextFunction, decision: Decision, cors: Cors): void => {
     if (decision === undefined) {
       // Written on the raw response: Express's helpers would add a body or a Content-Type.
-      res.writeHead(UNAUTHORIZED_STATUS, cors?.unauthorized ?? UNAUTHORIZED_HEADER_LIST);
+      res.writeHead(UNAUTHORIZED_STATUS, cors?.unauthorized ?? resolved.unauthorizedHeaderList);
       res.end();
       return;
     }

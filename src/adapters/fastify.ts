@@ -1,10 +1,9 @@
-// launcher-auth/fastify: a Fastify 5 plugin (wrapped with fastify-plugin, so its hook covers the whole app).
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import fp from 'fastify-plugin';
+// launcher-auth/fastify: a Fastify 5 plugin, not encapsulated (as fastify-plugin would mark it), so its hook
+// covers the whole app.
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { authorizationFromRawHeaders } from '../core/bearer.js';
 import {
   EXEMPT,
-  UNAUTHORIZED_HEADER_LIST,
   UNAUTHORIZED_STATUS,
   assertAuthority,
   decide,
@@ -48,13 +47,50 @@ export function health<R extends FastifyRequest, Reply extends FastifyReply, Res
 /** The options of {@link fastifyAuth}. */
 export type FastifyAuthOptions = { authority: TokenAuthority } & AuthOptions;
 
+/** Marks, in its `config`, the host's own health route: unconstrained, `GET` or `HEAD`, at exactly `healthPath`. */
+const HEALTH_ROUTE = Symbol('launcher-auth.health-route');
+
+function isPlainHealthRoute(route: RouteOptions, healthPath: string): boolean {
+  const methods = Array.isArray(route.method) ? route.method : [route.method];
+  const constraints = route.constraints as Record<string, unknown> | undefined;
+  return (
+    route.url === healthPath &&
+    methods.some((method) => method === 'GET' || method === 'HEAD') &&
+    (constraints === undefined || Object.keys(constraints).length === 0)
+  );
+}
+
+/**
+ * The root instance is the one `Fastify()` returned; every encapsulated child is made with `Object.create(parent)`.
+ * Registered on a child, the hook would not cover the app's 404 handler: unknown routes would answer 404 where
+ * known ones answer 401, which tells routes apart without a token.
+ */
+function isRoot(fastify: FastifyInstance): boolean {
+  return Object.getPrototypeOf(fastify) === Object.prototype;
+}
+
 const plugin: FastifyPluginAsync<FastifyAuthOptions> = async (fastify, options) => {
   const { authority, ...rest } = options;
   assertAuthority(authority, 'fastifyAuth');
   const resolved = resolveAuthOptions(rest, 'fastifyAuth');
+  if (!isRoot(fastify)) {
+    throw new Error(
+      'fastifyAuth: register it on the root instance (`await app.register(fastifyAuth, { authority })`), not ' +
+        'inside an encapsulated plugin or under a prefix: there its hook would not cover the 404s of unknown ' +
+        'routes, which would tell them apart from the protected ones without a token.',
+    );
+  }
+  const { healthPath } = resolved;
 
   // `undefined` stays only on the health check, which `health()` types as having no `auth`.
   fastify.decorateRequest('auth', undefined as unknown as AuthContext);
+
+  // A second route at the health path with host or version constraints is another handler: it needs the token.
+  if (healthPath !== false) {
+    fastify.addHook('onRoute', (route) => {
+      if (isPlainHealthRoute(route, healthPath)) route.config = { ...route.config, [HEALTH_ROUTE]: true };
+    });
+  }
 
   // hijack() keeps the host's hooks and serializers away from the answer: no body, whatever they do.
   const answer = (reply: FastifyReply, status: number, headers: string[]): void => {
@@ -71,7 +107,7 @@ const plugin: FastifyPluginAsync<FastifyAuthOptions> = async (fastify, options) 
     cors: CorsOutcome | undefined,
   ): void => {
     if (decision === undefined) {
-      return answer(reply, UNAUTHORIZED_STATUS, cors?.unauthorized ?? UNAUTHORIZED_HEADER_LIST);
+      return answer(reply, UNAUTHORIZED_STATUS, cors?.unauthorized ?? resolved.unauthorizedHeaderList);
     }
     const pass = cors?.pass ?? [];
     for (let i = 0; i < pass.length; i += 2) reply.header(pass[i] as string, pass[i + 1]);
@@ -84,10 +120,14 @@ const plugin: FastifyPluginAsync<FastifyAuthOptions> = async (fastify, options) 
     const { method, url } = request.raw;
     const cors = decideCors(method, url, request.raw.rawHeaders, resolved, request.raw.socket);
     if (cors?.answer !== undefined) return answer(reply, cors.answer.status, cors.answer.headers);
-    // For a health request the route that matched decides too, with the exact spelling: a health route reached
-    // through another spelling (ignoreTrailingSlash, case-insensitive routing) is not exempt. No route: ''.
+    // For a health request the route that matched decides too: exempt only when it is the host's plain health
+    // route, reached with the exact spelling (not through ignoreTrailingSlash or case-insensitive routing).
     // Read only then: `routeOptions` is a getter that builds an object on every call.
-    const route = isHealthRequest(method, url, resolved.healthPath) ? (request.routeOptions.url ?? '') : undefined;
+    let route: string | undefined;
+    if (isHealthRequest(method, url, healthPath)) {
+      const config = request.routeOptions.config as unknown as Record<symbol, unknown> | undefined;
+      route = config?.[HEALTH_ROUTE] === true ? (request.routeOptions.url ?? '') : '';
+    }
     const authorization = authorizationFromRawHeaders(request.raw.rawHeaders);
     const decision = decide(authority, method, url, authorization, resolved, route, request.raw.socket);
     if (decision instanceof Promise) decision.then((settled) => apply(request, reply, done, settled, cors));
@@ -95,12 +135,19 @@ const plugin: FastifyPluginAsync<FastifyAuthOptions> = async (fastify, options) 
   });
 };
 
-/**
- * Fastify plugin: `await app.register(fastifyAuth, { authority })` before the routes. `GET`/`HEAD` of the
- * health route pass without a token, an authenticated request goes on with `request.auth` set, every other
- * request (unknown routes included: no 404s to enumerate routes) gets 401 with an empty body.
- */
-export const fastifyAuth: FastifyPluginAsync<FastifyAuthOptions> = fp(plugin, {
-  fastify: '5.x',
-  name: 'launcher-auth',
+// What fastify-plugin would set: skip-override keeps the hook on the instance it is registered on (no
+// encapsulation); the meta makes Fastify check its own version and name the plugin in its errors.
+Object.assign(plugin, {
+  [Symbol.for('skip-override')]: true,
+  [Symbol.for('fastify.display-name')]: 'launcher-auth',
+  [Symbol.for('plugin-meta')]: { fastify: '5.x', name: 'launcher-auth' },
 });
+
+/**
+ * Fastify plugin: `await app.register(fastifyAuth, { authority })` on the root instance, before the routes.
+ * `GET`/`HEAD` of the host's health route (registered without constraints) pass without a token, an
+ * authenticated request goes on with `request.auth` set, every other request (unknown routes included: no 404s
+ * to enumerate routes) gets 401 with an empty body. Registering it inside an encapsulated plugin or under a
+ * prefix fails with an error that says so.
+ */
+export const fastifyAuth: FastifyPluginAsync<FastifyAuthOptions> = plugin;

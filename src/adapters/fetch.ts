@@ -1,7 +1,6 @@
 // launcher-auth/fetch: for Web Request/Response servers (Hono, Bun, Deno, Next.js route handlers, Workers).
 import {
   EXEMPT,
-  UNAUTHORIZED_HEADERS,
   UNAUTHORIZED_STATUS,
   assertAuthority,
   decide,
@@ -41,11 +40,8 @@ function pairs(list: readonly string[]): Array<[string, string]> {
   return out;
 }
 
-function outcome(decision: Decision, unauthorized: readonly string[] | undefined): FetchAuthResult {
-  if (decision === undefined) {
-    const headers = unauthorized === undefined ? UNAUTHORIZED_HEADERS : pairs(unauthorized);
-    return new Response(null, { status: UNAUTHORIZED_STATUS, headers });
-  }
+function outcome(decision: Decision, headers: HeadersInit): FetchAuthResult {
+  if (decision === undefined) return new Response(null, { status: UNAUTHORIZED_STATUS, headers });
   return decision === EXEMPT ? undefined : decision;
 }
 
@@ -90,7 +86,7 @@ export function fetchAuth(
     }
     const authorization = request.headers.get('authorization') ?? undefined;
     const decision = await decide(authority, request.method, target, authorization, resolved, undefined, peer);
-    return outcome(decision, cors?.unauthorized);
+    return outcome(decision, cors === undefined ? resolved.unauthorizedHeaders : pairs(cors.unauthorized));
   };
   const cors = (request: Request, response: Response): Response => {
     const found = resolved.cors === undefined ? undefined : corsFor(resolved.cors, request.method, request.headers);

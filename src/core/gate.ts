@@ -39,6 +39,13 @@ export interface AuthOptions {
    */
   onReject?: (info: RejectInfo) => void;
   /**
+   * The realm of the challenge every 401 carries, `WWW-Authenticate: Bearer realm="<realm>"` (RFC 6750 §3: the
+   * scheme is followed by at least one auth-param, and parsers that follow it refuse a bare `Bearer`). 1 to 128
+   * visible ASCII characters (inner spaces allowed), without `"` or `\`, so that it is a quoted-string as it stands.
+   * @default 'launcher'
+   */
+  realm?: string;
+  /**
    * Lets pages of the listed origins call the API from a browser: the adapter answers their preflights itself
    * and adds the CORS headers to its 401s and to the requests it passes. A preflight from any other origin gets
    * the 401 (`onReject` reason `missing`: a preflight never carries the token).
@@ -47,39 +54,51 @@ export interface AuthOptions {
   cors?: CorsOptions;
 }
 
-/** Options after validation. */
+/** Options after validation, with the 401 built once for them. */
 export interface ResolvedAuthOptions {
   readonly healthPath: string | false;
   readonly onReject: ((info: RejectInfo) => void) | undefined;
+  /** The 401's headers as an object, for a Web `Response`. */
+  readonly unauthorizedHeaders: Readonly<Record<string, string>>;
+  /**
+   * The same headers as a flat list, for `writeHead`: Node stores a list as it is, where an object costs it a walk
+   * over its keys (about a sixth of a microsecond per 401). Frozen: writeHead only reads it.
+   */
+  readonly unauthorizedHeaderList: string[];
+  /** The same answer written raw on a socket, for a refused upgrade (WebSocket) request. */
+  readonly unauthorizedRaw: string;
+  /** CORS, when the `cors` option is set: its answers built once, from the 401 above. */
   readonly cors?: ResolvedCors | undefined;
 }
 
 /** The 401 every adapter sends, for every failure: no body and nothing that tells the failures apart. */
 export const UNAUTHORIZED_STATUS = 401;
-export const UNAUTHORIZED_HEADERS: Readonly<Record<string, string>> = Object.freeze({
-  'www-authenticate': 'Bearer',
-  'content-length': '0',
-});
-/**
- * The same headers as a flat list, for `writeHead`: Node stores a list as it is, where an object costs it a walk over
- * its keys (about a sixth of a microsecond per 401). Frozen: writeHead only reads it.
- */
-export const UNAUTHORIZED_HEADER_LIST = Object.freeze(['WWW-Authenticate', 'Bearer', 'Content-Length', '0']) as string[];
-/** The same answer written raw on a socket, for a refused upgrade (WebSocket) request. */
-export const UNAUTHORIZED_RAW =
-  'HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer\r\nContent-Length: 0\r\nConnection: close\r\n\r\n';
 
 /** The decision for a request that needs no token: the health check. */
 export const EXEMPT: unique symbol = Symbol('launcher-auth.exempt');
 export type Decision = typeof EXEMPT | AuthContext | undefined;
 
-const DEFAULTS: ResolvedAuthOptions = Object.freeze({ healthPath: '/health', onReject: undefined });
+/** A quoted-string's content that needs no escaping (RFC 9110 §5.6.4 qdtext, ASCII only). */
+const REALM = /^[\x21\x23-\x5b\x5d-\x7e](?:[\x20\x21\x23-\x5b\x5d-\x7e]{0,126}[\x21\x23-\x5b\x5d-\x7e])?$/;
+const DEFAULT_REALM = 'launcher';
+
+/** The 401's headers and raw form for `realm`: built once per options, never per request. */
+function unauthorized(realm: string) {
+  const challenge = `Bearer realm="${realm}"`;
+  return {
+    unauthorizedHeaders: Object.freeze({ 'www-authenticate': challenge, 'content-length': '0' }),
+    unauthorizedHeaderList: Object.freeze(['WWW-Authenticate', challenge, 'Content-Length', '0']) as string[],
+    unauthorizedRaw: `HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: ${challenge}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`,
+  };
+}
+
+const DEFAULTS: ResolvedAuthOptions = Object.freeze({ healthPath: '/health', onReject: undefined, ...unauthorized(DEFAULT_REALM) });
 
 /** Validates adapter options once, at construction: a `TypeError` names the wrong option. */
 export function resolveAuthOptions(options: AuthOptions | undefined, where: string): ResolvedAuthOptions {
   if (options === undefined) return DEFAULTS;
   if (typeof options !== 'object' || options === null) throw new TypeError(`${where}: options must be an object.`);
-  const { healthPath = '/health', onReject } = options;
+  const { healthPath = '/health', onReject, realm = DEFAULT_REALM } = options;
   if (
     healthPath !== false &&
     (typeof healthPath !== 'string' || !/^\/[\x21-\x7e]*$/.test(healthPath) || /[?#]/.test(healthPath))
@@ -91,8 +110,14 @@ export function resolveAuthOptions(options: AuthOptions | undefined, where: stri
   if (onReject !== undefined && typeof onReject !== 'function') {
     throw new TypeError(`${where}: \`onReject\` must be a function when set.`);
   }
-  const cors = resolveCors(options.cors, where, UNAUTHORIZED_HEADER_LIST);
-  return Object.freeze({ healthPath, onReject, cors });
+  if (typeof realm !== 'string' || !REALM.test(realm)) {
+    throw new TypeError(
+      `${where}: \`realm\` must be 1 to 128 visible ASCII characters (inner spaces allowed), without '"' or '\\'.`,
+    );
+  }
+  const answers = unauthorized(realm);
+  const cors = resolveCors(options.cors, where, answers.unauthorizedHeaderList);
+  return Object.freeze({ healthPath, onReject, ...answers, cors });
 }
 
 /** Checks that `authority` is a TokenAuthority, at construction. */

@@ -336,6 +336,14 @@ describe.each(HOST_KINDS)('%s adapter', (kind) => {
       ['cors.allowHeaders with a space', { cors: { origins: '*', allowHeaders: ['x y'] } }, '`cors.allowHeaders`'],
       ['cors.allowHeaders a string', { cors: { origins: '*', allowHeaders: 'content-type' } }, '`cors.allowHeaders`'],
       ['cors.allowMethods empty', { cors: { origins: '*', allowMethods: [] } }, '`cors.allowMethods`'],
+      ['realm empty', { realm: '' }, '`realm`'],
+      ['realm with a double quote', { realm: 'a"b' }, '`realm`'],
+      ['realm with a backslash', { realm: 'a\\b' }, '`realm`'],
+      ['realm with a leading space', { realm: ' launcher' }, '`realm`'],
+      ['realm with a CR LF', { realm: 'a\r\nSet-Cookie: x=1' }, '`realm`'],
+      ['realm with a non-ASCII letter', { realm: 'lanceur-é' }, '`realm`'],
+      ['realm of 129 characters', { realm: 'x'.repeat(129) }, '`realm`'],
+      ['realm a number', { realm: 1 }, '`realm`'],
     ])('%s: a TypeError naming the option', async (_label, options, option) => {
       const error = await errorOf(kind, options, authority);
       expect(error).toBeInstanceOf(TypeError);
@@ -358,6 +366,8 @@ describe.each(HOST_KINDS)('%s adapter', (kind) => {
       const origins = ['http://127.0.0.1:5173', 'chrome-extension://abcdefghijklmnopabcdefghijklmnop', 'http://[::1]:8080'];
       expect(await errorOf(kind, { cors: { origins, maxAge: 0, allowHeaders: ['Content-Type'], allowMethods: ['GET'] } }, authority)).toBeUndefined();
       expect(await errorOf(kind, { cors: { origins: '*' } }, authority)).toBeUndefined();
+      expect(await errorOf(kind, { realm: 'Launcher API (v2)' }, authority)).toBeUndefined();
+      expect(await errorOf(kind, { realm: 'x'.repeat(128) }, authority)).toBeUndefined();
     });
 
     it.runIf(kind !== 'fastify')('options that are not an object: a TypeError', async () => {

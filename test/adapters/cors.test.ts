@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RejectInfo, TokenAuthority } from 'launcher-auth';
 import { openCaseAuthority, type Tokens } from './cases.js';
-import { HOST_KINDS, expectRefusal, rawRequest, startHost, type Host, type RawResponse } from './harness.js';
+import { CHALLENGE, HOST_KINDS, expectRefusal, rawRequest, startHost, type Host, type RawResponse } from './harness.js';
 
 const PAGE = 'http://127.0.0.1:5173';
 const EXTENSION = 'chrome-extension://abcdefghijklmnopabcdefghijklmnop';
@@ -102,7 +102,7 @@ describe.each(HOST_KINDS)('%s adapter with cors', (kind) => {
       const res = await rawRequest(host.port, request('GET', '/apps', headers));
       expect(res.status).toBe(401);
       expect(res.body.length).toBe(0);
-      expect(res.headers['www-authenticate']).toBe('Bearer');
+      expect(res.headers['www-authenticate']).toBe(CHALLENGE);
       expect(res.headers['content-length']).toBe('0');
       expect(res.headers['content-type']).toBeUndefined();
       expect(corsHeaders(res)).toEqual({

@@ -1,6 +1,12 @@
 // What a strict TypeScript host sees when it imports the adapters by their package names: `auth` typed
 // without casts, no global augmentation beyond Fastify's declaration merging, and every option type exported.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import {
+  createSecureServer as createHttp2SecureServer,
+  createServer as createHttp2Server,
+  type Http2ServerRequest,
+  type Http2ServerResponse,
+} from 'node:http2';
 import type { Duplex } from 'node:stream';
 import express, { type Request as ExpressRequest, type RequestHandler } from 'express';
 import Fastify, { type FastifyPluginAsync, type FastifyRequest } from 'fastify';
@@ -29,9 +35,13 @@ import {
 } from 'launcher-auth/fetch';
 import {
   withAuth,
+  withContinueAuth,
   withUpgradeAuth,
+  type UpgradeAuthOptions,
   type AuthOptions as NodeAuthOptions,
   type AuthenticatedRequest as NodeAuthenticatedRequest,
+  type HealthRequest,
+  type MaybeAuthenticatedRequest,
   type RejectInfo as NodeRejectInfo,
 } from 'launcher-auth/node';
 
@@ -50,6 +60,7 @@ describe('core types the adapters share', () => {
     expectTypeOf<AuthOptions>().toEqualTypeOf<{
       healthPath?: string | false;
       onReject?: (info: RejectInfo) => void;
+      realm?: string;
       cors?: CorsOptions;
     }>();
     expectTypeOf<CorsOptions>().toEqualTypeOf<{
@@ -108,6 +119,46 @@ describe('launcher-auth/node', () => {
       expectTypeOf(head).toEqualTypeOf<Buffer>();
     });
     createServer().on('upgrade', upgrade);
+  });
+
+  it('withAuth accepts node:http2 compatibility requests and responses (h2c and TLS)', () => {
+    const listener = withAuth(authority, (req: MaybeAuthenticatedRequest<Http2ServerRequest>, res: Http2ServerResponse) => {
+      expectTypeOf(req.auth).toEqualTypeOf<AuthContext | undefined>();
+      expectTypeOf(req.url).toEqualTypeOf<string>();
+      res.end(req.auth?.keyId ?? '');
+    });
+    createHttp2Server(listener);
+    createHttp2SecureServer({}, listener);
+    // Inferred from where it is passed, without annotations.
+    createHttp2Server(
+      withAuth(authority, (req, res) => {
+        expectTypeOf(req).toMatchTypeOf<Http2ServerRequest>();
+        expectTypeOf(res).toEqualTypeOf<Http2ServerResponse>();
+      }),
+    );
+  });
+
+  it('withContinueAuth fits server.on("checkContinue") on node:http and node:http2', () => {
+    const handler = (req: MaybeAuthenticatedRequest, res: ServerResponse) => res.end(req.auth?.keyId);
+    createServer(withAuth(authority, handler)).on('checkContinue', withContinueAuth(authority, handler));
+    const strict = (req: NodeAuthenticatedRequest, res: ServerResponse) => res.end(req.auth.keyId);
+    const health = (_req: HealthRequest, res: ServerResponse) => res.end('ok');
+    createServer(withAuth(authority, strict, { health })).on('checkContinue', withContinueAuth(authority, strict, { health }));
+    createHttp2Server().on(
+      'checkContinue',
+      withContinueAuth(authority, (_req: MaybeAuthenticatedRequest<Http2ServerRequest>, res: Http2ServerResponse) => res.end()),
+    );
+    createHttp2Server(
+      withAuth(authority, (req: NodeAuthenticatedRequest<Http2ServerRequest>, res: Http2ServerResponse) => res.end(req.auth.keyId), {
+        healthPath: false,
+      }),
+    );
+  });
+
+  it('withUpgradeAuth takes protocols besides AuthOptions', () => {
+    expectTypeOf<UpgradeAuthOptions>().toMatchTypeOf<AuthOptions>();
+    expectTypeOf<UpgradeAuthOptions['protocols']>().toEqualTypeOf<readonly string[] | undefined>();
+    withUpgradeAuth(authority, () => undefined, { protocols: ['websocket'], realm: 'launcher' });
   });
 
   it('options are AuthOptions', () => {

@@ -269,7 +269,7 @@ describe.each(FORMAT_NAMES)('the adapters through %s', (name) => {
     const old = authority.issue();
 
     expect(await host.ask(`Bearer ${old}`)).toEqual({ status: 200, body: 'ok', wwwAuthenticate: null });
-    expect(await host.ask()).toEqual({ status: 401, body: '', wwwAuthenticate: 'Bearer' });
+    expect(await host.ask()).toEqual({ status: 401, body: '', wwwAuthenticate: 'Bearer realm="launcher"' });
     expect(host.seen).toHaveLength(1);
     const auth = host.seen[0];
     expect(auth?.keyId).toBe(authority.keyId);
@@ -282,7 +282,7 @@ describe.each(FORMAT_NAMES)('the adapters through %s', (name) => {
     expect(format.root.isLauncherAuthError(reason, 'ERR_KEY_ROTATED')).toBe(true);
     expect(other.root.isLauncherAuthError(reason, 'ERR_KEY_ROTATED')).toBe(true);
 
-    expect(await host.ask(`Bearer ${old}`)).toEqual({ status: 401, body: '', wwwAuthenticate: 'Bearer' });
+    expect(await host.ask(`Bearer ${old}`)).toEqual({ status: 401, body: '', wwwAuthenticate: 'Bearer realm="launcher"' });
     expect(await host.ask(`Bearer ${authority.issue()}`)).toEqual({ status: 200, body: 'ok', wwwAuthenticate: null });
     expect(host.seen).toHaveLength(2);
   });
