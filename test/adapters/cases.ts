@@ -56,6 +56,12 @@ export interface AdapterCase {
   /** A platform that answers otherwise, for the reason in `why`; never a relaxation of the gate. */
   per?: Partial<Record<HostKind, Expectation>>;
   why?: string;
+  /**
+   * `false` for a request after which the server closes the connection on purpose (a refused upgrade or
+   * `Expect: 100-continue`, a relayed `h2c` upgrade): no probe is pipelined behind it.
+   * @default true
+   */
+  framed?: boolean;
 }
 
 /** What `kind` must answer to `c`. */

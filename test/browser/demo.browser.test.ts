@@ -195,7 +195,7 @@ describe('the demo settings page in chromium', () => {
     const refused = await call(`${apiUrl}/apps`, old);
     expect(refused.status).toBe(401);
     expect(refused.body.byteLength).toBe(0);
-    expect(refused.wwwAuthenticate).toBe('Bearer');
+    expect(refused.wwwAuthenticate).toBe('Bearer realm="launcher"');
     expect((await call(`${apiUrl}/apps`, fresh)).status).toBe(200);
     expect(await events.ended).toBe('end');
     expect(events.text().endsWith('event: end\ndata: {"reason":"token-regenerated"}\n\n')).toBe(true);

@@ -11,7 +11,6 @@ import express from 'express';
 import Fastify from 'fastify';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { AuthContext, TokenAuthority } from 'launcher-auth';
-import type { AuthenticatedRequest } from 'launcher-auth/express';
 import { rejectionOf } from '../support/async.js';
 
 type Root = typeof import('launcher-auth');
@@ -236,10 +235,13 @@ async function hostFor(format: Format, adapter: (typeof ADAPTERS)[number], autho
   } else if (adapter === 'express') {
     const app = express();
     app.use(format.express.expressAuth(authority));
-    app.get('/x', (req: AuthenticatedRequest, res) => {
-      seen.push(req.auth);
-      res.send('ok');
-    });
+    app.get(
+      '/x',
+      format.express.authenticated((req, res) => {
+        seen.push(req.auth);
+        res.send('ok');
+      }),
+    );
     ({ url } = await listen(app));
   } else {
     const app = Fastify();
@@ -267,7 +269,7 @@ describe.each(FORMAT_NAMES)('the adapters through %s', (name) => {
     const old = authority.issue();
 
     expect(await host.ask(`Bearer ${old}`)).toEqual({ status: 200, body: 'ok', wwwAuthenticate: null });
-    expect(await host.ask()).toEqual({ status: 401, body: '', wwwAuthenticate: 'Bearer' });
+    expect(await host.ask()).toEqual({ status: 401, body: '', wwwAuthenticate: 'Bearer realm="launcher"' });
     expect(host.seen).toHaveLength(1);
     const auth = host.seen[0];
     expect(auth?.keyId).toBe(authority.keyId);
@@ -280,7 +282,7 @@ describe.each(FORMAT_NAMES)('the adapters through %s', (name) => {
     expect(format.root.isLauncherAuthError(reason, 'ERR_KEY_ROTATED')).toBe(true);
     expect(other.root.isLauncherAuthError(reason, 'ERR_KEY_ROTATED')).toBe(true);
 
-    expect(await host.ask(`Bearer ${old}`)).toEqual({ status: 401, body: '', wwwAuthenticate: 'Bearer' });
+    expect(await host.ask(`Bearer ${old}`)).toEqual({ status: 401, body: '', wwwAuthenticate: 'Bearer realm="launcher"' });
     expect(await host.ask(`Bearer ${authority.issue()}`)).toEqual({ status: 200, body: 'ok', wwwAuthenticate: null });
     expect(host.seen).toHaveLength(2);
   });

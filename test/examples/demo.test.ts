@@ -89,7 +89,7 @@ function json(answer: Answer): unknown {
 function expectUnauthorized(answer: Answer): void {
   expect(answer.status).toBe(401);
   expect(answer.body.byteLength).toBe(0);
-  expect(answer.headers['www-authenticate']).toBe('Bearer');
+  expect(answer.headers['www-authenticate']).toBe('Bearer realm="launcher"');
   expect(answer.headers['content-length']).toBe('0');
 }
 
