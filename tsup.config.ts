@@ -6,7 +6,7 @@ const shared: Options = {
   sourcemap: false,
   treeshake: true,
   removeNodeProtocol: false,
-  external: ['express', 'fastify', 'fastify-plugin', 'jose', 'redis', '@napi-rs/keyring'],
+  external: ['express', 'fastify', 'jose', 'redis', '@napi-rs/keyring'],
 };
 
 export default defineConfig([

@@ -1,4 +1,4 @@
-// Turns the parts' figures into the goals of issue 5, the one stdout table, bench/RESULTS.md and bench/results.svg.
+// Turns the parts' figures into the goals, the one stdout table, bench/RESULTS.md and bench/results.svg.
 import {
   FRAMEWORK_LABELS,
   HTTP_CONFIGS,
@@ -598,7 +598,7 @@ export function markdown(results: Results): string {
             : '- Pinning: **none** (taskset could not pin to two cores here): server and load generator share the cores',
         ]),
     '',
-    '## Goals (issue 5)',
+    '## Goals',
     '',
     'HTTP goals are judged per repetition: "met" when every repetition meets the goal, "**MISSED**" when none does,',
     '"within noise" when some do and some do not. Micro figures come from one run: met or MISSED. "info": a figure',

@@ -103,8 +103,8 @@ export class EncryptedSecretStore implements SecretStore {
 
 /**
  * Stand-in for the OS keychain, so that the example runs anywhere: a random host key in a 0600 file. A real
- * launcher asks the keychain instead (keytar's getPassword/setPassword, Electron's safeStorage, the macOS
- * Keychain, Windows DPAPI) and never keeps the host key next to the file it protects.
+ * launcher asks the keychain instead (@napi-rs/keyring, Electron's safeStorage, the macOS Keychain,
+ * Windows DPAPI) and never keeps the host key next to the file it protects.
  */
 async function hostKeyStandIn(dataDir: string): Promise<Uint8Array> {
   const path = join(dataDir, 'host-key.stand-in');

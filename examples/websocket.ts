@@ -68,7 +68,9 @@ export async function start(options: StartOptions = {}): Promise<Started> {
           ws.send(JSON.stringify({ hello: 'launcher', keyId: auth.keyId }));
         });
       },
-      { healthPath: false },
+      // Only WebSocket upgrades are this handler's. Any other (`Upgrade: h2c` from curl --http2 or Java's
+      // HttpClient) goes back to `server` as the ordinary request it also is, answered by the handler above.
+      { healthPath: false, protocols: ['websocket'] },
     ),
   );
 

@@ -15,4 +15,5 @@ export type {
   TokenAuthorityOptions,
   VerifyResult,
 } from './core/types.js';
-export type { AuthOptions, RejectInfo } from './core/gate.js';
+export type { AuthOptions, Peer, RejectInfo } from './core/gate.js';
+export type { CorsOptions } from './core/cors.js';

@@ -1,5 +1,5 @@
 // The README's code blocks are the files in examples/readme/, which tsc typechecks: this keeps them the same.
-import { readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
 const root = new URL('../', import.meta.url);
@@ -24,10 +24,27 @@ describe('README', () => {
     expect(strays).toEqual([]);
   });
 
+  it.each(readdirSync(new URL('examples/clients/', root)))('shows the script client examples/clients/%s verbatim', (name) => {
+    const source = readFileSync(new URL(`examples/clients/${name}`, root), 'utf8');
+    const fenced = [...readme.matchAll(/```(?:python|powershell|js)\n([\s\S]*?)```/g)].map((match) => match[1] as string);
+    expect(fenced).toContain(source);
+  });
+
   it('gives each adapter example in under 15 lines', () => {
     for (const name of ['node.ts', 'express.ts', 'fastify.ts', 'hono.ts']) {
       const lines = readFileSync(new URL(`examples/readme/${name}`, root), 'utf8').trimEnd().split('\n');
       expect(lines.length, name).toBeLessThan(15);
     }
+  });
+
+  it('links only absolutely, to files of the repository that exist, so that the links work on the package page', () => {
+    const targets = [...readme.matchAll(/\]\(([^)\s]+)\)/g)].map((match) => match[1] as string);
+    expect(targets.length).toBeGreaterThan(0);
+    expect(targets.filter((target) => !/^(?:https:\/\/|#)/.test(target))).toEqual([]);
+    const inRepository = targets
+      .map((target) => /^https:\/\/(?:github\.com\/launcher-auth\/launcher-auth\/blob|raw\.githubusercontent\.com\/launcher-auth\/launcher-auth)\/main\/(.+)$/.exec(target)?.[1])
+      .filter((path) => path !== undefined);
+    expect(inRepository.length).toBeGreaterThan(0);
+    expect(inRepository.filter((path) => !existsSync(new URL(path, root)))).toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
 // `npm run demo`: an example launcher on loopback, its automation API and its settings page sharing one token
 // whose secret lives in .data/demo/ (git-ignored), so the token survives a restart. `npm run demo -- --help`.
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -7,7 +8,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { FileSecretStore, TokenAuthority, type SecretStore } from 'launcher-auth';
 import { createApiServer } from './api.ts';
-import { createSettingsServer } from './settings.ts';
+import { LAUNCH_KEY_PARAMETER, createSettingsServer, newLaunchKey } from './settings.ts';
 
 export interface DemoOptions {
   /**
@@ -21,7 +22,8 @@ export interface DemoOptions {
    */
   settingsPort?: number;
   /**
-   * Folder of the secret file, `secret.json` (the folder is created with mode 0700, the file with 0600).
+   * Folder of the secret file, `secret.json` (the folder is created with mode 0700, the file with 0600), and of
+   * the settings page's launch link, `settings-url` (mode 0600).
    * @default the repository's .data/demo/ (git-ignored)
    */
   dataDir?: string;
@@ -34,13 +36,21 @@ export interface DemoOptions {
 
 export interface Demo {
   apiUrl: string;
+  /** The settings page's origin; it answers 403 until a browser has opened `launchUrl`. */
   settingsUrl: string;
+  /** `<settingsUrl>/?key=<launch key>`: the owner's way in, new at every start. Show it to the owner only. */
+  launchUrl: string;
+  /** The file that keeps `launchUrl` for the owner (mode 0600, beside the secret). */
+  launchFile: string;
   authority: TokenAuthority;
   /** Ends the event streams, then stops both servers. */
   close(): Promise<void>;
 }
 
 export const DEFAULT_DATA_DIR = fileURLToPath(new URL('../../.data/demo/', import.meta.url));
+
+/** The launch link's file in the data folder. */
+export const LAUNCH_FILE = 'settings-url';
 
 const PORTS = {
   api: { what: 'the automation API', variable: 'LAUNCHER_API_PORT', flag: '--api-port', fallback: 7878 },
@@ -61,6 +71,8 @@ export class PortInUseError extends Error {
 export async function startDemo(options: DemoOptions = {}): Promise<Demo> {
   const { apiPort = PORTS.api.fallback, settingsPort = PORTS.settings.fallback, dataDir = DEFAULT_DATA_DIR } = options;
   const redis = options.redisUrl === undefined ? undefined : await redisStore(options.redisUrl);
+  // The data folder still holds the launch link; the file store would have created it.
+  if (redis !== undefined) await mkdir(resolve(dataDir), { recursive: true, mode: 0o700 });
   // The first run creates the secret; later runs load it, so the token printed last time still works.
   const authority = await TokenAuthority.open({
     store: redis?.store ?? new FileSecretStore(join(resolve(dataDir), 'secret.json')),
@@ -68,6 +80,8 @@ export async function startDemo(options: DemoOptions = {}): Promise<Demo> {
     redis?.client.destroy();
     throw error;
   });
+  // The settings page holds the key to the launcher: only who sees this key (the owner) may open it.
+  const launchKey = newLaunchKey();
   const servers: Server[] = [];
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
@@ -82,10 +96,13 @@ export async function startDemo(options: DemoOptions = {}): Promise<Demo> {
     const api = createApiServer(authority);
     servers.push(api);
     const apiUrl = await listen(api, apiPort, 'api');
-    const settings = createSettingsServer(authority, apiUrl);
+    const settings = createSettingsServer(authority, apiUrl, { launchKey });
     servers.push(settings);
     const settingsUrl = await listen(settings, settingsPort, 'settings');
-    return { apiUrl, settingsUrl, authority, close };
+    const launchUrl = `${settingsUrl}/?${LAUNCH_KEY_PARAMETER}=${launchKey}`;
+    const launchFile = join(resolve(dataDir), LAUNCH_FILE);
+    await writePrivate(launchFile, `${launchUrl}\n`);
+    return { apiUrl, settingsUrl, launchUrl, launchFile, authority, close };
   } catch (error) {
     await close();
     throw error;
@@ -113,6 +130,14 @@ function listen(server: Server, port: number, which: Which): Promise<string> {
       resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
     });
   });
+}
+
+/** Replaces `path` with a file that only this user can read, never through a symlink planted at either name. */
+async function writePrivate(path: string, text: string): Promise<void> {
+  const temp = `${path}.${process.pid}.tmp`;
+  await rm(temp, { force: true });
+  await writeFile(temp, text, { mode: 0o600, flag: 'wx' });
+  await rename(temp, path);
 }
 
 function stop(server: Server): Promise<void> {
@@ -176,16 +201,19 @@ async function main(): Promise<number> {
     return usage ? 2 : 1;
   }
 
-  const { apiUrl, settingsUrl, authority } = demo;
+  const { apiUrl, launchUrl, launchFile, authority } = demo;
   const curl = (): string => `curl -H "Authorization: Bearer ${authority.issue()}" ${apiUrl}/apps`;
-  // The token is printed on purpose: this is the launcher user's own terminal, as the settings page is their window.
+  // The token and the launch link are printed on purpose: this is the launcher owner's own terminal, as the
+  // settings page is their window.
   console.log(
     [
       'Example launcher running. Press Ctrl-C to stop.',
       '',
-      `  Settings page   ${settingsUrl}`,
+      `  Settings page   ${launchUrl}`,
       `  Automation API  ${apiUrl}`,
       `  Token           ${authority.issue()}`,
+      '',
+      `The settings page opens only through the link above (also kept, readable by you alone, in ${launchFile}).`,
       '',
       'Try it:',
       `  ${curl()}`,

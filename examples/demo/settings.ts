@@ -1,5 +1,7 @@
 // The demo launcher's settings page, standing in for the launcher's own settings window: it shows the automation
-// token (masked, Show, Copy) and regenerates it. It answers only its own loopback origin, under a strict CSP.
+// token (masked, Show, Copy) and regenerates it. Only the launcher's owner gets in: through the launch link that the
+// launcher printed, exchanged for a cookie. It answers only its own loopback origin, under a strict CSP.
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { TokenAuthority } from 'launcher-auth';
 
@@ -12,8 +14,14 @@ export interface TokenInfo {
   createdAt?: string;
 }
 
-/** The header the page's own script sends to /token and /regenerate; a form or a simple cross-site request cannot. */
+/**
+ * The header that carries the page key to /token and /regenerate. Only the page's own script has that key, and a
+ * form or a simple cross-site request cannot send a custom header at all.
+ */
 export const SETTINGS_HEADER = 'x-launcher-settings';
+
+/** The query parameter of the launch link, `http://127.0.0.1:<port>/?key=<launch key>`. */
+export const LAUNCH_KEY_PARAMETER = 'key';
 
 /** Nothing but this server's own files: no inline script or style, no external resource, no framing, no form. */
 export const CONTENT_SECURITY_POLICY =
@@ -22,7 +30,10 @@ export const CONTENT_SECURITY_POLICY =
 
 const HEADERS = {
   'content-security-policy': CONTENT_SECURITY_POLICY,
+  // frame-ancestors for browsers that predate it: no page may frame the token's page and trick a click.
+  'x-frame-options': 'DENY',
   'x-content-type-options': 'nosniff',
+  // Nothing of this origin (the launch link's key included) goes to another site in a Referer.
   'referrer-policy': 'no-referrer',
   'cross-origin-opener-policy': 'same-origin',
   'cross-origin-resource-policy': 'same-origin',
@@ -32,8 +43,39 @@ const HEADERS = {
 
 const TEXT = 'text/plain; charset=utf-8';
 
-/** The settings server, not yet listening (listen on 127.0.0.1 only). `apiUrl` is shown on the page. */
-export function createSettingsServer(authority: TokenAuthority, apiUrl: string): Server {
+/** 32 random bytes, base64url: the secret of a launch link, or of the owner's cookie. */
+export function newLaunchKey(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+export interface SettingsServerOptions {
+  /**
+   * The owner's credential: only a visit to `/?key=<launchKey>` gets the cookie that every route requires.
+   * Show it to the launcher's owner alone (their console, a file only they can read). At least 32 characters.
+   */
+  launchKey: string;
+}
+
+/**
+ * The settings server, not yet listening (listen on 127.0.0.1 only). `apiUrl` is shown on the page.
+ * Every route (the page, its files, /token, /regenerate) answers 403 with an empty body unless the request
+ * carries the owner's cookie, which a visit to the launch link sets.
+ */
+export function createSettingsServer(authority: TokenAuthority, apiUrl: string, options: SettingsServerOptions): Server {
+  if (typeof options?.launchKey !== 'string' || options.launchKey.length < 32) {
+    throw new TypeError('`launchKey` must be a random string of at least 32 characters (see newLaunchKey()).');
+  }
+  const launchKey = Buffer.from(options.launchKey);
+  // The cookie holds its own secret, not the launch key, so that its value is never in a URL, a console or a
+  // file. A new one at every start: a restart signs every browser out.
+  const session = newLaunchKey();
+  const sessionBytes = Buffer.from(session);
+  // Cookies are not kept apart by port (RFC 6265 §8.5): the owner's browser sends this one to any server on
+  // 127.0.0.1, another user's too. So /token and /regenerate also need the page key, which the launch redirect
+  // hands to the page in its URL's fragment (never sent to a server) and the page keeps in its origin's storage,
+  // which no other port shares.
+  const pageKey = newLaunchKey();
+  const pageKeyBytes = Buffer.from(pageKey);
   const files = new Map([
     ['/', { type: 'text/html; charset=utf-8', body: page(apiUrl) }],
     ['/settings.css', { type: 'text/css; charset=utf-8', body: STYLE }],
@@ -42,9 +84,31 @@ export function createSettingsServer(authority: TokenAuthority, apiUrl: string):
   ]);
 
   return createServer((req, res) => {
-    const path = (req.url ?? '/').split('?', 1)[0] ?? '/';
-    const refusal = refusalOf(req, path);
-    if (refusal !== undefined) return reply(res, 403, TEXT, `Forbidden: ${refusal}\n`);
+    const target = req.url ?? '/';
+    const mark = target.indexOf('?');
+    const [path, query] = mark === -1 ? [target, ''] : [target.slice(0, mark), target.slice(mark + 1)];
+    // The Host first: a rebinding page's requests are refused whatever they carry.
+    if (!ownHost(req)) return refuse(res);
+    // The cookie is named after the port: two launchers on one machine keep one cookie each.
+    const cookie = `launcher_settings_${req.socket.localPort}`;
+
+    const keys = new URLSearchParams(query).getAll(LAUNCH_KEY_PARAMETER);
+    if (path === '/' && (req.method === 'GET' || req.method === 'HEAD') && keys.length > 0) {
+      if (keys.length !== 1 || !sameSecret(keys[0] ?? '', launchKey)) return refuse(res);
+      // The owner's own navigation: trade the key for the cookie, and send them to `/` so that the key leaves
+      // the address bar (the page's script then removes the fragment too).
+      res.writeHead(303, {
+        ...HEADERS,
+        location: `/#${pageKey}`,
+        'set-cookie': `${cookie}=${session}; HttpOnly; SameSite=Strict; Path=/`,
+        'content-length': 0,
+      });
+      res.end();
+      return;
+    }
+    if (!hasCookie(req, cookie, sessionBytes)) return refuse(res);
+    // A second layer behind the owner's cookie: only the page itself, from its own origin.
+    if (!fromOwnPage(req, path, pageKeyBytes)) return refuse(res);
 
     if (path === '/regenerate') {
       if (req.method !== 'POST') return notAllowed(res, 'POST');
@@ -67,36 +131,59 @@ export function createSettingsServer(authority: TokenAuthority, apiUrl: string):
   });
 }
 
+/** Compares in constant time; only the length, which is public (43 characters), may end it early. */
+function sameSecret(given: string, expected: Buffer): boolean {
+  const bytes = Buffer.from(given);
+  return bytes.length === expected.length && timingSafeEqual(bytes, expected);
+}
+
 /**
- * Why a request must not be served, or `undefined`. The page holds the key to the launcher, so it answers only
- * a browser that is on its own origin:
- * - the Host is this server's own `127.0.0.1:<port>` or `localhost:<port>`: a DNS-rebinding page, whose host
- *   name resolves to 127.0.0.1, still sends its own name there;
- * - a POST carries an Origin (browsers always send one) that is this very origin: a cross-site form or
- *   script has its own, and so does a page at the other spelling of loopback;
- * - /token and /regenerate need the page's own header, which a cross-site request cannot send without a CORS
- *   preflight that this server never grants.
+ * Whether a `name=value` pair of the Cookie header(s) holds the session. Every pair of that name is compared:
+ * another program on 127.0.0.1 (another port, the same cookie jar) may have set a decoy beside the real one.
  */
-function refusalOf(req: IncomingMessage, path: string): string | undefined {
+function hasCookie(req: IncomingMessage, name: string, session: Buffer): boolean {
+  let found = false;
+  for (const header of headerValues(req, 'cookie')) {
+    for (const pair of header.split(';')) {
+      const at = pair.indexOf('=');
+      if (at !== -1 && pair.slice(0, at).trim() === name && sameSecret(pair.slice(at + 1).trim(), session)) found = true;
+    }
+  }
+  return found;
+}
+
+/**
+ * The Host is this server's own `127.0.0.1:<port>` or `localhost:<port>`: a DNS-rebinding page, whose host name
+ * resolves to 127.0.0.1, still sends its own name there (and its own cookie jar, without the owner's cookie).
+ */
+function ownHost(req: IncomingMessage): boolean {
   const port = req.socket.localPort;
   const hosts = headerValues(req, 'host');
-  const host = hosts[0];
-  if (hosts.length !== 1 || (host !== `127.0.0.1:${port}` && host !== `localhost:${port}`)) {
-    return `this host name is not allowed; open http://127.0.0.1:${port}/`;
-  }
+  return hosts.length === 1 && (hosts[0] === `127.0.0.1:${port}` || hosts[0] === `localhost:${port}`);
+}
+
+/**
+ * Whether a request with the owner's cookie comes from the page itself, in case a browser sent the cookie where
+ * it should not have:
+ * - a POST carries an Origin (browsers always send one) that is this very origin: a cross-site form or
+ *   script has its own, and so does a page at the other spelling of loopback;
+ * - /token and /regenerate need the page key in the page's own header (a cross-site request cannot send one
+ *   without a CORS preflight that this server never grants), and a fetch-metadata `same-origin` where the
+ *   browser sends it.
+ */
+function fromOwnPage(req: IncomingMessage, path: string, pageKey: Buffer): boolean {
   const origins = headerValues(req, 'origin');
-  const ownOrigin = origins.length === 1 && origins[0] === `http://${host}`;
+  const ownOrigin = origins.length === 1 && origins[0] === `http://${headerValues(req, 'host')[0]}`;
   if ((req.method !== 'GET' && req.method !== 'HEAD') || origins.length > 0) {
-    if (!ownOrigin) return 'only the settings page itself may do this';
+    if (!ownOrigin) return false;
   }
   if (path === '/token' || path === '/regenerate') {
     const custom = headerValues(req, SETTINGS_HEADER);
-    if (custom.length !== 1 || custom[0] !== '1') return 'only the settings page itself may do this';
-    // Fetch metadata, where the browser sends it: a second line of defence for the token's own routes.
+    if (custom.length !== 1 || !sameSecret(custom[0] ?? '', pageKey)) return false;
     const site = headerValues(req, 'sec-fetch-site');
-    if (site.length > 0 && site[0] !== 'same-origin') return 'only the settings page itself may do this';
+    if (site.length > 0 && site[0] !== 'same-origin') return false;
   }
-  return undefined;
+  return true;
 }
 
 /** Every value of a header as sent, so that a second Host or Origin cannot hide behind the first. */
@@ -121,6 +208,12 @@ async function tokenInfo(authority: TokenAuthority, token: string): Promise<Toke
 function reply(res: ServerResponse, status: number, type: string, body: string): void {
   res.writeHead(status, { ...HEADERS, 'content-type': type, 'content-length': Buffer.byteLength(body) });
   res.end(body);
+}
+
+/** Every refusal alike: 403, no body, so that a prober learns nothing about which check failed. */
+function refuse(res: ServerResponse): void {
+  res.writeHead(403, { ...HEADERS, 'content-length': 0 });
+  res.end();
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
@@ -221,6 +314,13 @@ const SCRIPT = `'use strict';
   const dialog = $('confirm');
   const MASK = '\\u2022'.repeat(40);
   const dates = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+  // The page key comes once, in the fragment of the launch link's redirect; this origin's storage keeps it for
+  // later visits and other tabs, and the address bar loses it.
+  if (location.hash.length > 1) {
+    localStorage.setItem('page-key', location.hash.slice(1));
+    history.replaceState(null, '', location.pathname);
+  }
+  const pageKey = localStorage.getItem('page-key') || '';
   let current = null;
   let shown = false;
   let busy = false;
@@ -240,11 +340,18 @@ const SCRIPT = `'use strict';
     status.className = kind || '';
   }
 
-  // The page's own header: the server refuses /token and /regenerate without it.
+  // The page key in the page's own header: the server refuses /token and /regenerate without it.
   async function call(method, path) {
-    const response = await fetch(path, { method, cache: 'no-store', headers: { 'X-Launcher-Settings': '1' } });
-    if (!response.ok) throw new Error(method + ' ' + path + ': ' + response.status);
+    const response = await fetch(path, { method, cache: 'no-store', headers: { 'X-Launcher-Settings': pageKey } });
+    if (!response.ok) throw Object.assign(new Error(method + ' ' + path + ': ' + response.status), { status: response.status });
     return response.json();
+  }
+
+  // 403: the cookie or the kept page key is from an earlier run of the launcher (a restart signs browsers out).
+  function failed(error, what) {
+    say(error.status === 403
+      ? 'This page needs the link the launcher printed when it started: open that link again.'
+      : what, 'error');
   }
 
   async function load() {
@@ -252,8 +359,8 @@ const SCRIPT = `'use strict';
       const info = await call('GET', '/token');
       if (current === null || info.token !== current.token) current = info;
       render();
-    } catch {
-      say('Could not read the token from the launcher. Is it still running?', 'error');
+    } catch (error) {
+      failed(error, 'Could not read the token from the launcher. Is it still running?');
     }
   }
 
@@ -285,8 +392,8 @@ const SCRIPT = `'use strict';
       current = await call('POST', '/regenerate');
       shown = true;
       say('New token created. The previous token no longer works: give this one to your scripts.', 'ok');
-    } catch {
-      say('Could not regenerate the token; the current token still works.', 'error');
+    } catch (error) {
+      failed(error, 'Could not regenerate the token; the current token still works.');
     } finally {
       busy = false;
       render();

@@ -7,7 +7,9 @@ const previous = authority.issue();
 const token = await authority.rotate();
 // ... start your automation API with `authority` on port 7878, then:
 const report = await checkServer('http://127.0.0.1:7878', { token, previous, path: '/apps' });
-for (const row of report.cases) console.log(row.ok ? 'ok  ' : 'FAIL', row.name, row.status, row.bodyLength);
-
 const storeReport = await checkSecretStore(() => new MemorySecretStore()); // () => new YourStore()
-console.log(report.ok && storeReport.ok);
+for (const row of [...report.cases, ...storeReport.cases]) {
+  console.log(row.ok ? `ok    ${row.name}` : `FAIL  ${row.name}: ${row.detail}`); // detail: why it failed
+}
+await authority.close();
+process.exitCode = report.ok && storeReport.ok ? 0 : 1; // non-zero when any case failed

@@ -1,13 +1,13 @@
 // Fastify 5: register the plugin before the routes; `request.auth` is typed by declaration merging.
 import Fastify from 'fastify';
 import { FileSecretStore, TokenAuthority } from 'launcher-auth';
-import { fastifyAuth } from 'launcher-auth/fastify';
+import { fastifyAuth, health } from 'launcher-auth/fastify';
 
 const authority = await TokenAuthority.open({ store: new FileSecretStore('.data/secret.json') });
 
 const app = Fastify();
 await app.register(fastifyAuth, { authority });
-app.get('/health', async () => 'ok');
-app.get('/apps', async (request) => ({ apps: ['editor', 'terminal'], keyId: request.auth?.keyId }));
+app.get('/health', health(async () => 'ok')); // typed without request.auth
+app.get('/apps', async (request) => ({ apps: ['editor', 'terminal'], keyId: request.auth.keyId }));
 await app.listen({ port: 7878, host: '127.0.0.1' });
 console.log(`curl -H "Authorization: Bearer ${authority.issue()}" http://127.0.0.1:7878/apps`);

@@ -5,9 +5,8 @@ import { withAuth } from 'launcher-auth/node';
 
 const authority = await TokenAuthority.open({ store: new FileSecretStore('.data/secret.json') });
 
-const handler = withAuth(authority, (req, res) => {
-  // req.auth is undefined only for the health check: anything else got here with a valid token.
-  res.end(req.auth === undefined ? 'ok' : `hello, key ${req.auth.keyId}`);
+const handler = withAuth(authority, (req, res) => res.end(`hello, key ${req.auth.keyId}`), {
+  health: (_req, res) => res.end('ok'), // GET/HEAD /health, without a token and without req.auth
 });
 createServer(handler).listen(7878, '127.0.0.1');
 console.log(`curl -H "Authorization: Bearer ${authority.issue()}" http://127.0.0.1:7878/`);

@@ -1,7 +1,7 @@
 // Writing a secret store: keep the secret where the launcher keeps its credentials, here the OS keychain.
 import type { SecretRecord, SecretStore } from 'launcher-auth';
 
-/** The two calls a keychain library offers (keytar has exactly these). */
+/** The two calls an OS keychain binding offers: read and write one password (a service and an account). */
 export interface Keychain {
   getPassword(service: string, account: string): Promise<string | null>;
   setPassword(service: string, account: string, password: string): Promise<void>;
@@ -10,7 +10,7 @@ export interface Keychain {
 /**
  * TokenAuthority checks every record load() returns (a key under 32 bytes or a bad date rejects with
  * ERR_INVALID_RECORD), so a store only moves bytes. save() must be durable once it resolves; watch() is optional.
- * Use: TokenAuthority.open({ store: new KeychainSecretStore(keytar) })
+ * Use: TokenAuthority.open({ store: new KeychainSecretStore(yourKeychain) })
  */
 export class KeychainSecretStore implements SecretStore {
   constructor(

@@ -1,71 +1,153 @@
-// launcher-auth/fastify: a Fastify 5 plugin (wrapped with fastify-plugin, so its hook covers the whole app).
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import fp from 'fastify-plugin';
+// launcher-auth/fastify: a Fastify 5 plugin, not encapsulated (as fastify-plugin would mark it), so its hook
+// covers the whole app.
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { authorizationFromRawHeaders } from '../core/bearer.js';
 import {
   EXEMPT,
-  UNAUTHORIZED_HEADER_LIST,
   UNAUTHORIZED_STATUS,
   assertAuthority,
   decide,
+  decideCors,
   isHealthRequest,
   resolveAuthOptions,
   type AuthOptions,
   type Decision,
 } from '../core/gate.js';
+import type { CorsOptions, CorsOutcome } from '../core/cors.js';
 import type { TokenAuthority } from '../core/token-authority.js';
 import type { AuthContext } from '../core/types.js';
 
-export type { AuthContext, AuthOptions };
+export type { AuthContext, AuthOptions, CorsOptions };
 export type { RejectInfo } from '../core/gate.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Set by launcher-auth: the authentication of this request; `undefined` for the health check. */
-    auth: AuthContext | undefined;
+    /**
+     * Set by launcher-auth: every request that reaches a handler came with a valid token, except the health
+     * check, whose handler should be wrapped in `health()` so that its type says it has no `auth`.
+     */
+    auth: AuthContext;
   }
+}
+
+/** The health check's request: it needs no token and has no `auth`. */
+export type HealthRequest<R extends FastifyRequest = FastifyRequest> = Omit<R, 'auth'> & { readonly auth?: undefined };
+
+/**
+ * Types the health route's handler: `app.get('/health', health(async (request) => 'ok'))`. Its `request.auth` is
+ * `undefined` in the type as at runtime (Fastify's declaration merging cannot give one route another type).
+ */
+export function health<R extends FastifyRequest, Reply extends FastifyReply, Result>(
+  handler: (request: HealthRequest<R>, reply: Reply) => Result,
+): (request: R, reply: Reply) => Result {
+  if (typeof handler !== 'function') throw new TypeError('health: `handler` must be a function.');
+  return handler as unknown as (request: R, reply: Reply) => Result;
 }
 
 /** The options of {@link fastifyAuth}. */
 export type FastifyAuthOptions = { authority: TokenAuthority } & AuthOptions;
 
+/** Marks, in its `config`, the host's own health route: unconstrained, `GET` or `HEAD`, at exactly `healthPath`. */
+const HEALTH_ROUTE = Symbol('launcher-auth.health-route');
+
+function isPlainHealthRoute(route: RouteOptions, healthPath: string): boolean {
+  const methods = Array.isArray(route.method) ? route.method : [route.method];
+  const constraints = route.constraints as Record<string, unknown> | undefined;
+  return (
+    route.url === healthPath &&
+    methods.some((method) => method === 'GET' || method === 'HEAD') &&
+    (constraints === undefined || Object.keys(constraints).length === 0)
+  );
+}
+
+/**
+ * The root instance is the one `Fastify()` returned; every encapsulated child is made with `Object.create(parent)`.
+ * Registered on a child, the hook would not cover the app's 404 handler: unknown routes would answer 404 where
+ * known ones answer 401, which tells routes apart without a token.
+ */
+function isRoot(fastify: FastifyInstance): boolean {
+  return Object.getPrototypeOf(fastify) === Object.prototype;
+}
+
 const plugin: FastifyPluginAsync<FastifyAuthOptions> = async (fastify, options) => {
   const { authority, ...rest } = options;
   assertAuthority(authority, 'fastifyAuth');
   const resolved = resolveAuthOptions(rest, 'fastifyAuth');
+  if (!isRoot(fastify)) {
+    throw new Error(
+      'fastifyAuth: register it on the root instance (`await app.register(fastifyAuth, { authority })`), not ' +
+        'inside an encapsulated plugin or under a prefix: there its hook would not cover the 404s of unknown ' +
+        'routes, which would tell them apart from the protected ones without a token.',
+    );
+  }
+  const { healthPath } = resolved;
 
-  fastify.decorateRequest('auth', undefined);
+  // `undefined` stays only on the health check, which `health()` types as having no `auth`.
+  fastify.decorateRequest('auth', undefined as unknown as AuthContext);
 
-  const apply = (request: FastifyRequest, reply: FastifyReply, done: () => void, decision: Decision): void => {
+  // A second route at the health path with host or version constraints is another handler: it needs the token.
+  if (healthPath !== false) {
+    fastify.addHook('onRoute', (route) => {
+      if (isPlainHealthRoute(route, healthPath)) route.config = { ...route.config, [HEALTH_ROUTE]: true };
+    });
+  }
+
+  // hijack() keeps the host's hooks and serializers away from the answer: no body, whatever they do.
+  const answer = (reply: FastifyReply, status: number, headers: string[]): void => {
+    reply.hijack();
+    reply.raw.writeHead(status, headers);
+    reply.raw.end();
+  };
+
+  const apply = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    done: () => void,
+    decision: Decision,
+    cors: CorsOutcome | undefined,
+  ): void => {
     if (decision === undefined) {
-      // hijack() keeps the host's hooks and serializers away from the 401: no body, whatever they do.
-      reply.hijack();
-      reply.raw.writeHead(UNAUTHORIZED_STATUS, UNAUTHORIZED_HEADER_LIST);
-      reply.raw.end();
-      return;
+      return answer(reply, UNAUTHORIZED_STATUS, cors?.unauthorized ?? resolved.unauthorizedHeaderList);
     }
-    request.auth = decision === EXEMPT ? undefined : decision;
+    const pass = cors?.pass ?? [];
+    for (let i = 0; i < pass.length; i += 2) reply.header(pass[i] as string, pass[i + 1]);
+    // The health check keeps the decorator's `undefined`.
+    if (decision !== EXEMPT) request.auth = decision;
     done();
   };
 
   fastify.addHook('onRequest', (request, reply, done) => {
     const { method, url } = request.raw;
-    // For a health request the route that matched decides too, with the exact spelling: a health route reached
-    // through another spelling (ignoreTrailingSlash, case-insensitive routing) is not exempt. No route: ''.
+    const cors = decideCors(method, url, request.raw.rawHeaders, resolved, request.raw.socket);
+    if (cors?.answer !== undefined) return answer(reply, cors.answer.status, cors.answer.headers);
+    // For a health request the route that matched decides too: exempt only when it is the host's plain health
+    // route, reached with the exact spelling (not through ignoreTrailingSlash or case-insensitive routing).
     // Read only then: `routeOptions` is a getter that builds an object on every call.
-    const route = isHealthRequest(method, url, resolved.healthPath) ? (request.routeOptions.url ?? '') : undefined;
-    const decision = decide(authority, method, url, authorizationFromRawHeaders(request.raw.rawHeaders), resolved, route);
-    if (decision instanceof Promise) decision.then((settled) => apply(request, reply, done, settled));
-    else apply(request, reply, done, decision);
+    let route: string | undefined;
+    if (isHealthRequest(method, url, healthPath)) {
+      const config = request.routeOptions.config as unknown as Record<symbol, unknown> | undefined;
+      route = config?.[HEALTH_ROUTE] === true ? (request.routeOptions.url ?? '') : '';
+    }
+    const authorization = authorizationFromRawHeaders(request.raw.rawHeaders);
+    const decision = decide(authority, method, url, authorization, resolved, route, request.raw.socket);
+    if (decision instanceof Promise) decision.then((settled) => apply(request, reply, done, settled, cors));
+    else apply(request, reply, done, decision, cors);
   });
 };
 
-/**
- * Fastify plugin: `await app.register(fastifyAuth, { authority })` before the routes. `GET`/`HEAD` of the
- * health route pass without a token, an authenticated request goes on with `request.auth` set, every other
- * request (unknown routes included: no 404s to enumerate routes) gets 401 with an empty body.
- */
-export const fastifyAuth: FastifyPluginAsync<FastifyAuthOptions> = fp(plugin, {
-  fastify: '5.x',
-  name: 'launcher-auth',
+// What fastify-plugin would set: skip-override keeps the hook on the instance it is registered on (no
+// encapsulation); the meta makes Fastify check its own version and name the plugin in its errors.
+Object.assign(plugin, {
+  [Symbol.for('skip-override')]: true,
+  [Symbol.for('fastify.display-name')]: 'launcher-auth',
+  [Symbol.for('plugin-meta')]: { fastify: '5.x', name: 'launcher-auth' },
 });
+
+/**
+ * Fastify plugin: `await app.register(fastifyAuth, { authority })` on the root instance, before the routes.
+ * `GET`/`HEAD` of the host's health route (registered without constraints) pass without a token, an
+ * authenticated request goes on with `request.auth` set, every other request (unknown routes included: no 404s
+ * to enumerate routes) gets 401 with an empty body. Registering it inside an encapsulated plugin or under a
+ * prefix fails with an error that says so.
+ */
+export const fastifyAuth: FastifyPluginAsync<FastifyAuthOptions> = plugin;

@@ -1,102 +1,160 @@
-// launcher-auth/node: wraps a node:http request handler and an 'upgrade' handler.
+// launcher-auth/node: wraps a node:http (or node:http2 compatibility) request handler, its 'checkContinue'
+// handler, and an 'upgrade' handler (node-upgrade.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Duplex } from 'node:stream';
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import { authorizationFromRawHeaders } from '../core/bearer.js';
 import {
   EXEMPT,
-  UNAUTHORIZED_HEADER_LIST,
-  UNAUTHORIZED_RAW,
   UNAUTHORIZED_STATUS,
   assertAuthority,
   decide,
+  decideCors,
   resolveAuthOptions,
   type AuthOptions,
   type Decision,
-  type ResolvedAuthOptions,
 } from '../core/gate.js';
+import { setHeaders, type CorsOptions, type CorsOutcome } from '../core/cors.js';
 import type { TokenAuthority } from '../core/token-authority.js';
 import type { AuthContext } from '../core/types.js';
 
-export type { AuthContext, AuthOptions };
+export type { AuthContext, AuthOptions, CorsOptions };
 export type { RejectInfo } from '../core/gate.js';
+export { REFUSED_UPGRADE_LINGER_MS, withUpgradeAuth, type UpgradeAuthOptions } from './node-upgrade.js';
 
-/** The request a wrapped handler receives: `auth` is set for an authenticated request, `undefined` for the health check. */
-export type AuthenticatedRequest<Request extends IncomingMessage = IncomingMessage> = Request & {
-  auth: AuthContext | undefined;
+/** A request of `http.createServer` or of `http2.createServer`/`createSecureServer` (compatibility API). */
+export type NodeRequest = IncomingMessage | Http2ServerRequest;
+
+/** The response that goes with `Request`. */
+export type NodeResponse<Request extends NodeRequest = IncomingMessage> = Request extends IncomingMessage
+  ? ServerResponse<Request>
+  : Http2ServerResponse;
+
+/** A request that came with a valid token: what a protected handler receives. */
+export type AuthenticatedRequest<Request extends NodeRequest = IncomingMessage> = Request & {
+  auth: AuthContext;
 };
 
-function destroyOnError(this: Duplex): void {
-  this.destroy();
+/** The health check (`GET`/`HEAD` of the health path), which needs no token: it has no `auth`. */
+export type HealthRequest<Request extends NodeRequest = IncomingMessage> = Request & { readonly auth?: undefined };
+
+/**
+ * What a handler receives when no `health` handler is given: the health check reaches it too, without `auth`.
+ * Narrow it with `if (req.auth === undefined)`.
+ */
+export type MaybeAuthenticatedRequest<Request extends NodeRequest = IncomingMessage> =
+  | AuthenticatedRequest<Request>
+  | HealthRequest<Request>;
+
+type Listener<Request extends NodeRequest, Response> = (req: Request, res: Response) => void;
+
+/** The options of {@link withAuth} and {@link withContinueAuth}: those of every adapter, plus the health handler. */
+export interface NodeAuthOptions<
+  Request extends NodeRequest = IncomingMessage,
+  Response extends NodeResponse<Request> = NodeResponse<Request>,
+> extends AuthOptions {
+  /**
+   * Serves the health check, so that the main handler only ever sees authenticated requests and its
+   * `req.auth` is an `AuthContext`, never `undefined`.
+   * @default undefined (the health check reaches the main handler, with `req.auth` undefined)
+   */
+  health?: Listener<HealthRequest<Request>, Response>;
 }
 
 /**
- * Wraps a node:http handler: `GET`/`HEAD` of the health path pass without a token, an authenticated request
- * reaches `handler` with `req.auth` set, and every other request gets 401 with an empty body.
- *
- * @example http.createServer(withAuth(authority, (req, res) => res.end('hello'))).listen(7878, '127.0.0.1');
+ * The signature of {@link withAuth} and {@link withContinueAuth}. With a `health` handler (or `healthPath:
+ * false`) the main handler's `req.auth` is always an `AuthContext`; without either, the health check reaches the
+ * main handler too, with `req.auth` undefined: test `req.auth === undefined` first.
  */
-export function withAuth<
-  Request extends IncomingMessage = IncomingMessage,
-  Response extends ServerResponse<Request> = ServerResponse<Request>,
->(
-  authority: TokenAuthority,
-  handler: (req: AuthenticatedRequest<Request>, res: Response) => void,
-  options?: AuthOptions,
-): (req: Request, res: Response) => void {
-  assertAuthority(authority, 'withAuth');
-  if (typeof handler !== 'function') throw new TypeError('withAuth: `handler` must be a function.');
-  const resolved = resolveAuthOptions(options, 'withAuth');
+export interface NodeGuard {
+  <Request extends NodeRequest = IncomingMessage, Response extends NodeResponse<Request> = NodeResponse<Request>>(
+    authority: TokenAuthority,
+    handler: Listener<AuthenticatedRequest<Request>, Response>,
+    options: NodeAuthOptions<Request, Response> &
+      ({ health: Listener<HealthRequest<Request>, Response> } | { healthPath: false }),
+  ): Listener<Request, Response>;
+  <Request extends NodeRequest = IncomingMessage, Response extends NodeResponse<Request> = NodeResponse<Request>>(
+    authority: TokenAuthority,
+    handler: Listener<MaybeAuthenticatedRequest<Request>, Response>,
+    options?: NodeAuthOptions<Request, Response>,
+  ): Listener<Request, Response>;
+}
 
-  const apply = (req: Request, res: Response, decision: Decision): void => {
+/** The implementations' view of a handler; {@link NodeGuard} gives callers the precise types. */
+type AnyHandler = Listener<MaybeAuthenticatedRequest, ServerResponse>;
+
+/** The shared body of withAuth and withContinueAuth: `pass` runs the handler once the request may go on. */
+function guard<Request extends NodeRequest, Response extends ServerResponse<IncomingMessage> | Http2ServerResponse>(
+  authority: TokenAuthority,
+  handler: Listener<MaybeAuthenticatedRequest<Request>, Response>,
+  options: NodeAuthOptions<Request, Response & NodeResponse<Request>> | undefined,
+  where: string,
+  expectContinue: boolean,
+): Listener<Request, Response> {
+  assertAuthority(authority, where);
+  if (typeof handler !== 'function') throw new TypeError(`${where}: \`handler\` must be a function.`);
+  const resolved = resolveAuthOptions(options, where);
+  const health = options?.health as Listener<HealthRequest<Request>, Response> | undefined;
+  if (health !== undefined && typeof health !== 'function') {
+    throw new TypeError(`${where}: \`health\` must be a function when set.`);
+  }
+
+  const apply = (req: Request, res: Response, decision: Decision, cors: CorsOutcome | undefined): void => {
     if (decision === undefined) {
-      res.writeHead(UNAUTHORIZED_STATUS, UNAUTHORIZED_HEADER_LIST);
+      const headers = cors?.unauthorized ?? resolved.unauthorizedHeaderList;
+      // Refused before its body was sent, a request leaves that body unread: HTTP/1 closes the connection rather
+      // than read it or mistake it for the next request (RFC 9110 §10.1.1). HTTP/2 frames keep streams apart.
+      const closing = expectContinue && req.httpVersionMajor === 1;
+      // Both accept a flat list at run time; @types/node declares it for node:http only.
+      (res as ServerResponse).writeHead(UNAUTHORIZED_STATUS, closing ? [...headers, 'Connection', 'close'] : headers);
       res.end();
       return;
     }
-    const authed = req as AuthenticatedRequest<Request>;
-    authed.auth = decision === EXEMPT ? undefined : decision;
-    handler(authed, res);
+    if (cors !== undefined) setHeaders(res, cors.pass);
+    if (expectContinue) res.writeContinue();
+    if (decision !== EXEMPT) {
+      const authed = req as AuthenticatedRequest<Request>;
+      authed.auth = decision;
+      handler(authed, res);
+    } else if (health !== undefined) health(req, res);
+    else handler(req, res);
   };
 
   return (req, res) => {
-    const decision = decide(authority, req.method, req.url, authorizationFromRawHeaders(req.rawHeaders), resolved);
-    if (decision instanceof Promise) decision.then((settled) => apply(req, res, settled));
-    else apply(req, res, decision);
+    const cors = decideCors(req.method, req.url, req.rawHeaders, resolved, req.socket);
+    if (cors?.answer !== undefined) {
+      (res as ServerResponse).writeHead(cors.answer.status, cors.answer.headers);
+      res.end();
+      return;
+    }
+    const authorization = authorizationFromRawHeaders(req.rawHeaders);
+    const decision = decide(authority, req.method, req.url, authorization, resolved, undefined, req.socket);
+    if (decision instanceof Promise) decision.then((settled) => apply(req, res, settled, cors));
+    else apply(req, res, decision, cors);
   };
 }
 
 /**
- * Wraps a server's `'upgrade'` handler (WebSocket): an authenticated upgrade reaches `handler` with `req.auth`
- * set; any other gets a raw `HTTP/1.1 401 Unauthorized` with an empty body, and the socket is closed. No upgrade is
- * exempt, not even one to the health path: the exemption is for the host's health handler, and an upgrade would
- * reach this handler (a WebSocket server) instead. `healthPath` is validated but has no effect here.
+ * Wraps a node:http handler: an authenticated request reaches `handler` with `req.auth` set, `GET`/`HEAD` of the
+ * health path reach `options.health` without a token (or `handler`, with `req.auth` undefined, when there is no
+ * `health`), and every other request gets 401 with an empty body. Works on `http.createServer`,
+ * `https.createServer` and the compatibility API of `http2.createServer`.
+ *
+ * @example
+ * const handler = withAuth(authority, (req, res) => res.end(req.auth.keyId), { health: (_req, res) => res.end('ok') });
+ * http.createServer(handler).listen(7878, '127.0.0.1');
  */
-export function withUpgradeAuth<Request extends IncomingMessage = IncomingMessage>(
-  authority: TokenAuthority,
-  handler: (req: AuthenticatedRequest<Request>, socket: Duplex, head: Buffer) => void,
-  options?: AuthOptions,
-): (req: Request, socket: Duplex, head: Buffer) => void {
-  assertAuthority(authority, 'withUpgradeAuth');
-  if (typeof handler !== 'function') throw new TypeError('withUpgradeAuth: `handler` must be a function.');
-  const resolved: ResolvedAuthOptions = { ...resolveAuthOptions(options, 'withUpgradeAuth'), healthPath: false };
+export const withAuth = ((authority: TokenAuthority, handler: AnyHandler, options?: NodeAuthOptions) =>
+  guard(authority, handler, options, 'withAuth', false)) as NodeGuard;
 
-  const apply = (req: Request, socket: Duplex, head: Buffer, decision: Decision): void => {
-    if (decision === undefined) {
-      socket.end(UNAUTHORIZED_RAW);
-      return;
-    }
-    socket.off('error', destroyOnError);
-    const authed = req as AuthenticatedRequest<Request>;
-    authed.auth = decision === EXEMPT ? undefined : decision;
-    handler(authed, socket, head);
-  };
-
-  return (req, socket, head) => {
-    // Node hands the socket over without an error listener: until it reaches the handler (or while it is
-    // being refused), an error on it must not become an uncaught exception.
-    socket.on('error', destroyOnError);
-    const decision = decide(authority, req.method, req.url, authorizationFromRawHeaders(req.rawHeaders), resolved);
-    if (decision instanceof Promise) decision.then((settled) => apply(req, socket, head, settled));
-    else apply(req, socket, head, decision);
-  };
-}
+/**
+ * The same guard for the server's `'checkContinue'` event: a request that sent `Expect: 100-continue` is refused
+ * with the 401 (and `Connection: close` on HTTP/1) before the client uploads its body; one that may go on gets
+ * `100 Continue` and then reaches `handler`. Without a `'checkContinue'` listener Node answers `100 Continue`
+ * itself, before any handler sees the request. Give it the same handler as `withAuth`:
+ *
+ * @example
+ * const server = http.createServer(withAuth(authority, handler));
+ * server.on('checkContinue', withContinueAuth(authority, handler));
+ */
+export const withContinueAuth = ((authority: TokenAuthority, handler: AnyHandler, options?: NodeAuthOptions) =>
+  guard(authority, handler, options, 'withContinueAuth', true)) as NodeGuard;

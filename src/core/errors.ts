@@ -8,10 +8,13 @@ export type LauncherAuthErrorCode =
   | 'ERR_STORE_PERMISSIONS'
   /** Reading or writing the store failed (I/O error, read-only directory, full disk). */
   | 'ERR_STORE_IO'
+  /**
+   * The store's backing service cannot be reached or used (an OS keychain with no Secret Service or a locked
+   * keyring, a server or call that does not answer), or the store's optional package is not installed.
+   */
+  | 'ERR_STORE_UNAVAILABLE'
   /** A store returned a record that is not a valid {@link SecretRecord} (for example a key under 32 bytes). */
   | 'ERR_INVALID_RECORD'
-  /** A store's server (Redis) could not be reached or did not answer in time. Names the address, never credentials. */
-  | 'ERR_STORE_UNAVAILABLE'
   /** A save lost to a newer one made elsewhere (a compare-and-set on the stored generation failed); nothing changed. */
   | 'ERR_SAVE_CONFLICT'
   /** `rotate()` could not save the new secret; the current token stays valid. */
@@ -25,8 +28,8 @@ const CODES: ReadonlySet<string> = new Set<LauncherAuthErrorCode>([
   'ERR_STORE_CORRUPT',
   'ERR_STORE_PERMISSIONS',
   'ERR_STORE_IO',
-  'ERR_INVALID_RECORD',
   'ERR_STORE_UNAVAILABLE',
+  'ERR_INVALID_RECORD',
   'ERR_SAVE_CONFLICT',
   'ERR_SAVE_FAILED',
   'ERR_CLOSED',

@@ -1,5 +1,6 @@
 // The one decision every adapter asks for: exempt health check, authenticated, or the uniform 401. Adapters
 // only translate their framework's request into (method, target, authorization) and the answer back.
+import { corsFor, resolveCors, type CorsOptions, type CorsOutcome, type ResolvedCors } from './cors.js';
 import { authenticateNow, type TokenAuthority } from './token-authority.js';
 import type { AuthContext, RejectReason, VerifyResult } from './types.js';
 
@@ -9,8 +10,18 @@ export interface RejectInfo {
   method: string;
   /** The request path, without the query string (which may carry secrets of the host's own). */
   path: string;
-  /** Why the request was refused. */
+  /** Why the request was refused; `rotated` tells a script that still uses a regenerated token from a forgery. */
   reason: RejectReason;
+  /**
+   * The client's address as the socket reports it (`'127.0.0.1'`, `'::1'`), for the host's log or rate limit;
+   * `undefined` when the socket is already closed, and with `launcher-auth/fetch` unless the host passes it.
+   */
+  remoteAddress: string | undefined;
+}
+
+/** Where a request came from: a node:http socket, or what a fetch runtime tells the host. Read only on a refusal. */
+export interface Peer {
+  readonly remoteAddress?: string | undefined;
 }
 
 /** Options every adapter takes. */
@@ -27,40 +38,67 @@ export interface AuthOptions {
    * @default undefined
    */
   onReject?: (info: RejectInfo) => void;
+  /**
+   * The realm of the challenge every 401 carries, `WWW-Authenticate: Bearer realm="<realm>"` (RFC 6750 §3: the
+   * scheme is followed by at least one auth-param, and parsers that follow it refuse a bare `Bearer`). 1 to 128
+   * visible ASCII characters (inner spaces allowed), without `"` or `\`, so that it is a quoted-string as it stands.
+   * @default 'launcher'
+   */
+  realm?: string;
+  /**
+   * Lets pages of the listed origins call the API from a browser: the adapter answers their preflights itself
+   * and adds the CORS headers to its 401s and to the requests it passes. A preflight from any other origin gets
+   * the 401 (`onReject` reason `missing`: a preflight never carries the token).
+   * @default undefined (no CORS header is ever sent)
+   */
+  cors?: CorsOptions;
 }
 
-/** Options after validation. */
+/** Options after validation, with the 401 built once for them. */
 export interface ResolvedAuthOptions {
   readonly healthPath: string | false;
   readonly onReject: ((info: RejectInfo) => void) | undefined;
+  /** The 401's headers as an object, for a Web `Response`. */
+  readonly unauthorizedHeaders: Readonly<Record<string, string>>;
+  /**
+   * The same headers as a flat list, for `writeHead`: Node stores a list as it is, where an object costs it a walk
+   * over its keys (about a sixth of a microsecond per 401). Frozen: writeHead only reads it.
+   */
+  readonly unauthorizedHeaderList: string[];
+  /** The same answer written raw on a socket, for a refused upgrade (WebSocket) request. */
+  readonly unauthorizedRaw: string;
+  /** CORS, when the `cors` option is set: its answers built once, from the 401 above. */
+  readonly cors?: ResolvedCors | undefined;
 }
 
 /** The 401 every adapter sends, for every failure: no body and nothing that tells the failures apart. */
 export const UNAUTHORIZED_STATUS = 401;
-export const UNAUTHORIZED_HEADERS: Readonly<Record<string, string>> = Object.freeze({
-  'www-authenticate': 'Bearer',
-  'content-length': '0',
-});
-/**
- * The same headers as a flat list, for `writeHead`: Node stores a list as it is, where an object costs it a walk over
- * its keys (about a sixth of a microsecond per 401). Frozen: writeHead only reads it.
- */
-export const UNAUTHORIZED_HEADER_LIST = Object.freeze(['WWW-Authenticate', 'Bearer', 'Content-Length', '0']) as string[];
-/** The same answer written raw on a socket, for a refused upgrade (WebSocket) request. */
-export const UNAUTHORIZED_RAW =
-  'HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer\r\nContent-Length: 0\r\nConnection: close\r\n\r\n';
 
 /** The decision for a request that needs no token: the health check. */
 export const EXEMPT: unique symbol = Symbol('launcher-auth.exempt');
 export type Decision = typeof EXEMPT | AuthContext | undefined;
 
-const DEFAULTS: ResolvedAuthOptions = Object.freeze({ healthPath: '/health', onReject: undefined });
+/** A quoted-string's content that needs no escaping (RFC 9110 §5.6.4 qdtext, ASCII only). */
+const REALM = /^[\x21\x23-\x5b\x5d-\x7e](?:[\x20\x21\x23-\x5b\x5d-\x7e]{0,126}[\x21\x23-\x5b\x5d-\x7e])?$/;
+const DEFAULT_REALM = 'launcher';
+
+/** The 401's headers and raw form for `realm`: built once per options, never per request. */
+function unauthorized(realm: string) {
+  const challenge = `Bearer realm="${realm}"`;
+  return {
+    unauthorizedHeaders: Object.freeze({ 'www-authenticate': challenge, 'content-length': '0' }),
+    unauthorizedHeaderList: Object.freeze(['WWW-Authenticate', challenge, 'Content-Length', '0']) as string[],
+    unauthorizedRaw: `HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: ${challenge}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`,
+  };
+}
+
+const DEFAULTS: ResolvedAuthOptions = Object.freeze({ healthPath: '/health', onReject: undefined, ...unauthorized(DEFAULT_REALM) });
 
 /** Validates adapter options once, at construction: a `TypeError` names the wrong option. */
 export function resolveAuthOptions(options: AuthOptions | undefined, where: string): ResolvedAuthOptions {
   if (options === undefined) return DEFAULTS;
   if (typeof options !== 'object' || options === null) throw new TypeError(`${where}: options must be an object.`);
-  const { healthPath = '/health', onReject } = options;
+  const { healthPath = '/health', onReject, realm = DEFAULT_REALM } = options;
   if (
     healthPath !== false &&
     (typeof healthPath !== 'string' || !/^\/[\x21-\x7e]*$/.test(healthPath) || /[?#]/.test(healthPath))
@@ -72,7 +110,14 @@ export function resolveAuthOptions(options: AuthOptions | undefined, where: stri
   if (onReject !== undefined && typeof onReject !== 'function') {
     throw new TypeError(`${where}: \`onReject\` must be a function when set.`);
   }
-  return Object.freeze({ healthPath, onReject });
+  if (typeof realm !== 'string' || !REALM.test(realm)) {
+    throw new TypeError(
+      `${where}: \`realm\` must be 1 to 128 visible ASCII characters (inner spaces allowed), without '"' or '\\'.`,
+    );
+  }
+  const answers = unauthorized(realm);
+  const cors = resolveCors(options.cors, where, answers.unauthorizedHeaderList);
+  return Object.freeze({ healthPath, onReject, ...answers, cors });
 }
 
 /** Checks that `authority` is a TokenAuthority, at construction. */
@@ -92,11 +137,23 @@ export function isHealthRequest(method: string | undefined, target: string | und
   return target.length === healthPath.length || target.charCodeAt(healthPath.length) === 0x3f; // '?'
 }
 
-function reject(method: string | undefined, target: string | undefined, reason: RejectReason, options: ResolvedAuthOptions): undefined {
+function reject(
+  method: string | undefined,
+  target: string | undefined,
+  reason: RejectReason,
+  options: ResolvedAuthOptions,
+  peer: Peer | undefined,
+): undefined {
   if (options.onReject !== undefined) {
     const path = typeof target === 'string' ? target.split('?', 1)[0] ?? '' : '';
+    const remoteAddress = peer?.remoteAddress;
     try {
-      options.onReject({ method: typeof method === 'string' ? method : '', path, reason });
+      options.onReject({
+        method: typeof method === 'string' ? method : '',
+        path,
+        reason,
+        remoteAddress: typeof remoteAddress === 'string' ? remoteAddress : undefined,
+      });
     } catch {
       // The host's hook failed; the answer must still be the uniform 401.
     }
@@ -104,8 +161,14 @@ function reject(method: string | undefined, target: string | undefined, reason: 
   return undefined;
 }
 
-function settle(result: VerifyResult, method: string | undefined, target: string | undefined, options: ResolvedAuthOptions): Decision {
-  return result.ok ? result : reject(method, target, result.reason, options);
+function settle(
+  result: VerifyResult,
+  method: string | undefined,
+  target: string | undefined,
+  options: ResolvedAuthOptions,
+  peer: Peer | undefined,
+): Decision {
+  return result.ok ? result : reject(method, target, result.reason, options, peer);
 }
 
 /**
@@ -113,7 +176,8 @@ function settle(result: VerifyResult, method: string | undefined, target: string
  * is good, `undefined` to answer {@link UNAUTHORIZED_STATUS}. Synchronous whenever no signature needs jose
  * (the current token, every cheap rejection), so an adapter can go on in the same tick. An adapter whose
  * framework reports the route that matched passes it as `route`: the exemption then also needs that route to
- * be the health path, so no other handler can be reached without a token.
+ * be the health path, so no other handler can be reached without a token. `peer` (the socket) is read only when
+ * the request is refused, for `onReject`.
  */
 export function decide(
   authority: TokenAuthority,
@@ -122,11 +186,30 @@ export function decide(
   authorization: string | readonly string[] | undefined,
   options: ResolvedAuthOptions,
   route?: string,
+  peer?: Peer,
 ): Decision | Promise<Decision> {
   if (isHealthRequest(method, target, options.healthPath) && (route === undefined || route === options.healthPath)) {
     return EXEMPT;
   }
   const result = authenticateNow(authority, authorization);
-  if (result instanceof Promise) return result.then((settled) => settle(settled, method, target, options));
-  return settle(result, method, target, options);
+  if (result instanceof Promise) return result.then((settled) => settle(settled, method, target, options, peer));
+  return settle(result, method, target, options, peer);
+}
+
+/**
+ * What CORS asks of the adapter for this request (see {@link corsFor}), `undefined` when nothing, always when the
+ * `cors` option is off. Call it before {@link decide}: when the outcome has an `answer` (a preflight), write that
+ * and stop. A refused preflight is reported to `onReject` here.
+ */
+export function decideCors(
+  method: string | undefined,
+  target: string | undefined,
+  headers: readonly string[] | Headers,
+  options: ResolvedAuthOptions,
+  peer?: Peer,
+): CorsOutcome | undefined {
+  if (options.cors === undefined) return undefined;
+  const outcome = corsFor(options.cors, method, headers);
+  if (outcome?.refused === true) reject(method, target, 'missing', options, peer);
+  return outcome;
 }

@@ -410,7 +410,13 @@ export class TokenAuthority {
   #verifySigned(token: string, state: KeyState): VerifyResult | Promise<VerifyResult> {
     const parts = splitCompact(token);
     if (parts === 'malformed') return REJECTED.malformed;
-    if (!signatureMatches(token, parts.payloadEnd, state.hmacKey)) return REJECTED.invalid;
+    if (!signatureMatches(token, parts.payloadEnd, state.hmacKey)) {
+      // A recently rotated-away token of another length than the current one (ids of other lengths) is named too.
+      return this.#retired.some((retired) => retired.length === token.length) &&
+        this.#isRetired(Buffer.from(token, 'latin1'))
+        ? REJECTED.rotated
+        : REJECTED.invalid;
+    }
     const problem = checkStructure(token, parts.headerEnd, parts.payloadEnd);
     if (problem !== undefined) return REJECTED[problem];
     return this.#verifyWithJose(token, state);

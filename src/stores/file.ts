@@ -6,7 +6,7 @@ import { basename, dirname, resolve } from 'node:path';
 import { LauncherAuthError } from '../core/errors.js';
 import { recordProblem } from '../core/record.js';
 import type { SecretRecord, SecretStore } from '../core/types.js';
-import { parseRecordText, recordFields } from './record-json.js';
+import { parseRecord, serializeRecord } from './record-json.js';
 
 /** A secret file is about 150 bytes; anything far larger is not one. */
 const MAX_FILE_BYTES = 64 * 1024;
@@ -113,7 +113,7 @@ export class FileSecretStore implements SecretStore {
     if (problem !== undefined) {
       throw new LauncherAuthError('ERR_INVALID_RECORD', `Refusing to save an unusable record to ${this.path}: ${problem}.`);
     }
-    const text = `${JSON.stringify(recordFields(record))}\n`;
+    const text = serializeRecord(record);
     const directory = dirname(this.path);
     const temporary = `${directory}/.${basename(this.path)}.${randomBytes(6).toString('hex')}.tmp`;
     let stage = 'create the directory of';
@@ -195,9 +195,7 @@ export class FileSecretStore implements SecretStore {
   }
 
   #parse(text: string): SecretRecord {
-    const parsed = parseRecordText(text);
-    if (typeof parsed === 'string') throw this.#corrupt(parsed);
-    return parsed;
+    return parseRecord(text, (problem) => this.#corrupt(problem));
   }
 }
 

@@ -1,6 +1,7 @@
 // checkServer: the test table of the README's "The CLI" section, run against a live server over HTTP, as a
 // structured report for integrators' own test suites (and for `launcher-auth check`).
 import { randomBytes } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 
@@ -18,7 +19,12 @@ export interface CheckServerOptions {
   path?: string;
   /** The host's health path, appended to the base URL's path. @default '/health' */
   healthPath?: string;
-  /** How long one request may take in all (connect, headers and the whole body), in ms. @default 5000 */
+  /**
+   * The deadline of the whole check, in ms, from 1 to 600000: the cases run at once, and every case without a
+   * complete answer (connect, headers and the whole body) by then fails. A host that accepts and never answers
+   * cannot hold the check longer.
+   * @default 5000
+   */
   timeoutMs?: number;
 }
 
@@ -34,7 +40,7 @@ export interface CheckCase {
   bodyLength: number | undefined;
   /** Whether the answer met the expectation. */
   ok: boolean;
-  /** Why the case failed, when it did. */
+  /** Why the case failed: set exactly when `ok` is false. */
   detail?: string;
 }
 
@@ -71,8 +77,8 @@ interface Step {
   expect: Expectation;
 }
 
-/** One request on its own connection, bounded in all by `timeoutMs`: a host that trickles bytes cannot hold it. */
-function send(step: Step, timeoutMs: number): Promise<Seen> {
+/** One request on its own connection, ended when `deadline` aborts: a host that trickles bytes cannot hold it. */
+function send(step: Step, deadline: AbortSignal): Promise<Seen> {
   const request = step.url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
     let req: ClientRequest | undefined;
@@ -80,14 +86,16 @@ function send(step: Step, timeoutMs: number): Promise<Seen> {
     const settle = (outcome: () => void): void => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
+      deadline.removeEventListener('abort', expire);
       outcome();
     };
     // Settles first, then destroys: whichever events the destroyed request and response emit come too late.
-    const timer = setTimeout(() => {
-      settle(() => reject(new Error(`no complete answer within ${timeoutMs} ms`)));
+    const expire = (): void => {
+      settle(() => reject(deadline.reason as Error));
       req?.destroy();
-    }, timeoutMs);
+    };
+    if (deadline.aborted) return expire();
+    deadline.addEventListener('abort', expire);
     try {
       // agent: false, so that no case reuses a connection another case left in a state of its own.
       req = request(step.url, { method: step.method, headers: step.headers, agent: false }, (res) => {
@@ -116,7 +124,11 @@ function judge(seen: Seen, expectation: Expectation): string | undefined {
     }
     return undefined;
   }
-  if (seen.status === 401 || seen.status === 403) return `expected the request to pass, got ${seen.status}`;
+  if (seen.status === 401 || seen.status === 403) {
+    // The usual cause: a token copied before the latest "Regenerate token", or copied incompletely.
+    const hint = expectation === 'accepted' ? ': the token was refused; copy it from the launcher\'s settings again (was it regenerated?)' : '';
+    return `expected the request to pass, got ${seen.status}${hint}`;
+  }
   if (expectation === 'accepted' && seen.status >= 500) return `the token passed but the host failed with ${seen.status}`;
   return undefined;
 }
@@ -135,6 +147,9 @@ function forgeUnsigned(token: string): string {
   const claims = parts.length === 3 && parts[1] !== '' ? (parts[1] as string) : Buffer.from('{"sub":"launcher"}').toString('base64url');
   return `${Buffer.from('{"alg":"none","typ":"JWT"}').toString('base64url')}.${claims}.`;
 }
+
+/** The largest `timeoutMs`: ten minutes. */
+export const MAX_TIMEOUT_MS = 600_000;
 
 interface Resolved {
   base: URL;
@@ -177,12 +192,16 @@ function resolveOptions(baseUrl: unknown, options: CheckServerOptions): Resolved
       );
     }
   }
-  if (!Number.isInteger(timeoutMs) || timeoutMs < 1) throw new TypeError('checkServer: `timeoutMs` must be a positive whole number.');
+  // Node's timers hold at most 2^31 - 1 ms and fire at once beyond it; ten minutes is far past any real answer.
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_TIMEOUT_MS) {
+    throw new TypeError(`checkServer: \`timeoutMs\` must be a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS}.`);
+  }
   return { base, prefix: base.pathname.replace(/\/+$/, ''), token, previous, path, healthPath, timeoutMs };
 }
 
 /**
- * Runs the test table against a live server, one request at a time, each on its own connection:
+ * Runs the test table against a live server, every case at once, each on its own connection, all under the one
+ * deadline `timeoutMs` (requests without the token, and GETs with it: nothing a host should mind in parallel):
  *
  * - the protected `path` without Authorization, with a forged signature, an unsigned (`alg: none`) token, a
  *   garbage token, the token under the `Basic` scheme, and the `previous` token: each 401 with an empty body
@@ -239,22 +258,26 @@ export async function checkServer(baseUrl: string, options: CheckServerOptions):
     withoutToken('GET', unknown, 'GET an unknown path without Authorization'),
   );
 
-  const cases: CheckCase[] = [];
-  for (const step of plan) {
-    const expected = EXPECTED[step.expect];
-    try {
-      const seen = await send(step, timeoutMs);
-      const problem = judge(seen, step.expect);
-      const row: CheckCase = { name: step.name, expected, status: seen.status, bodyLength: seen.bodyLength, ok: problem === undefined };
-      if (problem !== undefined) row.detail = problem;
-      cases.push(row);
-    } catch (error) {
-      // Node's messages name the address or the header, never a header's value; the scrub is for certainty.
-      const message = error instanceof Error ? error.message : '';
-      const leaks = message.includes(token) || (previous !== undefined && message.includes(previous));
-      const reason = message === '' || leaks ? 'the request failed' : message;
-      cases.push({ name: step.name, expected, status: undefined, bodyLength: undefined, ok: false, detail: reason });
-    }
-  }
+  const deadline = new AbortController();
+  setMaxListeners(plan.length, deadline.signal); // one listener per case in flight, all on purpose
+  const timer = setTimeout(() => deadline.abort(new Error(`no complete answer within ${timeoutMs} ms`)), timeoutMs);
+  const cases = await Promise.all(
+    plan.map(async (step): Promise<CheckCase> => {
+      const expected = EXPECTED[step.expect];
+      try {
+        const seen = await send(step, deadline.signal);
+        const problem = judge(seen, step.expect);
+        const row: CheckCase = { name: step.name, expected, status: seen.status, bodyLength: seen.bodyLength, ok: problem === undefined };
+        if (problem !== undefined) row.detail = problem;
+        return row;
+      } catch (error) {
+        // Node's messages name the address or the header, never a header's value; the scrub is for certainty.
+        const message = error instanceof Error ? error.message : '';
+        const leaks = message.includes(token) || (previous !== undefined && message.includes(previous));
+        const reason = message === '' || leaks ? 'the request failed' : message;
+        return { name: step.name, expected, status: undefined, bodyLength: undefined, ok: false, detail: reason };
+      }
+    }),
+  ).finally(() => clearTimeout(timer));
   return { ok: cases.every((row) => row.ok), cases };
 }

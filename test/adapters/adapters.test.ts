@@ -86,23 +86,24 @@ describe.each(HOST_KINDS)('%s adapter', (kind) => {
       await authority?.close();
     });
 
-    it('is called once per refusal with method, path without the query, and reason; never with the token', async () => {
+    it('is called once per refusal with method, path without the query, reason and address; never with the token', async () => {
       infos.length = 0;
       const requests: Array<[string, RejectInfo | undefined]> = [
-        [get('/apps?secret=1'), { method: 'GET', path: '/apps', reason: 'missing' }],
-        [get('/nope', `Basic ${Buffer.from(`u:${tokens.current}`).toString('base64')}`), { method: 'GET', path: '/nope', reason: 'malformed' }],
-        [get('/apps', `Bearer ${tokens.current}x`), { method: 'GET', path: '/apps', reason: 'malformed' }],
+        [get('/apps?secret=1'), { method: 'GET', path: '/apps', reason: 'missing', remoteAddress: '127.0.0.1' }],
+        [get('/nope', `Basic ${Buffer.from(`u:${tokens.current}`).toString('base64')}`), { method: 'GET', path: '/nope', reason: 'malformed', remoteAddress: '127.0.0.1' }],
+        [get('/apps', `Bearer ${tokens.current}x`), { method: 'GET', path: '/apps', reason: 'malformed', remoteAddress: '127.0.0.1' }],
         [
           `POST /apps/editor/launch?x=y HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${tokens.previous}\r\nContent-Length: 0\r\n\r\n`,
-          { method: 'POST', path: '/apps/editor/launch', reason: 'invalid' },
+          // The token from before the latest rotate(): told apart from a forgery, for the host's log only.
+          { method: 'POST', path: '/apps/editor/launch', reason: 'rotated', remoteAddress: '127.0.0.1' },
         ],
-        [get('/apps', `Bearer ${tokens.wrongKey}`), { method: 'GET', path: '/apps', reason: 'invalid' }],
+        [get('/apps', `Bearer ${tokens.wrongKey}`), { method: 'GET', path: '/apps', reason: 'invalid', remoteAddress: '127.0.0.1' }],
         [
           `GET /apps HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${tokens.current}\r\nAuthorization: Bearer ${tokens.current}\r\n\r\n`,
-          { method: 'GET', path: '/apps', reason: 'malformed' },
+          { method: 'GET', path: '/apps', reason: 'malformed', remoteAddress: '127.0.0.1' },
         ],
-        [get(`/apps?access_token=${tokens.current}`), { method: 'GET', path: '/apps', reason: 'missing' }],
-        [method('OPTIONS', '/health'), { method: 'OPTIONS', path: '/health', reason: 'missing' }],
+        [get(`/apps?access_token=${tokens.current}`), { method: 'GET', path: '/apps', reason: 'missing', remoteAddress: '127.0.0.1' }],
+        [method('OPTIONS', '/health'), { method: 'OPTIONS', path: '/health', reason: 'missing', remoteAddress: '127.0.0.1' }],
         // Not refused: no call.
         [get('/health?x=1'), undefined],
         [get('/apps', `Bearer ${tokens.current}`), undefined],
@@ -139,7 +140,7 @@ describe.each(HOST_KINDS)('%s adapter', (kind) => {
       }
       const seen = JSON.stringify(infos);
       for (const token of Object.values(tokens)) expect(seen.includes(token)).toBe(false);
-      for (const info of infos) expect(Object.keys(info).sort()).toEqual(['method', 'path', 'reason']);
+      for (const info of infos) expect(Object.keys(info).sort()).toEqual(['method', 'path', 'reason', 'remoteAddress']);
     });
   });
 
@@ -320,6 +321,29 @@ describe.each(HOST_KINDS)('%s adapter', (kind) => {
       ['healthPath true', { healthPath: true }, '`healthPath`'],
       ['healthPath a number', { healthPath: 1 }, '`healthPath`'],
       ['onReject not a function', { onReject: 'log' }, '`onReject`'],
+      ['cors not an object', { cors: true }, '`cors`'],
+      ['cors without origins', { cors: {} }, '`cors.origins`'],
+      ['cors.origins empty', { cors: { origins: [] } }, '`cors.origins`'],
+      ['cors.origins a string other than *', { cors: { origins: 'http://127.0.0.1:5173' } }, '`cors.origins`'],
+      ['cors.origins with a wildcard inside', { cors: { origins: ['https://*.example.com'] } }, '`cors.origins`'],
+      ['cors.origins with a trailing slash', { cors: { origins: ['http://127.0.0.1:5173/'] } }, '`cors.origins`'],
+      ['cors.origins with a path', { cors: { origins: ['http://127.0.0.1:5173/app'] } }, '`cors.origins`'],
+      ['cors.origins in upper case', { cors: { origins: ['HTTP://LOCALHOST:5173'] } }, '`cors.origins`'],
+      ['cors.origins without a scheme', { cors: { origins: ['127.0.0.1:5173'] } }, '`cors.origins`'],
+      ['cors.origins "null"', { cors: { origins: ['null'] } }, '`cors.origins`'],
+      ['cors.maxAge negative', { cors: { origins: '*', maxAge: -1 } }, '`cors.maxAge`'],
+      ['cors.maxAge a fraction', { cors: { origins: '*', maxAge: 1.5 } }, '`cors.maxAge`'],
+      ['cors.allowHeaders with a space', { cors: { origins: '*', allowHeaders: ['x y'] } }, '`cors.allowHeaders`'],
+      ['cors.allowHeaders a string', { cors: { origins: '*', allowHeaders: 'content-type' } }, '`cors.allowHeaders`'],
+      ['cors.allowMethods empty', { cors: { origins: '*', allowMethods: [] } }, '`cors.allowMethods`'],
+      ['realm empty', { realm: '' }, '`realm`'],
+      ['realm with a double quote', { realm: 'a"b' }, '`realm`'],
+      ['realm with a backslash', { realm: 'a\\b' }, '`realm`'],
+      ['realm with a leading space', { realm: ' launcher' }, '`realm`'],
+      ['realm with a CR LF', { realm: 'a\r\nSet-Cookie: x=1' }, '`realm`'],
+      ['realm with a non-ASCII letter', { realm: 'lanceur-é' }, '`realm`'],
+      ['realm of 129 characters', { realm: 'x'.repeat(129) }, '`realm`'],
+      ['realm a number', { realm: 1 }, '`realm`'],
     ])('%s: a TypeError naming the option', async (_label, options, option) => {
       const error = await errorOf(kind, options, authority);
       expect(error).toBeInstanceOf(TypeError);
@@ -339,6 +363,11 @@ describe.each(HOST_KINDS)('%s adapter', (kind) => {
       expect(await errorOf(kind, undefined, authority)).toBeUndefined();
       expect(await errorOf(kind, { healthPath: false, onReject: () => undefined }, authority)).toBeUndefined();
       expect(await errorOf(kind, { healthPath: '/status/v1' }, authority)).toBeUndefined();
+      const origins = ['http://127.0.0.1:5173', 'chrome-extension://abcdefghijklmnopabcdefghijklmnop', 'http://[::1]:8080'];
+      expect(await errorOf(kind, { cors: { origins, maxAge: 0, allowHeaders: ['Content-Type'], allowMethods: ['GET'] } }, authority)).toBeUndefined();
+      expect(await errorOf(kind, { cors: { origins: '*' } }, authority)).toBeUndefined();
+      expect(await errorOf(kind, { realm: 'Launcher API (v2)' }, authority)).toBeUndefined();
+      expect(await errorOf(kind, { realm: 'x'.repeat(128) }, authority)).toBeUndefined();
     });
 
     it.runIf(kind !== 'fastify')('options that are not an object: a TypeError', async () => {

@@ -1,4 +1,4 @@
-// The one table of requests every adapter must answer alike: the DEVELOPERS.md rows (missing, invalid, old,
+// The one table of requests every adapter must answer alike: the required answers (missing, invalid, old,
 // current token, open health check), Authorization syntax, forged tokens, and spellings of the health path.
 // A case names what must happen, not how: see `Expectation`. Tokens are built at run time by `openCaseAuthority`.
 import { createHmac, randomBytes } from 'node:crypto';
@@ -56,6 +56,12 @@ export interface AdapterCase {
   /** A platform that answers otherwise, for the reason in `why`; never a relaxation of the gate. */
   per?: Partial<Record<HostKind, Expectation>>;
   why?: string;
+  /**
+   * `false` for a request after which the server closes the connection on purpose (a refused upgrade or
+   * `Expect: 100-continue`, a relayed `h2c` upgrade): no probe is pipelined behind it.
+   * @default true
+   */
+  framed?: boolean;
 }
 
 /** What `kind` must answer to `c`. */
@@ -155,7 +161,7 @@ const FETCH_RESOLVES =
 const NOT_FOUND = { status: 404 } as const;
 
 export const CASES: readonly AdapterCase[] = [
-  // DEVELOPERS.md
+  // The required answers
   { name: 'no Authorization header', request: get('/apps'), expect: 401 },
   { name: 'an invalid token', request: get('/apps', bearer(() => 'not.a.token')), expect: 401 },
   { name: 'the token before the latest rotate()', request: get('/apps', bearer((t) => t.previous)), expect: 401 },

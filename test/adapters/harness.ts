@@ -8,6 +8,8 @@
 //   GET  /events              protected SSE: counts.protected += 1, writes one event, stays open and ends the
 //                             response when the request's `auth.signal` aborts (the key was rotated away)
 //   GET  /:page               only with `catchAll`: protected, counts.protected += 1, answers 200 "page"
+//   upgrade to websocket      only with `upgrade`: guarded by withUpgradeAuth on the node:http server underneath,
+//                             counts.protected += 1, answers a bare 101 and closes
 // Anything else reaches the framework's own not-found answer (404). The counters are the proof that the gate
 // held: a refused request must leave them unchanged, whatever status came back.
 //
@@ -21,7 +23,7 @@
 // One host per describe block is enough: checkCase compares counts before and after each case.
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
+import { serve, type Http2Bindings, type HttpBindings } from '@hono/node-server';
 import express from 'express';
 // @ts-expect-error Express 4 is installed under an alias without types of its own; it is used through the
 // Express 5 types below, which cover the few calls made here.
@@ -32,7 +34,7 @@ import type { AuthContext, AuthOptions, TokenAuthority } from 'launcher-auth';
 import { expressAuth, type AuthenticatedRequest } from '../../src/adapters/express.js';
 import { fastifyAuth } from '../../src/adapters/fastify.js';
 import { fetchAuth } from '../../src/adapters/fetch.js';
-import { withAuth } from '../../src/adapters/node.js';
+import { withAuth, withContinueAuth, withUpgradeAuth } from '../../src/adapters/node.js';
 import { expectationFor, requestText, type AdapterCase, type Tokens } from './cases.js';
 
 const express4 = express4Untyped as typeof express;
@@ -43,7 +45,7 @@ export type HostKind = 'node' | 'express5' | 'express4' | 'fastify' | 'fetch';
 export const HOST_KINDS: readonly HostKind[] = ['node', 'express5', 'express4', 'fastify', 'fetch'];
 
 /** Which of the host's handlers ran last. */
-export type RouteName = 'health' | 'apps' | 'launch' | 'events' | 'page';
+export type RouteName = 'health' | 'apps' | 'launch' | 'events' | 'page' | 'upgrade';
 
 export interface HostOptions {
   /** Passed to the adapter as is (`healthPath`, `onReject`). */
@@ -59,6 +61,20 @@ export interface HostOptions {
    * @default false
    */
   catchAll?: boolean;
+  /**
+   * Also guards the server's `'upgrade'` event with `withUpgradeAuth` (options `auth`): an authenticated WebSocket
+   * upgrade is a protected run answered with a bare `101` and a close; any other upgrade (`h2c`) goes back to the
+   * server as an ordinary request.
+   * @default false
+   */
+  upgrade?: boolean;
+  /**
+   * Also answers the server's `'checkContinue'` event with `withContinueAuth` (options `auth`), which hands a
+   * request that may go on back to the server's request listener: `Expect: 100-continue` is refused before
+   * the upload. Without it Node answers `100 Continue` itself.
+   * @default false
+   */
+  continue?: boolean;
 }
 
 /** Handler runs, live: snapshot with `{ ...host.counts }` before a request and compare after. */
@@ -279,9 +295,15 @@ async function fetchHost(authority: TokenAuthority, options: HostOptions, rec: R
   const text = (body: string, status = 200): Response =>
     new Response(body, { status, headers: { 'content-type': 'text/plain' } });
 
-  const handler = async (request: Request): Promise<Response> => {
-    const result = await guard(request);
+  const handler = async (request: Request, env: HttpBindings | Http2Bindings): Promise<Response> => {
+    // The runtime's own view of the client, as a host passes it for onReject.
+    const result = await guard(request, env.incoming.socket);
     if (result instanceof Response) return result;
+    // With the `cors` option, the CORS headers of an allowed origin go on every response that passed.
+    return guard.cors(request, route(request, result));
+  };
+
+  const route = (request: Request, result: AuthContext | undefined): Response => {
     // The router sees the URL as the platform parsed it, exactly as the guard did.
     const path = new URL(request.url).pathname;
     const launch = LAUNCH.exec(path)?.[1];
@@ -342,6 +364,23 @@ export async function startHost(kind: HostKind, authority: TokenAuthority, optio
           : kind === 'fastify'
             ? await fastifyHost(authority, options, rec)
             : await fetchHost(authority, options, rec);
+  if (options.upgrade === true) {
+    started.server.on(
+      'upgrade',
+      withUpgradeAuth(
+        authority,
+        (req, socket) => {
+          rec.ran('upgrade', req.auth);
+          socket.end('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n');
+        },
+        options.auth,
+      ),
+    );
+  }
+  if (options.continue === true) {
+    const { server } = started;
+    server.on('checkContinue', withContinueAuth(authority, (req, res) => server.emit('request', req, res), options.auth));
+  }
   return {
     kind,
     url: `http://127.0.0.1:${started.port}`,
@@ -594,6 +633,9 @@ function exchange(
 // ---------------------------------------------------------------------------------------------------------
 // Assertions shared by the suites that run cases
 
+/** The challenge of every 401 with the default `realm`. */
+export const CHALLENGE = 'Bearer realm="launcher"';
+
 /** Headers a 401 may carry: the adapter's two, what Node adds to every response, and Express's default banner. */
 const REFUSAL_HEADERS = new Set(['www-authenticate', 'content-length', 'date', 'connection', 'keep-alive', 'x-powered-by']);
 
@@ -601,7 +643,7 @@ const REFUSAL_HEADERS = new Set(['www-authenticate', 'content-length', 'date', '
 export function expectRefusal(res: RawResponse): void {
   expect(res.status).toBe(401);
   expect(res.body.length).toBe(0);
-  expect(res.headers['www-authenticate']).toBe('Bearer');
+  expect(res.headers['www-authenticate']).toBe(CHALLENGE);
   expect(res.headers['content-length']).toBe('0');
   expect(res.headers['content-type']).toBeUndefined();
   expect(res.headers['transfer-encoding']).toBeUndefined();
@@ -636,9 +678,11 @@ export async function checkCase(host: Host, authority: TokenAuthority, tokens: T
   const want = expectationFor(c, host.kind);
   const before = { ...host.counts };
   const text = requestText(c, tokens, host.port);
-  const res = await sendFramed(host.port, text, typeof want !== 'object');
+  const res = await sendFramed(host.port, text, typeof want !== 'object' && c.framed !== false);
   if (want === 401) {
     expectRefusal(res);
+    // Nothing before the refusal: no `100 Continue` that would invite the upload, no `101`.
+    expect(res.raw.subarray(0, 13).toString('latin1')).toBe('HTTP/1.1 401 ');
     expect(host.counts).toEqual(before);
   } else if (want === 'protected') {
     expect(res.status).toBe(200);

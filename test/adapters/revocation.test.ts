@@ -213,7 +213,7 @@ describe.each(HOST_KINDS)('%s: a WebSocket', (kind) => {
     expect(res.raw.toString('latin1').startsWith('HTTP/1.1 401 Unauthorized\r\n')).toBe(true);
     expect(res.status).toBe(401);
     expect(res.headerList.map(([name]) => name.toLowerCase()).sort()).toEqual(['connection', 'content-length', 'www-authenticate']);
-    expect(res.headers['www-authenticate']).toBe('Bearer');
+    expect(res.headers['www-authenticate']).toBe('Bearer realm="launcher"');
     expect(res.headers['content-length']).toBe('0');
     expect(res.headers['connection']).toBe('close');
     expect(res.body.length).toBe(0);
@@ -229,7 +229,7 @@ describe.each(HOST_KINDS)('%s: a WebSocket', (kind) => {
       // Not untilClose: a wrongly accepted upgrade answers 101 and stays open, which should fail here, not hang.
       const res = await rawRequest(host.port, upgradeText(target));
       expect(res.status).toBe(401);
-      expect(res.headers['www-authenticate']).toBe('Bearer');
+      expect(res.headers['www-authenticate']).toBe('Bearer realm="launcher"');
       expect(res.body.length).toBe(0);
     }
     expect(upgrades).toBe(upgradesBefore);

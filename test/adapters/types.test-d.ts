@@ -1,11 +1,17 @@
 // What a strict TypeScript host sees when it imports the adapters by their package names: `auth` typed
 // without casts, no global augmentation beyond Fastify's declaration merging, and every option type exported.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import {
+  createSecureServer as createHttp2SecureServer,
+  createServer as createHttp2Server,
+  type Http2ServerRequest,
+  type Http2ServerResponse,
+} from 'node:http2';
 import type { Duplex } from 'node:stream';
 import express, { type Request as ExpressRequest, type RequestHandler } from 'express';
 import Fastify, { type FastifyPluginAsync, type FastifyRequest } from 'fastify';
 import { describe, expectTypeOf, it } from 'vitest';
-import type { AuthContext, AuthOptions, JWTPayload, RejectInfo, RejectReason, TokenAuthority } from 'launcher-auth';
+import type { AuthContext, AuthOptions, CorsOptions, JWTPayload, RejectInfo, RejectReason, TokenAuthority } from 'launcher-auth';
 import {
   expressAuth,
   type AuthContext as ExpressAuthContext,
@@ -23,13 +29,19 @@ import {
   fetchAuth,
   type AuthOptions as FetchAuthOptions,
   type FetchAuthResult,
+  type FetchGuard,
+  type Peer,
   type RejectInfo as FetchRejectInfo,
 } from 'launcher-auth/fetch';
 import {
   withAuth,
+  withContinueAuth,
   withUpgradeAuth,
+  type UpgradeAuthOptions,
   type AuthOptions as NodeAuthOptions,
   type AuthenticatedRequest as NodeAuthenticatedRequest,
+  type HealthRequest,
+  type MaybeAuthenticatedRequest,
   type RejectInfo as NodeRejectInfo,
 } from 'launcher-auth/node';
 
@@ -48,8 +60,21 @@ describe('core types the adapters share', () => {
     expectTypeOf<AuthOptions>().toEqualTypeOf<{
       healthPath?: string | false;
       onReject?: (info: RejectInfo) => void;
+      realm?: string;
+      cors?: CorsOptions;
     }>();
-    expectTypeOf<RejectInfo>().toEqualTypeOf<{ method: string; path: string; reason: RejectReason }>();
+    expectTypeOf<CorsOptions>().toEqualTypeOf<{
+      origins: readonly string[] | '*';
+      maxAge?: number;
+      allowHeaders?: readonly string[];
+      allowMethods?: readonly string[];
+    }>();
+    expectTypeOf<RejectInfo>().toEqualTypeOf<{
+      method: string;
+      path: string;
+      reason: RejectReason;
+      remoteAddress: string | undefined;
+    }>();
     expectTypeOf<RejectReason>().toEqualTypeOf<'missing' | 'malformed' | 'invalid' | 'rotated' | 'suspended'>();
     // exactOptionalPropertyTypes: "not set" is leaving it out, not `undefined`.
     // @ts-expect-error undefined is not a healthPath
@@ -71,7 +96,7 @@ describe('core types the adapters share', () => {
 });
 
 describe('launcher-auth/node', () => {
-  it('withAuth: req.auth is AuthContext | undefined in the handler, and the result fits createServer', () => {
+  it('withAuth without a health handler: req.auth is AuthContext | undefined, and the result fits createServer', () => {
     const listener = withAuth(authority, (req, res) => {
       expectTypeOf(req.auth).toEqualTypeOf<AuthContext | undefined>();
       expectTypeOf(req).toMatchTypeOf<IncomingMessage>();
@@ -80,7 +105,7 @@ describe('launcher-auth/node', () => {
     });
     expectTypeOf(listener).toEqualTypeOf<(req: IncomingMessage, res: ServerResponse<IncomingMessage>) => void>();
     createServer(listener);
-    expectTypeOf<NodeAuthenticatedRequest['auth']>().toEqualTypeOf<AuthContext | undefined>();
+    expectTypeOf<NodeAuthenticatedRequest['auth']>().toEqualTypeOf<AuthContext>();
   });
 
   it('adds nothing to IncomingMessage itself', () => {
@@ -89,11 +114,51 @@ describe('launcher-auth/node', () => {
 
   it('withUpgradeAuth: the handler gets (AuthenticatedRequest, Duplex, Buffer) and fits server.on("upgrade")', () => {
     const upgrade = withUpgradeAuth(authority, (req, socket, head) => {
-      expectTypeOf(req.auth).toEqualTypeOf<AuthContext | undefined>();
+      expectTypeOf(req.auth).toEqualTypeOf<AuthContext>();
       expectTypeOf(socket).toEqualTypeOf<Duplex>();
       expectTypeOf(head).toEqualTypeOf<Buffer>();
     });
     createServer().on('upgrade', upgrade);
+  });
+
+  it('withAuth accepts node:http2 compatibility requests and responses (h2c and TLS)', () => {
+    const listener = withAuth(authority, (req: MaybeAuthenticatedRequest<Http2ServerRequest>, res: Http2ServerResponse) => {
+      expectTypeOf(req.auth).toEqualTypeOf<AuthContext | undefined>();
+      expectTypeOf(req.url).toEqualTypeOf<string>();
+      res.end(req.auth?.keyId ?? '');
+    });
+    createHttp2Server(listener);
+    createHttp2SecureServer({}, listener);
+    // Inferred from where it is passed, without annotations.
+    createHttp2Server(
+      withAuth(authority, (req, res) => {
+        expectTypeOf(req).toMatchTypeOf<Http2ServerRequest>();
+        expectTypeOf(res).toEqualTypeOf<Http2ServerResponse>();
+      }),
+    );
+  });
+
+  it('withContinueAuth fits server.on("checkContinue") on node:http and node:http2', () => {
+    const handler = (req: MaybeAuthenticatedRequest, res: ServerResponse) => res.end(req.auth?.keyId);
+    createServer(withAuth(authority, handler)).on('checkContinue', withContinueAuth(authority, handler));
+    const strict = (req: NodeAuthenticatedRequest, res: ServerResponse) => res.end(req.auth.keyId);
+    const health = (_req: HealthRequest, res: ServerResponse) => res.end('ok');
+    createServer(withAuth(authority, strict, { health })).on('checkContinue', withContinueAuth(authority, strict, { health }));
+    createHttp2Server().on(
+      'checkContinue',
+      withContinueAuth(authority, (_req: MaybeAuthenticatedRequest<Http2ServerRequest>, res: Http2ServerResponse) => res.end()),
+    );
+    createHttp2Server(
+      withAuth(authority, (req: NodeAuthenticatedRequest<Http2ServerRequest>, res: Http2ServerResponse) => res.end(req.auth.keyId), {
+        healthPath: false,
+      }),
+    );
+  });
+
+  it('withUpgradeAuth takes protocols besides AuthOptions', () => {
+    expectTypeOf<UpgradeAuthOptions>().toMatchTypeOf<AuthOptions>();
+    expectTypeOf<UpgradeAuthOptions['protocols']>().toEqualTypeOf<readonly string[] | undefined>();
+    withUpgradeAuth(authority, () => undefined, { protocols: ['websocket'], realm: 'launcher' });
   });
 
   it('options are AuthOptions', () => {
@@ -111,14 +176,14 @@ describe('launcher-auth/express', () => {
   });
 
   it('AuthenticatedRequest types req.auth and keeps the route parameters', () => {
-    expectTypeOf<AuthenticatedRequest['auth']>().toEqualTypeOf<AuthContext | undefined>();
+    expectTypeOf<AuthenticatedRequest['auth']>().toEqualTypeOf<AuthContext>();
     expectTypeOf<AuthenticatedRequest<ExpressRequest<{ id: string }>>['params']>().toEqualTypeOf<{ id: string }>();
     const app = express();
     app.post('/apps/:id/launch', (req, res) => {
       const { auth, params } = req as AuthenticatedRequest<typeof req>;
-      expectTypeOf(auth).toEqualTypeOf<AuthContext | undefined>();
+      expectTypeOf(auth).toEqualTypeOf<AuthContext>();
       expectTypeOf(params.id).toEqualTypeOf<string>();
-      res.send(auth?.keyId);
+      res.send(auth.keyId);
     });
   });
 
@@ -129,11 +194,11 @@ describe('launcher-auth/express', () => {
 
 describe('launcher-auth/fastify', () => {
   it('request.auth is typed by declaration merging', () => {
-    expectTypeOf<FastifyRequest['auth']>().toEqualTypeOf<AuthContext | undefined>();
+    expectTypeOf<FastifyRequest['auth']>().toEqualTypeOf<AuthContext>();
     const app = Fastify();
     app.get('/apps', async (request) => {
-      expectTypeOf(request.auth).toEqualTypeOf<AuthContext | undefined>();
-      return request.auth?.keyId;
+      expectTypeOf(request.auth).toEqualTypeOf<AuthContext>();
+      return request.auth.keyId;
     });
   });
 
@@ -150,7 +215,10 @@ describe('launcher-auth/fastify', () => {
 describe('launcher-auth/fetch', () => {
   it('fetchAuth resolves with a Response, the context, or undefined for the health check', async () => {
     const guard = fetchAuth(authority);
-    expectTypeOf(guard).toEqualTypeOf<(request: Request) => Promise<FetchAuthResult>>();
+    expectTypeOf(guard).toEqualTypeOf<FetchGuard>();
+    expectTypeOf(guard).toMatchTypeOf<(request: Request, peer?: Peer) => Promise<FetchAuthResult>>();
+    expectTypeOf(guard.cors).toEqualTypeOf<(request: Request, response: Response) => Response>();
+    expectTypeOf<Peer>().toEqualTypeOf<{ readonly remoteAddress?: string | undefined }>();
     expectTypeOf<FetchAuthResult>().toEqualTypeOf<Response | AuthContext | undefined>();
     const result = await guard(new Request('http://127.0.0.1/apps'));
     if (result instanceof Response) return;

@@ -1,16 +1,18 @@
-// The demo's settings page as its user meets it, in Debian's chromium driven by playwright-core: read the token,
-// use it, regenerate it through the confirmation dialog, and see the old token and its event stream cut off.
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+// The demo's settings page as its owner meets it, in Debian's chromium driven by playwright-core: open it with the
+// launch link, read the token, use it, regenerate it through the confirmation dialog, and see the old token and its
+// event stream cut off.
+import { access, constants, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { request, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FileSecretStore } from 'launcher-auth';
 import { PortInUseError, startDemo, type Demo } from '../../examples/demo/main.ts';
 
 const SCREENSHOT = fileURLToPath(new URL('../../docs/settings.png', import.meta.url));
+const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
   '--headless',
   '--no-sandbox',
@@ -78,6 +80,17 @@ async function openEvents(apiUrl: string, token: string) {
 }
 
 describe('the demo settings page in chromium', () => {
+  beforeAll(async () => {
+    try {
+      await access(CHROMIUM, constants.X_OK);
+    } catch {
+      throw new Error(
+        `npm run test:browser drives Debian's chromium at ${CHROMIUM}, which is not installed here. ` +
+          'Install it with `sudo apt-get install chromium` (Debian; CI does this in .ci/run), then run it again.',
+      );
+    }
+  });
+
   it('shows, copies and regenerates the token; the old token and its event stream stop at once', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'launcher-auth-browser-'));
     cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
@@ -89,11 +102,11 @@ describe('the demo settings page in chromium', () => {
     });
     const demo = await startOnDefaultPorts(dataDir);
     cleanups.push(() => demo.close());
-    const { apiUrl, settingsUrl, authority } = demo;
+    const { apiUrl, settingsUrl, launchUrl, authority } = demo;
     let rotations = 0;
     authority.onRotate(() => rotations++);
 
-    const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
     cleanups.push(() => browser.close());
     const context = await browser.newContext({
       viewport: { width: 1000, height: 700 },
@@ -112,8 +125,31 @@ describe('the demo settings page in chromium', () => {
     });
     page.on('pageerror', (error) => problems.push(error.message));
 
-    await page.goto(`${settingsUrl}/`);
+    // Without the launch link the page is closed: 403 with nothing in it (asked through the browser's cookie jar).
+    const closed = await page.request.get(`${settingsUrl}/`);
+    expect(closed.status()).toBe(403);
+    expect((await closed.body()).byteLength).toBe(0);
+    expect(await context.cookies()).toEqual([]);
+
+    // The owner's link: the browser trades the key for the cookie and lands on / with the key gone from the URL;
+    // the page key of the redirect's fragment moves into the origin's storage, and the fragment goes too.
+    const opened = await page.goto(launchUrl);
+    expect(opened?.status()).toBe(200);
     await page.getByText('Created Jan 15, 2026, 9:30 AM').waitFor();
+    expect(page.url()).toBe(`${settingsUrl}/`);
+    expect(await page.evaluate(() => localStorage.getItem('page-key'))).toMatch(/^[\w-]{43}$/);
+    const cookies = await context.cookies();
+    expect(cookies.map(({ path, httpOnly, sameSite, secure }) => ({ path, httpOnly, sameSite, secure }))).toEqual([
+      { path: '/', httpOnly: true, sameSite: 'Strict', secure: false },
+    ]);
+    // HttpOnly: the page's own script cannot read it, so neither can anything injected into the page.
+    expect(await page.evaluate(() => document.cookie)).toBe('');
+    // A second tab at the plain address works too: the cookie and the kept page key are the origin's.
+    const second = await context.newPage();
+    await second.goto(`${settingsUrl}/`);
+    await second.getByText('Created Jan 15, 2026, 9:30 AM').waitFor();
+    expect(await second.locator('#status').textContent()).toBe('');
+    await second.close();
     const tokenBox = page.locator('#token');
     expect(await tokenBox.textContent()).toBe(MASK);
     // Masked means absent: the token is in the script's memory, not in the document.
@@ -159,7 +195,7 @@ describe('the demo settings page in chromium', () => {
     const refused = await call(`${apiUrl}/apps`, old);
     expect(refused.status).toBe(401);
     expect(refused.body.byteLength).toBe(0);
-    expect(refused.wwwAuthenticate).toBe('Bearer');
+    expect(refused.wwwAuthenticate).toBe('Bearer realm="launcher"');
     expect((await call(`${apiUrl}/apps`, fresh)).status).toBe(200);
     expect(await events.ended).toBe('end');
     expect(events.text().endsWith('event: end\ndata: {"reason":"token-regenerated"}\n\n')).toBe(true);

@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process';
 import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, type RequestListener } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -164,7 +164,7 @@ describe('launcher-auth rotate', () => {
     expect(fresh === old).toBe(false);
     expect(running.issue() === fresh).toBe(true);
     expect((await running.verify(fresh)).ok).toBe(true);
-    expect(await running.verify(old)).toEqual({ ok: false, reason: 'invalid' });
+    expect(await running.verify(old)).toEqual({ ok: false, reason: 'rotated' });
     expect((await run('token', '--store', store)).raw().out === `${fresh}\n`).toBe(true);
   });
 
@@ -172,9 +172,18 @@ describe('launcher-auth rotate', () => {
     const missing = await run('rotate', '--store', store);
     expect(missing.code).toBe(EXIT.store);
     expect(missing.err).toBe(
-      `launcher-auth: no secret file at ${store} (create one with: launcher-auth token --store <file> --init).\n`,
+      `launcher-auth: no secret file at ${store} (create one with: launcher-auth token --store ${store} --init).\n`,
     );
     await expect(stat(store)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('quotes the path in the command it suggests when the shell would split it', async () => {
+    const odd = join(folder, "my launcher's", 'secret.json');
+    const missing = await run('rotate', '--store', odd);
+    expect(missing.code).toBe(EXIT.store);
+    expect(missing.err).toBe(
+      `launcher-auth: no secret file at ${odd} (create one with: launcher-auth token --store '${folder}/my launcher'\\''s/secret.json' --init).\n`,
+    );
   });
 });
 
@@ -187,6 +196,7 @@ describe('launcher-auth usage', () => {
       expect(help.out).toMatch(/^Usage:\n {2}launcher-auth token {2}--store <file> \[--init\]\n/);
       expect(help.out).toContain('launcher-auth rotate --store <file>');
       expect(help.out).toContain('launcher-auth check  <base-url>');
+      expect(help.out).toContain('--timeout is the\n      deadline of the whole check, in ms from 1 to 600000 (default 5000).');
       expect(help.out).toContain('Exit codes: 0 success; 1 a check failed (or the server did not answer); 2 usage error;\n3 the secret file');
     }
   });
@@ -206,7 +216,7 @@ describe('launcher-auth usage', () => {
 
   it.each([
     [['bogus'], 'unknown command; the commands are token, rotate and check.'],
-    [['token'], '--store <file> is required.'],
+    [['token'], '--store <file> is required (or --keyring <service>/<account>).'],
     [['token', '--store'], "Option '--store <value>' argument missing"],
     [['token', '--store', 'x', '--unknown'], "Unknown option '--unknown'"],
     [['rotate', '--store', 'x', '--init'], "Unknown option '--init'"],
@@ -216,17 +226,37 @@ describe('launcher-auth usage', () => {
     [['check', 'http://127.0.0.1:1'], 'check needs --token <t> or --token-env <NAME>.'],
     [['check', 'http://127.0.0.1:1', '--token', ' '], '--token must not be empty.'],
     [['check', 'http://127.0.0.1:1', '--token-env', 'LAUNCHER_AUTH_SURELY_UNSET'], '--token-env: the environment variable LAUNCHER_AUTH_SURELY_UNSET is not set.'],
+    [['check', 'http://127.0.0.1:1', '--token-env', 'LAUNCHER_AUTH_CLI_TEST_EMPTY'], '--token-env: the environment variable LAUNCHER_AUTH_CLI_TEST_EMPTY is empty.'],
+    [['check', 'http://127.0.0.1:1', '--token', 't', '--previous-env', 'LAUNCHER_AUTH_CLI_TEST_EMPTY'], '--previous-env: the environment variable LAUNCHER_AUTH_CLI_TEST_EMPTY is empty.'],
     [['check', 'http://127.0.0.1:1', '--token', 't', '--token-env', 'HOME'], 'give either --token or --token-env, not both.'],
-    [['check', 'not-a-url', '--token', 't'], '`baseUrl` must be an absolute http(s) URL.'],
-    [['check', 'http://127.0.0.1:1', '--token', 't', '--path', 'apps'], '`path` must be a path that starts with a single "/"'],
-    [['check', 'http://127.0.0.1:1', '--token', 't', '--timeout', 'soon'], '`timeoutMs` must be a positive whole number.'],
+    [['check', 'not-a-url', '--token', 't'], '<base-url> must be an absolute http(s) URL.'],
+    [['check', 'ftp://127.0.0.1/', '--token', 't'], '<base-url> must be an absolute http(s) URL.'],
+    [['check', 'http://u:p@127.0.0.1:1', '--token', 't'], '<base-url> must not contain a user name or password.'],
+    [['check', 'http://127.0.0.1:1', '--token', 't', '--path', 'apps'], '--path must be a path that starts with a single "/"'],
+    [['check', 'http://127.0.0.1:1', '--token', 't', '--health-path', '/he alth'], '--health-path must be a path that starts with a single "/"'],
+    ...['soon', '0', '1.5', '1e3', '600001', '3000000000'].map((timeout) => [
+      ['check', 'http://127.0.0.1:1', '--token', 't', '--timeout', timeout],
+      '--timeout must be a whole number of milliseconds from 1 to 600000.',
+    ]),
   ])('%j is a usage error (exit 2) that says what is wrong', async (argv, message) => {
-    const { code, out, err } = await run(...argv);
+    process.env.LAUNCHER_AUTH_CLI_TEST_EMPTY = ' ';
+    onTestFinished(() => void delete process.env.LAUNCHER_AUTH_CLI_TEST_EMPTY);
+    const { code, out, err } = await run(...(argv as string[]));
     expect(code).toBe(EXIT.usage);
     expect(code).toBe(2);
     expect(out).toBe('');
     expect(err.startsWith(`launcher-auth: ${message}`)).toBe(true);
     expect(err).toContain('\n\nUsage:\n');
+  });
+
+  it('a folder as --store is a usage error that asks for the path of a file, for token and rotate alike', async () => {
+    for (const command of ['token', 'rotate']) {
+      const { code, out, err } = await run(command, '--store', folder);
+      expect(code).toBe(EXIT.usage);
+      expect(out).toBe('');
+      expect(err.startsWith(`launcher-auth: --store needs the path of the secret file, not a folder: ${folder} is a folder.\n`)).toBe(true);
+      expect(err).not.toContain('backup');
+    }
   });
 
   it('never echoes a stray argument or an unknown command, which could be a pasted token', async () => {
@@ -302,16 +332,61 @@ describe('launcher-auth check', () => {
     expect(out.endsWith('2 passed, 10 failed\n')).toBe(true);
   });
 
-  it('exits 1 when nothing answers, saying so on each line', async () => {
+  it('exits 1 when nothing answers, with one line that says so (no table of identical failures)', async () => {
     // A port that was free a moment ago, and where nothing listens any more.
     const server = createServer();
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     await new Promise<void>((resolve) => server.close(() => resolve()));
-    const { code, out } = await run('check', url, '--token', 'x.y.z', '--timeout', '2000');
+    const { code, out, err } = await run('check', `${url}/api/?q=1#f`, '--token', 'x.y.z', '--timeout', '2000');
     expect(code).toBe(EXIT.checkFailed);
-    expect(verdicts(out).ok).toBe(0);
-    expect(out.split('\n').filter((line) => /^FAIL .*; got no answer \(connect ECONNREFUSED /.test(line)).length).toBe(12);
+    expect(out).toBe('');
+    expect(err).toMatch(
+      new RegExp(`^launcher-auth: nothing answers at ${url}/api: is the launcher running\\? \\(connect ECONNREFUSED [^)]+\\)\\n$`),
+    );
+  });
+
+  it('against a host that accepts and never answers, ends by the one --timeout deadline with that line', async () => {
+    const sockets = new Set<Socket>();
+    let connections = 0;
+    const silent = createNetServer((socket) => {
+      connections += 1;
+      sockets.add(socket);
+      socket.resume();
+      socket.on('close', () => sockets.delete(socket));
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    onTestFinished(
+      () =>
+        new Promise<void>((resolve) => {
+          silent.close(() => resolve());
+          for (const socket of sockets) socket.destroy();
+        }),
+    );
+    const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    const started = performance.now();
+    const { code, out, err } = await run('check', url, '--token', 'x.y.z', '--timeout', '1500');
+    const elapsed = performance.now() - started;
+    expect(code).toBe(EXIT.checkFailed);
+    expect(out).toBe('');
+    expect(err).toBe(`launcher-auth: nothing answers at ${url}: is the launcher running? (no complete answer within 1500 ms)\n`);
+    expect(connections).toBe(12);
+    // One deadline for the whole run; one per case, one after another, would be 18 s.
+    expect(elapsed).toBeLessThan(12_000);
+  });
+
+  it('a refused token gets a hint to copy it again from the settings', async () => {
+    await run('token', '--store', store, '--init');
+    const authority = await openAuthority();
+    const stale = authority.issue();
+    await authority.rotate();
+    const url = await listen(withAuth(authority, (_req, res) => res.end('ok')));
+    const checked = await run('check', url, '--token', stale, '--path', '/apps');
+    expect(checked.code).toBe(EXIT.checkFailed);
+    expect(verdicts(checked.out).fail).toEqual([
+      "FAIL  GET /apps with the current token: expected accepted (not 401/403/5xx); got 401, body 0 bytes (expected the request to pass, got 401: the token was refused; copy it from the launcher's settings again (was it regenerated?))",
+    ]);
+    expect(printsNoToken(checked)).toBe(true);
   });
 });
 

@@ -1,4 +1,4 @@
-// TokenAuthority at the core level: the DEVELOPERS table (missing, invalid, old, current), open() and its
+// TokenAuthority at the core level: the required answers (missing, invalid, old, current), open() and its
 // options, rotation (serialized, last wins, onRotate, auth.signal), close(), the issuer, and external changes.
 import { createHash, createHmac } from 'node:crypto';
 import { SignJWT } from 'jose';
@@ -20,6 +20,8 @@ const keyOf = (label: string): Uint8Array => new Uint8Array(createHash('sha256')
 const recordOf = (id: string): SecretRecord => ({ id, key: keyOf(id), createdAt: new Date('2024-05-01T12:00:00.000Z') });
 
 const INVALID = { ok: false, reason: 'invalid' } as const;
+/** A token of one of the last two keys that rotate() replaced: refused, and named as such for the host's log. */
+const ROTATED = { ok: false, reason: 'rotated' } as const;
 const MALFORMED = { ok: false, reason: 'malformed' } as const;
 const MISSING = { ok: false, reason: 'missing' } as const;
 
@@ -72,7 +74,7 @@ class WatchedStore implements SecretStore {
   }
 }
 
-describe('the DEVELOPERS table at the core level', () => {
+describe('the required answers at the core level', () => {
   it('no Authorization value: missing', async () => {
     const authority = await opened({ store: new MemorySecretStore(recordOf('table')) });
     expect(await authority.authenticate(undefined)).toEqual(MISSING);
@@ -98,9 +100,13 @@ describe('the DEVELOPERS table at the core level', () => {
     const firstOther = await otherJwt(keyOf('table'));
     const second = await authority.rotate();
     const third = await authority.rotate();
-    for (const old of [first, firstOther, second]) {
-      expect(await authority.verify(old)).toEqual(INVALID);
-      expect(await authority.authenticate(`Bearer ${old}`)).toEqual(INVALID);
+    for (const [old, refusal] of [
+      [first, ROTATED],
+      [firstOther, INVALID],
+      [second, ROTATED],
+    ] as const) {
+      expect(await authority.verify(old)).toEqual(refusal);
+      expect(await authority.authenticate(`Bearer ${old}`)).toEqual(refusal);
     }
     expect(authority.issue() === third).toBe(true);
     expect(await authority.verify(third)).toMatchObject({ ok: true, keyId: authority.keyId });
@@ -259,7 +265,9 @@ describe('rotate()', () => {
     const last = tokens[5] as string;
     expect(authority.issue() === last).toBe(true);
     expect(await authority.verify(last)).toMatchObject({ ok: true, keyId: authority.keyId });
-    for (const earlier of tokens.slice(0, 5)) expect(await authority.verify(earlier)).toEqual(INVALID);
+    for (const [i, earlier] of tokens.slice(0, 5).entries()) {
+      expect(await authority.verify(earlier)).toEqual(i >= 3 ? ROTATED : INVALID);
+    }
     // One event per rotation, each replacing the key the previous one installed.
     expect(events).toHaveLength(6);
     let previous = 'serial';
@@ -318,7 +326,7 @@ describe('rotate()', () => {
     store.failure = undefined;
     const next = await authority.rotate();
     expect(await authority.verify(next)).toMatchObject({ ok: true, keyId: authority.keyId });
-    expect(await authority.verify(token)).toEqual(INVALID);
+    expect(await authority.verify(token)).toEqual(ROTATED);
     expect((await store.load())?.id).toBe(authority.keyId);
     expect(rotations).toBe(1);
     expect(signal.aborted).toBe(true);
@@ -341,7 +349,7 @@ describe('rotate()', () => {
     const [first, , last] = outcomes as [PromiseFulfilledResult<string>, unknown, PromiseFulfilledResult<string>];
     expect(authority.issue() === last.value).toBe(true);
     expect(await authority.verify(last.value)).toMatchObject({ ok: true, keyId: authority.keyId });
-    expect(await authority.verify(first.value)).toEqual(INVALID);
+    expect(await authority.verify(first.value)).toEqual(ROTATED);
     expect((await store.load())?.id).toBe(authority.keyId);
   });
 
@@ -406,7 +414,7 @@ describe('rotate()', () => {
     expect(caught[0]).toBe(bug);
     expect(authority.issue() === next).toBe(true);
     expect(await authority.verify(next)).toMatchObject({ ok: true, keyId: authority.keyId });
-    expect(await authority.verify(old)).toEqual(INVALID);
+    expect(await authority.verify(old)).toEqual(ROTATED);
   });
 
   it('auth.signal aborts on rotation with ERR_KEY_ROTATED; the new key has a fresh signal', async () => {
@@ -473,6 +481,43 @@ describe('close()', () => {
   });
 });
 
+describe('audience (RFC 7519 §4.1.3)', () => {
+  const AUDIENCE = 'launcher-automation';
+
+  it('without an audience, a correctly signed token that carries any aud is refused; one without aud passes', async () => {
+    const authority = await opened({ store: new MemorySecretStore(recordOf('no-audience')) });
+    const key = keyOf('no-audience');
+    expect(accepted(await authority.verify(authority.issue())).claims.aud).toBeUndefined();
+    for (const aud of ['anyone', AUDIENCE, ['a', 'b'], [], '']) {
+      expect(await authority.verify(await otherJwt(key, { aud, sub: 'x' }))).toEqual(INVALID);
+      expect(await authority.authenticate(`Bearer ${await otherJwt(key, { aud, sub: 'x' })}`)).toEqual(INVALID);
+    }
+    expect(await authority.verify(await otherJwt(key, { sub: 'x' }))).toMatchObject({ ok: true });
+  });
+
+  it('with an audience, the token carries it and only a token whose aud is or contains it is accepted', async () => {
+    const authority = await opened({ store: new MemorySecretStore(recordOf('audience')), audience: AUDIENCE });
+    const key = keyOf('audience');
+    expect(accepted(await authority.verify(authority.issue())).claims.aud).toBe(AUDIENCE);
+    expect(await authority.verify(await otherJwt(key, { aud: AUDIENCE }))).toMatchObject({ ok: true });
+    expect(await authority.verify(await otherJwt(key, { aud: ['other', AUDIENCE] }))).toMatchObject({ ok: true });
+    for (const aud of ['other', `${AUDIENCE} `, ['other'], []]) {
+      expect(await authority.verify(await otherJwt(key, { aud }))).toEqual(INVALID);
+    }
+    expect(await authority.verify(await otherJwt(key, { sub: 'no aud' }))).toEqual(INVALID);
+  });
+
+  it.each([
+    ['an empty audience', ''],
+    ['a numeric audience', 7],
+    ['a list', ['a']],
+  ])('refuses %s with a TypeError naming the option', async (_, audience) => {
+    await expect(
+      TokenAuthority.open({ store: new MemorySecretStore(), audience } as unknown as Parameters<typeof TokenAuthority.open>[0]),
+    ).rejects.toThrow(/`audience`/);
+  });
+});
+
 describe('issuer', () => {
   const ISSUER = 'launcher.example';
 
@@ -509,7 +554,7 @@ describe('an external change reported by the store', () => {
 
     store.replace(recordOf('theirs'));
     expect(await until(() => authority.keyId === 'theirs')).toBe(true);
-    expect(await authority.verify(old)).toEqual(INVALID);
+    expect(await authority.verify(old)).toEqual(ROTATED);
     expect(await authority.verify(authority.issue())).toMatchObject({ ok: true, keyId: 'theirs' });
     // The token is the one the other process shows for that record.
     const elsewhere = await opened({ store: new MemorySecretStore(recordOf('theirs')) });

@@ -1,5 +1,5 @@
 // The token's exact shape, and what verify() accepts and refuses among JWTs that a holder of the key could
-// sign (issue 2, "The token" and "Verification"). Tokens are compared as booleans, never printed.
+// sign. Tokens are compared as booleans, never printed.
 import { createHash, createHmac } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -193,8 +193,14 @@ describe('refused, with the exact reason', () => {
     expect(await authority.authenticate(`Bearer ${unsigned}`)).toEqual(MALFORMED);
   });
 
-  it('typ other than JWT, crit present, b64 present: invalid', async () => {
-    for (const typ of ['jwt', 'at+jwt', 'JOSE', '', null]) {
+  it('typ naming the JWT media type in any letter case, with or without application/ (RFC 7515 §4.1.9): accepted', async () => {
+    for (const typ of ['JWT', 'jwt', 'Jwt', 'application/jwt', 'APPLICATION/JWT', 'application/JWT']) {
+      expect(await authority.verify(signJson({ alg: 'HS256', typ }, { sub: 'x' }))).toMatchObject({ ok: true });
+    }
+  });
+
+  it('typ other than the JWT media type, crit present, b64 present: invalid', async () => {
+    for (const typ of ['at+jwt', 'JOSE', '', null, 'application/jose', 'application/at+jwt', 'jwt ', ' jwt', 'application/', 'x/jwt', 'application/jwt;q=1']) {
       expect(await authority.verify(signJson({ alg: 'HS256', typ }, { sub: 'x' }))).toEqual(INVALID);
     }
     expect(await authority.verify(signJson({ ...HS256, crit: ['exp'] }, { exp: now() + 60 }))).toEqual(INVALID);
@@ -290,9 +296,15 @@ describe('refused, with the exact reason', () => {
     const oldOther = await new SignJWT({ sub: 'x' }).setProtectedHeader({ alg: 'HS256', kid: RECORD.id }).sign(KEY);
     await own.rotate();
     const oldWithNewKid = await new SignJWT({ sub: 'x' }).setProtectedHeader({ alg: 'HS256', kid: own.keyId }).sign(KEY);
-    for (const token of [old, oldOther, oldWithNewKid]) {
-      expect(await own.verify(token)).toEqual(INVALID);
-      expect(await own.authenticate(`Bearer ${token}`)).toEqual(INVALID);
+    // The token itself is recognised as the one "Regenerate token" replaced (for the host's log); anything else
+    // signed with the old key is simply invalid.
+    for (const [token, refusal] of [
+      [old, { ok: false, reason: 'rotated' }],
+      [oldOther, INVALID],
+      [oldWithNewKid, INVALID],
+    ] as const) {
+      expect(await own.verify(token)).toEqual(refusal);
+      expect(await own.authenticate(`Bearer ${token}`)).toEqual(refusal);
     }
     expect(await own.verify(own.issue())).toMatchObject({ ok: true, keyId: own.keyId });
   });

@@ -1,18 +1,19 @@
 // The demo launcher (examples/demo/) over real sockets, without a browser: its API, its settings server's
-// regeneration and its refusals (DNS rebinding, CSRF), the token surviving a restart, and `npm run demo` itself.
+// owner-only access (the launch link and its cookie), regeneration and refusals (another local program, DNS
+// rebinding, CSRF, framing), the token surviving a restart, and `npm run demo` itself.
 import { spawn } from 'node:child_process';
 import { getEventListeners, once } from 'node:events';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { request, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkServer } from 'launcher-auth/testing';
 import type { TokenAuthority } from 'launcher-auth';
 import { INSTALLED_APPS } from '../../examples/demo/api.ts';
-import { PortInUseError, startDemo, type Demo } from '../../examples/demo/main.ts';
+import { LAUNCH_FILE, PortInUseError, startDemo, type Demo } from '../../examples/demo/main.ts';
 import { CONTENT_SECURITY_POLICY } from '../../examples/demo/settings.ts';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
@@ -66,7 +67,7 @@ function send(url: string, options: Options = {}): Promise<IncomingMessage> {
   if (options.token !== undefined) headers['authorization'] = `Bearer ${options.token}`;
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: target.hostname, port: target.port, path: target.pathname, method: options.method ?? 'GET', headers, agent: false },
+      { host: target.hostname, port: target.port, path: `${target.pathname}${target.search}`, method: options.method ?? 'GET', headers, agent: false },
       resolve,
     );
     req.on('error', reject);
@@ -88,7 +89,7 @@ function json(answer: Answer): unknown {
 function expectUnauthorized(answer: Answer): void {
   expect(answer.status).toBe(401);
   expect(answer.body.byteLength).toBe(0);
-  expect(answer.headers['www-authenticate']).toBe('Bearer');
+  expect(answer.headers['www-authenticate']).toBe('Bearer realm="launcher"');
   expect(answer.headers['content-length']).toBe('0');
 }
 
@@ -145,13 +146,41 @@ async function until(probe: () => Promise<boolean> | boolean, what: string): Pro
   }
 }
 
-/** What the settings page's own script sends; each refusal test spoils one part of it. */
-function pageHeaders(settingsUrl: string): Record<string, string> {
-  return { origin: settingsUrl, 'x-launcher-settings': '1', 'sec-fetch-site': 'same-origin' };
+/**
+ * Opens the launch link as the owner's browser does: 303 to `/#<page key>` with the cookie. Answers the cookie
+ * as `name=value` and the page key, which the page's script keeps and sends in its header.
+ */
+async function owner(launchUrl: string): Promise<{ cookie: string; pageKey: string }> {
+  const answer = await call(launchUrl);
+  expect(answer.status).toBe(303);
+  expect(answer.headers.location).toMatch(/^\/#[\w-]{43}$/);
+  expect(answer.body.byteLength).toBe(0);
+  const cookie = answer.headers['set-cookie']?.[0]?.split(';', 1)[0];
+  expect(cookie).toMatch(/^launcher_settings_\d+=[\w-]{43}$/);
+  return { cookie: cookie ?? '', pageKey: answer.headers.location?.slice(2) ?? '' };
 }
 
-function regenerate(settingsUrl: string, headers: Record<string, string> = pageHeaders(settingsUrl)): Promise<Answer> {
-  return call(`${settingsUrl}/regenerate`, { method: 'POST', headers });
+async function ownerCookie(launchUrl: string): Promise<string> {
+  return (await owner(launchUrl)).cookie;
+}
+
+/** What the settings page's own script sends from the owner's browser; each refusal test spoils one part of it. */
+async function pageHeaders({ settingsUrl, launchUrl }: Demo): Promise<Record<string, string>> {
+  const { cookie, pageKey } = await owner(launchUrl);
+  return { cookie, origin: settingsUrl, 'x-launcher-settings': pageKey, 'sec-fetch-site': 'same-origin' };
+}
+
+async function regenerate(started: Demo, headers?: Record<string, string>): Promise<Answer> {
+  return call(`${started.settingsUrl}/regenerate`, { method: 'POST', headers: headers ?? (await pageHeaders(started)) });
+}
+
+/** The settings server's one refusal: 403, no body, and the headers that forbid framing and caching. */
+function expectForbidden(answer: Answer): void {
+  expect(answer.status).toBe(403);
+  expect(answer.body.byteLength).toBe(0);
+  expect(answer.headers['content-length']).toBe('0');
+  expect(answer.headers['set-cookie']).toBeUndefined();
+  expect(answer.headers['x-frame-options']).toBe('DENY');
 }
 
 function rotations(authority: TokenAuthority): () => number {
@@ -255,9 +284,106 @@ describe('the demo API (examples/demo/api.ts)', () => {
 });
 
 describe('the settings server (examples/demo/settings.ts)', () => {
-  it('serves a page without the token, under a strict CSP, with script and style as their own files', async () => {
-    const { settingsUrl, authority } = await demo();
-    const page = await call(`${settingsUrl}/`);
+  it('refuses every route without the owner cookie (403, empty body), even to a perfect copy of the page', async () => {
+    const started = await demo();
+    const { apiUrl, settingsUrl, authority } = started;
+    const before = authority.issue();
+    const rotated = rotations(authority);
+    // Another local program: it can send the page's Host, Origin, header and fetch metadata, but has no cookie.
+    const { cookie: _cookie, ...forged } = await pageHeaders(started);
+    for (const headers of [{}, forged, { ...forged, origin: 'http://evil.example' }]) {
+      for (const path of ['/', '/settings.js', '/settings.css', '/icon.svg', '/token', '/no-such-file']) {
+        expectForbidden(await call(`${settingsUrl}${path}`, { headers }));
+        expectForbidden(await call(`${settingsUrl}${path}`, { method: 'HEAD', headers }));
+      }
+      expectForbidden(await regenerate(started, headers));
+    }
+    // The regeneration did not happen: the token from before still opens the API.
+    expect(rotated()).toBe(0);
+    expect(authority.issue() === before).toBe(true);
+    expect((await call(`${apiUrl}/apps`, { token: before })).status).toBe(200);
+  });
+
+  it('refuses a wrong launch key or a wrong cookie with 403 and sets no cookie', async () => {
+    const started = await demo();
+    const { settingsUrl, launchUrl } = started;
+    const key = new URL(launchUrl).searchParams.get('key') ?? '';
+    expect(key).toMatch(/^[\w-]{43}$/); // 32 random bytes, base64url
+    const flipped = `${key.slice(0, -1)}${key.endsWith('A') ? 'B' : 'A'}`;
+    for (const query of [
+      `key=${flipped}`, // the same length, one character off
+      `key=${key.slice(0, -1)}`,
+      `key=${key}A`,
+      'key=',
+      `key=${key.toLowerCase()}`,
+      `key=${flipped}&key=${key}`, // a second value cannot ride along with the right one
+      `key=${key}&key=${key}`,
+    ]) {
+      expectForbidden(await call(`${settingsUrl}/?${query}`));
+    }
+    // The launch key is not itself a cookie, and the cookie is the exact value the server set.
+    const { cookie: pair, pageKey } = await owner(launchUrl);
+    const [name, value = ''] = pair.split('=');
+    const wrongValue = `${value.slice(0, -1)}${value.endsWith('A') ? 'B' : 'A'}`;
+    for (const cookie of [`${name}=${key}`, `${name}=${wrongValue}`, `${name}=`, `other=${value}`, `${name}x=${value}`]) {
+      const headers = { cookie, 'x-launcher-settings': pageKey };
+      expectForbidden(await call(`${settingsUrl}/`, { headers }));
+      expectForbidden(await call(`${settingsUrl}/token`, { headers }));
+    }
+    // A decoy of the same name that another program on 127.0.0.1 set beside the real one hides nothing.
+    const both = { cookie: `${name}=${wrongValue}; ${name}=${value}`, 'x-launcher-settings': pageKey };
+    expect((await call(`${settingsUrl}/token`, { headers: both })).status).toBe(200);
+  });
+
+  it('the launch link sets an HttpOnly, SameSite=Strict cookie and sends the browser to / without the key', async () => {
+    const { settingsUrl, launchUrl, launchFile } = await demo();
+    expect(launchUrl).toMatch(new RegExp(`^${settingsUrl}/\\?key=[\\w-]{43}$`));
+    const answer = await call(launchUrl);
+    expect(answer.status).toBe(303);
+    expect(answer.headers.location).toMatch(/^\/#[\w-]{43}$/);
+    expect(answer.headers['cache-control']).toBe('no-store');
+    expect(answer.headers['referrer-policy']).toBe('no-referrer');
+    const setCookie = answer.headers['set-cookie'] ?? [];
+    expect(setCookie).toHaveLength(1);
+    const [pair = '', ...attributes] = (setCookie[0] ?? '').split('; ');
+    expect(attributes.sort()).toEqual(['HttpOnly', 'Path=/', 'SameSite=Strict']);
+    // The cookie holds its own secret, not the launch key.
+    expect(pair.includes(new URL(launchUrl).searchParams.get('key') ?? '')).toBe(false);
+
+    // The link works again (a second browser of the owner's, a lost cookie) and gives the same cookie and page key.
+    expect(await owner(launchUrl)).toEqual({ cookie: pair, pageKey: answer.headers.location?.slice(2) });
+    const page = await call(`${settingsUrl}/`, { headers: { cookie: pair } });
+    expect(page.status).toBe(200);
+    expect(page.headers['x-frame-options']).toBe('DENY');
+    expect(page.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+    expect(page.headers['referrer-policy']).toBe('no-referrer');
+
+    // The owner finds the link again in a file beside the secret that only they can read.
+    expect(launchFile).toBe(join(dirname(launchFile), LAUNCH_FILE));
+    expect(await readFile(launchFile, 'utf8')).toBe(`${launchUrl}\n`);
+    expect((await stat(launchFile)).mode & 0o777).toBe(0o600);
+  });
+
+  it('a new launch key and cookie at every start: the earlier run\'s link and cookie are refused', async () => {
+    const dataDir = await tempDir();
+    const first = await demo(dataDir);
+    const oldCookie = await ownerCookie(first.launchUrl);
+    const oldLink = new URL(first.launchUrl);
+    await first.close();
+    const second = await demo(dataDir);
+    expect(second.launchUrl === first.launchUrl).toBe(false);
+    expect(await readFile(second.launchFile, 'utf8')).toBe(`${second.launchUrl}\n`);
+    const [, oldValue] = oldCookie.split('=');
+    const cookie = `launcher_settings_${new URL(second.settingsUrl).port}=${oldValue}`;
+    expectForbidden(await call(`${second.settingsUrl}/`, { headers: { cookie } }));
+    expectForbidden(await call(`${second.settingsUrl}/?${oldLink.searchParams}`));
+  });
+
+  it('serves the owner a page without the token, under a strict CSP, with script and style as their own files', async () => {
+    const started = await demo();
+    const { settingsUrl, authority } = started;
+    const { cookie } = await pageHeaders(started);
+    const page = await call(`${settingsUrl}/`, { headers: { cookie: cookie ?? '' } });
     expect(page.status).toBe(200);
     expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
     expect(page.headers['content-security-policy']).toBe(CONTENT_SECURITY_POLICY);
@@ -274,41 +400,65 @@ describe('the settings server (examples/demo/settings.ts)', () => {
       ['/settings.js', 'text/javascript; charset=utf-8'],
       ['/settings.css', 'text/css; charset=utf-8'],
     ] as const) {
-      const file = await call(`${settingsUrl}${path}`);
+      const file = await call(`${settingsUrl}${path}`, { headers: { cookie: cookie ?? '' } });
       expect(file.status).toBe(200);
       expect(file.headers['content-type']).toBe(type);
       expect(file.headers['x-content-type-options']).toBe('nosniff');
     }
   });
 
-  it('gives the token only to its own page (its header), never to be cached', async () => {
-    const { settingsUrl, authority } = await demo();
-    const own = await call(`${settingsUrl}/token`, { headers: pageHeaders(settingsUrl) });
-    expect(own.status).toBe(200);
-    expect(own.headers['cache-control']).toBe('no-store');
-    const info = json(own) as { token: string; keyId: string; createdAt: string };
+  it('the owner cookie alone, which a program on another port of 127.0.0.1 can collect, gets no token', async () => {
+    const started = await demo();
+    const { apiUrl, authority } = started;
+    const before = authority.issue();
+    const rotated = rotations(authority);
+    const own = await pageHeaders(started);
+    const pageKey = own['x-launcher-settings'] ?? '';
+    const { 'x-launcher-settings': _header, ...cookieOnly } = own;
+    const flipped = `${pageKey.slice(0, -1)}${pageKey.endsWith('A') ? 'B' : 'A'}`;
+    for (const value of [undefined, '1', '', flipped, `${pageKey}A`, (await owner(started.launchUrl)).cookie.split('=')[1]]) {
+      const headers = value === undefined ? cookieOnly : { ...cookieOnly, 'x-launcher-settings': value };
+      expectForbidden(await call(`${started.settingsUrl}/token`, { headers }));
+      expectForbidden(await regenerate(started, headers));
+    }
+    // The page and its files hold no secret: for them the cookie is enough.
+    expect((await call(`${started.settingsUrl}/`, { headers: cookieOnly })).status).toBe(200);
+    expect(rotated()).toBe(0);
+    expect((await call(`${apiUrl}/apps`, { token: before })).status).toBe(200);
+  });
+
+  it('gives the token only to its own page in the owner\'s browser, never to be cached', async () => {
+    const started = await demo();
+    const { settingsUrl, authority } = started;
+    const own = await pageHeaders(started);
+    const answer = await call(`${settingsUrl}/token`, { headers: own });
+    expect(answer.status).toBe(200);
+    expect(answer.headers['cache-control']).toBe('no-store');
+    expect(answer.headers['x-frame-options']).toBe('DENY');
+    const info = json(answer) as { token: string; keyId: string; createdAt: string };
     expect(info.token === authority.issue()).toBe(true);
     expect(info.keyId).toBe(authority.keyId);
     expect(info.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z$/);
 
+    // The second layer: with the owner's cookie, still only the page's own script.
+    const { 'x-launcher-settings': _header, ...withoutHeader } = own;
     for (const headers of [
-      {}, // a plain navigation or a simple cross-site request: no page header
-      { 'x-launcher-settings': '1', 'sec-fetch-site': 'cross-site' },
-      { 'x-launcher-settings': '1', origin: 'http://evil.example' },
+      withoutHeader, // a plain navigation or a simple cross-site request: no page header
+      { ...own, 'sec-fetch-site': 'cross-site' },
+      { ...own, origin: 'http://evil.example' },
     ]) {
-      const refused = await call(`${settingsUrl}/token`, { headers });
-      expect(refused.status).toBe(403);
-      expect(refused.body.toString('utf8').includes(authority.issue())).toBe(false);
+      expectForbidden(await call(`${settingsUrl}/token`, { headers }));
     }
   });
 
   it('POST /regenerate rotates: the old token gets 401, the new one 200, and the open event stream ends', async () => {
-    const { apiUrl, settingsUrl, authority } = await demo();
+    const started = await demo();
+    const { apiUrl, authority } = started;
     const old = authority.issue();
     const events = await openEvents(apiUrl, old);
     await events.until('\n\n');
 
-    const answer = await regenerate(settingsUrl);
+    const answer = await regenerate(started);
     expect(answer.status).toBe(200);
     expect(answer.headers['cache-control']).toBe('no-store');
     const fresh = (json(answer) as { token: string }).token;
@@ -322,12 +472,13 @@ describe('the settings server (examples/demo/settings.ts)', () => {
     expectUnauthorized(await call(`${apiUrl}/events`, { token: old }));
   });
 
-  it('refuses a cross-origin or header-less POST /regenerate with 403 and does not rotate', async () => {
-    const { apiUrl, settingsUrl, authority } = await demo();
+  it('refuses a cross-origin or header-less POST /regenerate with 403 even with the owner cookie, and does not rotate', async () => {
+    const started = await demo();
+    const { apiUrl, settingsUrl, authority } = started;
     const before = authority.issue();
     const rotated = rotations(authority);
     const port = new URL(settingsUrl).port;
-    const own = pageHeaders(settingsUrl);
+    const own = await pageHeaders(started);
     const { origin: _origin, ...withoutOrigin } = own;
     const { 'x-launcher-settings': _header, ...withoutHeader } = own;
     for (const headers of [
@@ -340,9 +491,7 @@ describe('the settings server (examples/demo/settings.ts)', () => {
       { ...own, 'x-launcher-settings': '0' },
       { ...own, 'sec-fetch-site': 'cross-site' },
     ]) {
-      const answer = await regenerate(settingsUrl, headers);
-      expect(answer.status).toBe(403);
-      expect(answer.body.toString('utf8')).toBe('Forbidden: only the settings page itself may do this\n');
+      expectForbidden(await regenerate(started, headers));
     }
     expect(rotated()).toBe(0);
     expect(authority.issue() === before).toBe(true);
@@ -350,17 +499,19 @@ describe('the settings server (examples/demo/settings.ts)', () => {
   });
 
   it('refuses a request whose Host is not its own (DNS rebinding) with 403 and does not rotate', async () => {
-    const { settingsUrl, authority } = await demo();
+    const started = await demo();
+    const { settingsUrl, authority } = started;
     const before = authority.issue();
     const rotated = rotations(authority);
     const port = new URL(settingsUrl).port;
+    const key = new URL(started.launchUrl).search;
+    const own = await pageHeaders(started);
     for (const host of [`evil.example:${port}`, 'evil.example', `127.0.0.1:${Number(port) + 1}`, `127.0.0.2:${port}`, '127.0.0.1']) {
-      // A rebinding page is same-origin with itself: its Origin matches its Host, and it can send any header.
-      const headers = { ...pageHeaders(settingsUrl), host, origin: `http://${host}` };
-      for (const [method, path] of [['GET', '/'], ['GET', '/token'], ['POST', '/regenerate']] as const) {
-        const answer = await call(`${settingsUrl}${path}`, { method, headers });
-        expect(answer.status).toBe(403);
-        expect(answer.body.toString('utf8')).toBe(`Forbidden: this host name is not allowed; open http://127.0.0.1:${port}/\n`);
+      // A rebinding page is same-origin with itself: its Origin matches its Host, and it can send any header
+      // (here even the owner's cookie, which its own cookie jar would not hold).
+      const headers = { ...own, host, origin: `http://${host}` };
+      for (const [method, path] of [['GET', '/'], ['GET', `/${key}`], ['GET', '/token'], ['POST', '/regenerate']] as const) {
+        expectForbidden(await call(`${settingsUrl}${path}`, { method, headers }));
       }
     }
     expect(rotated()).toBe(0);
@@ -368,13 +519,13 @@ describe('the settings server (examples/demo/settings.ts)', () => {
 
     // Its own name, in either loopback spelling, is served.
     for (const host of [`127.0.0.1:${port}`, `localhost:${port}`]) {
-      const headers = { ...pageHeaders(settingsUrl), host, origin: `http://${host}` };
+      const headers = { ...own, host, origin: `http://${host}` };
       expect((await call(`${settingsUrl}/`, { headers })).status).toBe(200);
       expect((await call(`${settingsUrl}/token`, { headers })).status).toBe(200);
     }
     expect(rotated()).toBe(0);
-    const viaLocalhost = { ...pageHeaders(settingsUrl), host: `localhost:${port}`, origin: `http://localhost:${port}` };
-    expect((await regenerate(settingsUrl, viaLocalhost)).status).toBe(200);
+    const viaLocalhost = { ...own, host: `localhost:${port}`, origin: `http://localhost:${port}` };
+    expect((await regenerate(started, viaLocalhost)).status).toBe(200);
     expect(rotated()).toBe(1);
   });
 });
@@ -383,7 +534,7 @@ describe('the secret file', () => {
   it('keeps the token across a restart with the same data folder', async () => {
     const dataDir = await tempDir();
     const first = await demo(dataDir);
-    await regenerate(first.settingsUrl); // a regenerated token must survive too, not only the first one
+    await regenerate(first); // a regenerated token must survive too, not only the first one
     const token = first.authority.issue();
     await first.close();
     expect((await stat(join(dataDir, 'secret.json'))).mode & 0o777).toBe(0o600);
@@ -463,24 +614,34 @@ describe('npm run demo (examples/demo/main.ts)', { timeout: 60_000 }, () => {
     );
   });
 
-  it('prints both URLs, the token and a curl line that works; Ctrl-C ends the streams and exits 0', async () => {
-    const run = await runMain(['--api-port', '0', '--settings-port', '0']);
+  it('prints the launch link, the API URL, the token and a curl line that works; Ctrl-C ends the streams and exits 0', async () => {
+    const dataDir = await tempDir();
+    const run = await runMain(['--api-port', '0', '--settings-port', '0', '--data-dir', dataDir]);
     await until(() => run.output().includes('\nTry it:\n') && run.output().endsWith('\n\n'), 'the banner');
     const text = run.output();
     const apiUrl = /^ {2}Automation API {2}(http:\/\/127\.0\.0\.1:\d+)$/m.exec(text)?.[1];
-    const settingsUrl = /^ {2}Settings page {3}(http:\/\/127\.0\.0\.1:\d+)$/m.exec(text)?.[1];
+    const launchUrl = /^ {2}Settings page {3}(http:\/\/127\.0\.0\.1:\d+\/\?key=[\w-]{43})$/m.exec(text)?.[1];
     const token = /^ {2}Token {11}(\S+)$/m.exec(text)?.[1];
     const curl = /^ {2}curl -H "Authorization: Bearer (\S+)" (http:\/\/127\.0\.0\.1:\d+\/apps)$/m.exec(text);
-    expect(apiUrl !== undefined && settingsUrl !== undefined && token !== undefined && curl !== null).toBe(true);
-    if (apiUrl === undefined || settingsUrl === undefined || token === undefined || curl === null) return;
+    expect(apiUrl !== undefined && launchUrl !== undefined && token !== undefined && curl !== null).toBe(true);
+    if (apiUrl === undefined || launchUrl === undefined || token === undefined || curl === null) return;
     expect(curl[1] === token).toBe(true);
+    // The token on its line and in the curl line, nowhere else.
+    expect(text.split(token).length - 1).toBe(2);
     expect(curl[2]).toBe(`${apiUrl}/apps`);
 
     // What the printed curl line does.
     const apps = await call(curl[2] as string, { token });
     expect(apps.status).toBe(200);
     expect(json(apps)).toEqual({ apps: INSTALLED_APPS });
-    expect((await call(`${settingsUrl}/`)).status).toBe(200);
+    // The settings page: only through the printed link, which is also kept in a file only its owner reads.
+    const launchFile = join(dataDir, LAUNCH_FILE);
+    expect(text).toContain(`\nThe settings page opens only through the link above (also kept, readable by you alone, in ${launchFile}).\n`);
+    expect(await readFile(launchFile, 'utf8')).toBe(`${launchUrl}\n`);
+    expect((await stat(launchFile)).mode & 0o777).toBe(0o600);
+    const settingsUrl = new URL(launchUrl).origin;
+    expectForbidden(await call(`${settingsUrl}/`));
+    expect((await call(`${settingsUrl}/`, { headers: { cookie: await ownerCookie(launchUrl) } })).status).toBe(200);
 
     const events = await openEvents(apiUrl, token);
     await events.until('\n\n');

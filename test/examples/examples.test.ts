@@ -27,7 +27,7 @@ import { CLOSE_TOKEN_REVOKED, start as startWebSocket } from '../../examples/web
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const UNAUTHORIZED_RAW =
-  'HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer\r\nContent-Length: 0\r\nConnection: close\r\n\r\n';
+  'HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer realm="launcher"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n';
 
 interface Started {
   url: string;
@@ -69,7 +69,7 @@ async function request(url: string, options: { method?: string; token?: string }
 function expectUnauthorized(answer: Answer): void {
   expect(answer.status).toBe(401);
   expect(answer.body.byteLength).toBe(0);
-  expect(answer.headers.get('www-authenticate')).toBe('Bearer');
+  expect(answer.headers.get('www-authenticate')).toBe('Bearer realm="launcher"');
   expect(answer.headers.get('content-length')).toBe('0');
 }
 
@@ -321,6 +321,22 @@ describe('examples/websocket.ts', () => {
 
     const again = await connectClient(ws, authority.issue());
     expect(again.greeting).toEqual({ hello: 'launcher', keyId: authority.keyId });
+  });
+
+  it('serves a request with Upgrade: h2c (curl --http2, Java HttpClient) as an ordinary request', async () => {
+    const { url, authority } = await boot();
+    const h2c = (path: string, token?: string): string =>
+      `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n` +
+      `HTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n${token === undefined ? '' : `Authorization: Bearer ${token}\r\n`}\r\n`;
+    const health = await rawExchange(url, h2c('/health'));
+    expect(health.startsWith('HTTP/1.1 200 OK\r\n')).toBe(true);
+    expect(health).toContain('{"status":"ok"}');
+    const other = await rawExchange(url, h2c('/other', authority.issue()));
+    expect(other.startsWith('HTTP/1.1 404 Not Found\r\n')).toBe(true);
+    expect(other).toContain('{"error":"not found"}');
+    const refused = await rawExchange(url, h2c('/other'));
+    expect(refused.startsWith('HTTP/1.1 401 Unauthorized\r\n')).toBe(true);
+    expect(refused).toContain('\r\nWWW-Authenticate: Bearer realm="launcher"\r\n');
   });
 
   it('answers an upgrade without a valid token with the raw 401 and closes the socket', async () => {

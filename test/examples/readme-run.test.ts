@@ -93,6 +93,18 @@ describe('README code blocks, run', { timeout: 60_000 }, () => {
     expect(await get('/events')).toEqual({ status: 401, body: '' });
   });
 
+  it('conformance.ts run against nothing exits 1 and prints why each server case failed', async () => {
+    // Nothing listens on 7878 here: every block before this one was killed, and the port is the README's.
+    const { output, exited } = await run('conformance.ts');
+    expect(await exited).toBe(1);
+    const lines = output().trim().split('\n');
+    const failures = lines.filter((line) => line.startsWith('FAIL'));
+    expect(failures.length).toBe(13);
+    for (const line of failures) expect(line).toMatch(/^FAIL {2}\S.*: connect ECONNREFUSED 127\.0\.0\.1:7878$/);
+    expect(output()).not.toMatch(/undefined undefined|: undefined$/m);
+    expect(lines.filter((line) => line.startsWith('ok    ')).length).toBeGreaterThan(0); // the store's clauses
+  });
+
   it('secret-store.ts keeps a record through a keychain and serves TokenAuthority', async () => {
     const entries = new Map<string, string>();
     const keychain: Keychain = {

@@ -1,5 +1,8 @@
 // examples/several-instances.ts and the demo's --redis against a real redis-server: a regenerate on one instance,
 // the old token refused on the other.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { startDemo } from '../../examples/demo/main.ts';
 import { main } from '../../examples/several-instances.ts';
@@ -18,9 +21,12 @@ describe.skipIf(SKIP_REASON !== undefined)('the demo with --redis', () => {
 
   it('two demos on one Redis: a regenerate on one refuses the old token on the other', async () => {
     const redisUrl = shared.server.url;
-    const first = await startDemo({ apiPort: 0, settingsPort: 0, redisUrl });
+    // The demo keeps its settings page's address in its data folder, even when the secret is in Redis.
+    const dataDir = await mkdtemp(join(tmpdir(), 'launcher-auth-demo-redis-'));
+    onTestFinished(() => rm(dataDir, { recursive: true, force: true }));
+    const first = await startDemo({ apiPort: 0, settingsPort: 0, redisUrl, dataDir: join(dataDir, 'first') });
     onTestFinished(() => first.close());
-    const second = await startDemo({ apiPort: 0, settingsPort: 0, redisUrl });
+    const second = await startDemo({ apiPort: 0, settingsPort: 0, redisUrl, dataDir: join(dataDir, 'second') });
     onTestFinished(() => second.close());
     const old = first.authority.issue();
     expect((await second.authority.verify(old)).ok).toBe(true);

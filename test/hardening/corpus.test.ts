@@ -57,7 +57,8 @@ describe.each(HOST_KINDS)('%s adapter', (kind) => {
       claims: JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>,
       trap: `http://127.0.0.1:${(trap.address() as AddressInfo).port}/`,
     };
-    host = await startHost(kind, authority);
+    // With withUpgradeAuth and withContinueAuth on the server, as a host with WebSockets and uploads wires it.
+    host = await startHost(kind, authority, { upgrade: true, continue: true });
   });
   afterAll(async () => {
     await host?.close();

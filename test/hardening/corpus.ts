@@ -15,6 +15,8 @@ export const CORPUS_CLASSES = [
   'claims',
   'size',
   'health spelling',
+  'upgrade',
+  'expect 100-continue',
 ] as const;
 export type CorpusClass = (typeof CORPUS_CLASSES)[number];
 
@@ -48,6 +50,8 @@ export interface CorpusCase {
   expect: Expectation;
   per?: Partial<Record<HostKind, Expectation>>;
   why?: string;
+  /** `false` when the server closes the connection after its answer on purpose (see `AdapterCase.framed`). */
+  framed?: false;
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -112,6 +116,31 @@ function sized(kit: Kit, length: number): string {
 /** A request hidden in another's body: it must stay a body. */
 const SMUGGLED = 'GET /apps HTTP/1.1\r\nHost: x\r\n\r\n';
 
+/** A request line and headers that ask to switch to `protocol`, as curl --http2 (h2c) or a WebSocket client sends. */
+function upgradeTo(protocol: string, method: string, target: string, extra: (kit: Kit) => string = () => '') {
+  return (kit: Kit, host: string): string => {
+    const ws = /websocket/i.test(protocol) ? 'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n' : '';
+    const h2c = /h2c/i.test(protocol) ? 'HTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n' : '';
+    const connection = h2c === '' ? 'Upgrade' : 'Upgrade, HTTP2-Settings';
+    return `${method} ${target} HTTP/1.1\r\nHost: ${host}\r\nConnection: ${connection}\r\nUpgrade: ${protocol}\r\n${ws}${h2c}${extra(kit)}\r\n`;
+  };
+}
+const withBearer = (pick: (kit: Kit) => string) => (kit: Kit): string => `Authorization: Bearer ${pick(kit)}\r\n`;
+
+/** A POST that asks `Expect: 100-continue` before a 5-byte body; `body` sends the body right behind the head. */
+function expectingContinue(target: string, options: { auth?: (kit: Kit) => string; body?: boolean; length?: number } = {}) {
+  return (kit: Kit, host: string): string => {
+    const auth = options.auth === undefined ? '' : `Authorization: Bearer ${options.auth(kit)}\r\n`;
+    const head = `POST ${target} HTTP/1.1\r\nHost: ${host}\r\n${auth}Content-Type: text/plain\r\nContent-Length: ${options.length ?? 5}\r\nExpect: 100-continue\r\n\r\n`;
+    return options.body === true ? `${head}hello` : head;
+  };
+}
+
+const RELAYED =
+  'an upgrade to a protocol the host does not serve is ignored (RFC 9110 §7.8): the request goes back to the server ' +
+  'as an ordinary one, which closes its connection after the answer';
+const CONTINUED = 'the token is good: `100 Continue`, then the body, then the handler';
+
 const FETCH_RESOLVES =
   'the fetch platform parses the target as a WHATWG URL before any code sees it: this request IS GET /health ' +
   'there, so only the health handler can run';
@@ -141,6 +170,7 @@ export const CORPUS: readonly CorpusCase[] = [
   { class: 'header syntax', name: 'a Cyrillic е (UTF-8) in the scheme', source: 'RFC 9110 §11.1 (scheme is a token)', send: { auth: (k) => [`B\xd0\xb5arer ${k.tokens.current}`] }, expect: 401 },
   { class: 'header syntax', name: 'a latin1 ÿ (0xFF) at the end of the token', source: 'RFC 9110 §5.5 (obs-text)', send: { auth: (k) => [`Bearer ${k.tokens.current}\xff`] }, expect: 401 },
   { class: 'header syntax', name: 'the scheme in mixed case with a forged token', source: 'RFC 9110 §11.1 (case-insensitive scheme)', send: { auth: (k) => [`bEaReR ${k.tokens.wrongKey}`] }, expect: 401 },
+  { class: 'header syntax', name: 'no Authorization at all: the challenge names the realm', source: 'RFC 6750 §3 (the scheme MUST be followed by an auth-param)', send: { auth: () => [] }, expect: 401 },
   { class: 'header syntax', name: '65 spaces between scheme and token (over the limit)', source: 'RFC 6750 §2.1 (1*SP; bounded here)', send: { auth: (k) => [`Bearer ${' '.repeat(65)}${k.tokens.current}`] }, expect: 401 },
 
   // JWT structure (RFC 7515 §7.1, RFC 7519 §7.2)
@@ -272,6 +302,26 @@ export const CORPUS: readonly CorpusCase[] = [
   { class: 'health spelling', name: 'GET /health with X-Original-URL: /apps', source: 'routing differential (X-Original-URL override)', send: { raw: (_k, host) => `GET /health HTTP/1.1\r\nHost: ${host}\r\nX-Original-URL: /apps\r\nX-Rewrite-URL: /apps\r\n\r\n` }, expect: 'health', why: 'the exemption reaches the health handler and only it; the override headers are not routing input' },
   { class: 'health spelling', name: 'GET /health with a body smuggling a second request', source: 'RFC 9112 §6.3 (request smuggling)', send: { raw: (_k, host) => `GET /health HTTP/1.1\r\nHost: ${host}\r\nContent-Length: ${SMUGGLED.length}\r\n\r\n${SMUGGLED}` }, expect: 'health', why: 'the declared body is the health request\'s own; the smuggled line is never a request' },
   { class: 'health spelling', name: 'GET /health with Transfer-Encoding and Content-Length', source: 'RFC 9112 §6.1 (CL.TE smuggling)', send: { raw: (_k, host) => `GET /health HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /apps HTTP/1.1\r\nHost: x\r\n\r\n` }, expect: { status: 400 }, why: 'Node\'s parser refuses both framings at once' },
+
+  // Upgrades (RFC 9110 §7.8; RFC 6455 §4.1 WebSocket; RFC 7540 §3.2 h2c): only the host's protocols are guarded as
+  // upgrades, every other is served as the ordinary request it is; no upgrade is exempt, health path included.
+  { class: 'upgrade', name: 'GET /health with Upgrade: h2c (curl --http2, Java HttpClient)', source: 'RFC 9110 §7.8; RFC 7540 §3.2', send: { raw: upgradeTo('h2c', 'GET', '/health') }, expect: 'health', framed: false, why: RELAYED },
+  { class: 'upgrade', name: 'GET /apps with Upgrade: h2c and the current token', source: 'RFC 9110 §7.8; RFC 7540 §3.2', send: { raw: upgradeTo('h2c', 'GET', '/apps', withBearer((k) => k.tokens.current)) }, expect: 'protected', framed: false, why: RELAYED },
+  { class: 'upgrade', name: 'GET /apps with Upgrade: h2c and no token', source: 'RFC 9110 §7.8', send: { raw: upgradeTo('h2c', 'GET', '/apps') }, expect: 401, framed: false, why: RELAYED },
+  { class: 'upgrade', name: 'GET /apps with Upgrade: h2c and the previous token', source: 'RFC 9110 §7.8', send: { raw: upgradeTo('h2c', 'GET', '/apps', withBearer((k) => k.tokens.previous)) }, expect: 401, framed: false, why: RELAYED },
+  { class: 'upgrade', name: 'POST /health with Upgrade: h2c and no token', source: 'RFC 9110 §7.8, §9.1', send: { raw: upgradeTo('h2c', 'POST', '/health', () => 'Content-Length: 0\r\n') }, expect: 401, framed: false, why: RELAYED },
+  { class: 'upgrade', name: 'WebSocket upgrade of /health without a token', source: 'RFC 6455 §4.1; RFC 6750 §3.1', send: { raw: upgradeTo('websocket', 'GET', '/health') }, expect: 401, framed: false, why: 'the refused upgrade\'s socket is closed after the 401' },
+  { class: 'upgrade', name: 'WebSocket upgrade with a token signed by another key', source: 'RFC 6455 §4.1; RFC 7515 §5.2', send: { raw: upgradeTo('websocket', 'GET', '/ws', withBearer((k) => k.tokens.wrongKey)) }, expect: 401, framed: false, why: 'the refused upgrade\'s socket is closed after the 401' },
+  { class: 'upgrade', name: 'Upgrade: WEBSOCKET in upper case without a token', source: 'RFC 9110 §7.8 (case-insensitive protocol names)', send: { raw: upgradeTo('WEBSOCKET', 'GET', '/health') }, expect: 401, framed: false, why: 'the refused upgrade\'s socket is closed after the 401' },
+  { class: 'upgrade', name: 'Upgrade: h2c, websocket/13 on /health without a token', source: 'RFC 9110 §7.8 (a list of protocols)', send: { raw: upgradeTo('h2c, websocket/13', 'GET', '/health') }, expect: 401, framed: false, why: 'one of the protocols is the host\'s: it is a guarded upgrade' },
+
+  // Expect: 100-continue (RFC 9110 §10.1.1): refused before the client uploads; the refusal closes the connection.
+  { class: 'expect 100-continue', name: 'POST with Expect: 100-continue and no token', source: 'RFC 9110 §10.1.1', send: { raw: expectingContinue('/apps/editor/launch') }, expect: 401, framed: false, why: 'refused before the body, the connection is closed rather than read' },
+  { class: 'expect 100-continue', name: 'POST with Expect: 100-continue and the previous token', source: 'RFC 9110 §10.1.1', send: { raw: expectingContinue('/apps/editor/launch', { auth: (k) => k.tokens.previous }) }, expect: 401, framed: false, why: 'refused before the body, the connection is closed rather than read' },
+  { class: 'expect 100-continue', name: 'POST with Expect: 100-continue and a forged token', source: 'RFC 9110 §10.1.1; RFC 7515 §5.2', send: { raw: expectingContinue('/apps/editor/launch', { auth: (k) => k.tokens.wrongKey }) }, expect: 401, framed: false, why: 'refused before the body, the connection is closed rather than read' },
+  { class: 'expect 100-continue', name: 'POST /health with Expect: 100-continue', source: 'RFC 9110 §10.1.1, §9.1', send: { raw: expectingContinue('/health') }, expect: 401, framed: false, why: 'refused before the body, the connection is closed rather than read' },
+  { class: 'expect 100-continue', name: 'Expect: 100-continue announcing 1 GB, no token', source: 'RFC 9110 §10.1.1', send: { raw: expectingContinue('/apps/editor/launch', { length: 1_000_000_000 }) }, expect: 401, framed: false, why: 'refused before the body, the connection is closed rather than read' },
+  { class: 'expect 100-continue', name: 'POST with Expect: 100-continue and the current token', source: 'RFC 9110 §10.1.1', send: { raw: expectingContinue('/apps/editor/launch', { auth: (k) => k.tokens.current, body: true }) }, expect: 'protected', why: CONTINUED },
 ];
 
 /** The number of cases in each class, in the order of {@link CORPUS_CLASSES}. */
@@ -297,5 +347,6 @@ export function asAdapterCase(c: CorpusCase, kit: Kit): AdapterCase {
     expect: c.expect,
     ...(c.per === undefined ? {} : { per: c.per }),
     ...(c.why === undefined ? {} : { why: c.why }),
+    ...(c.framed === undefined ? {} : { framed: c.framed }),
   };
 }

@@ -56,7 +56,7 @@ const PROTOTYPE_VALUES = PROTOTYPE_KEYS.map((key) => Object.getOwnPropertyDescri
 const ARRAY_PROTOTYPE_KEYS = Reflect.ownKeys(Array.prototype);
 
 // ---------------------------------------------------------------------------------------------------------
-// The oracle: written from the spec (issue 2, "Verification"), sharing no code with src/.
+// The oracle: written from the rules of verification, sharing no code with src/.
 
 const CANONICAL_SEGMENT = /^[A-Za-z0-9_-]+$/;
 
@@ -82,11 +82,16 @@ async function oracleToken(token: string, issuer: string | undefined): Promise<b
   const header = jsonObject(segments[0] as string);
   if (header === undefined || jsonObject(segments[1] as string) === undefined) return false;
   if (!Object.hasOwn(header, 'alg') || header['alg'] !== 'HS256') return false;
-  if (Object.hasOwn(header, 'typ') && header['typ'] !== 'JWT') return false;
+  // RFC 7515 §4.1.9: the media type in any letter case, `application/` optional.
+  const typ = header['typ'];
+  if (Object.hasOwn(header, 'typ') && !(typeof typ === 'string' && ['jwt', 'application/jwt'].includes(typ.toLowerCase()))) {
+    return false;
+  }
   if (Object.hasOwn(header, 'crit') || Object.hasOwn(header, 'b64')) return false;
   try {
-    await jwtVerify(token, KEY, issuer === undefined ? { algorithms: ['HS256'] } : { algorithms: ['HS256'], issuer });
-    return true;
+    const { payload } = await jwtVerify(token, KEY, issuer === undefined ? { algorithms: ['HS256'] } : { algorithms: ['HS256'], issuer });
+    // RFC 7519 §4.1.3: with no audience of its own, the recipient refuses any token that names one.
+    return !Object.hasOwn(payload, 'aud');
   } catch {
     return false;
   }
@@ -227,7 +232,7 @@ const headerText = fc.oneof(
     arbitrary: fc
       .tuple(
         fc.option(fc.constantFrom<unknown>('HS256', 'HS256', 'HS256', 'hs256', 'none', 'HS512', 1, null), { nil: undefined, freq: 6 }),
-        fc.option(fc.constantFrom<unknown>('JWT', 'jwt', 'at+jwt', 1), { nil: undefined, freq: 2 }),
+        fc.option(fc.constantFrom<unknown>('JWT', 'jwt', 'application/jwt', 'Application/JWT', 'at+jwt', 'application/at+jwt', 1), { nil: undefined, freq: 2 }),
         fc.array(member, { maxLength: 4 }),
       )
       .map(([alg, typ, rest]) => {

@@ -85,8 +85,11 @@ class ControlledStore implements SecretStore {
     this.loads++;
     return { ...this.#record, key: new Uint8Array(this.#record.key) };
   }
-  save(record: SecretRecord): Promise<void> {
+  /** The signal of each save, in order: the authority aborts the ones it gives up on. */
+  readonly signals: (AbortSignal | undefined)[] = [];
+  save(record: SecretRecord, options?: { signal?: AbortSignal }): Promise<void> {
     this.saves++;
+    this.signals.push(options?.signal);
     const copy = { ...record, key: new Uint8Array(record.key) };
     if (this.mode === 'throw') throw new Error('the store broke before it could return a promise');
     if (this.mode === 'fail') return Promise.reject(Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' }));
@@ -146,7 +149,7 @@ describe('a save that rejects', () => {
       const next = await authority.rotate();
       expect(authority.keyId).toBe(store.storedId);
       expect(await authority.verify(next)).toMatchObject({ ok: true, keyId: store.storedId });
-      expect(await authority.verify(token)).toEqual({ ok: false, reason: 'invalid' });
+      expect(await authority.verify(token)).toEqual({ ok: false, reason: 'rotated' });
       expect(rotations).toEqual([{ keyId: store.storedId, previousKeyId: 'kept' }]);
       expect(signal?.aborted).toBe(true);
     },
@@ -213,7 +216,7 @@ describe.runIf(POSIX)('a full disk', () => {
     const saved = await new FileSecretStore(path).load();
     expect(saved?.id).toBe(authority.keyId);
     expect(await authority.verify(next)).toMatchObject({ ok: true, keyId: saved?.id });
-    expect(await authority.verify(token)).toEqual({ ok: false, reason: 'invalid' });
+    expect(await authority.verify(token)).toEqual({ ok: false, reason: 'rotated' });
   });
 
   // A real full disk needs a file system of its own: a 64 KB tmpfs in a private mount namespace (unshare, as
@@ -295,7 +298,7 @@ describe.runIf(POSIX)('the secret file deleted under a running authority', () =>
     const saved = await new FileSecretStore(path).load();
     expect(saved?.id).toBe(authority.keyId);
     expect(rotations).toEqual([{ keyId: authority.keyId, previousKeyId: keyId }]);
-    expect(await authority.verify(token)).toEqual({ ok: false, reason: 'invalid' });
+    expect(await authority.verify(token)).toEqual({ ok: false, reason: 'rotated' });
     expect(await authority.verify(next)).toMatchObject({ ok: true, keyId: authority.keyId });
     const fresh = await opened({ store: new FileSecretStore(path) });
     expect(fresh.issue() === next).toBe(true);
@@ -334,7 +337,7 @@ describe('a save that hangs: saveTimeout', () => {
     expect(errors).toEqual([]);
   });
 
-  it('the queue moves on during the hang: a later rotate() and a reload go through; the late save is then adopted', async () => {
+  it('the queue moves on during the hang: a later rotate() and a reload go through; a late save is then undone', async () => {
     const store = new ControlledStore(fixtureRecord('a'));
     const authority = await opened({ store, saveTimeout: 50 });
     const { rotations } = observe(authority);
@@ -348,6 +351,8 @@ describe('a save that hangs: saveTimeout', () => {
     expect((await rejectionOf(second)).message).toMatch(/timed out/);
     expect(store.pending).toHaveLength(2);
     const [hungB, hungC] = store.pending as [PendingSave, PendingSave];
+    // Both saves were told they were given up on; this store cannot abort, so they go on regardless.
+    expect(store.signals.map((signal) => signal?.aborted)).toEqual([true, true]);
 
     // A rotation whose save works, while both hung saves are still out.
     store.mode = 'pass';
@@ -355,35 +360,76 @@ describe('a save that hangs: saveTimeout', () => {
     const idD = authority.keyId;
     expect(store.storedId).toBe(idD);
     expect(await authority.verify(tokenD)).toMatchObject({ ok: true, keyId: idD });
-    expect(await authority.verify(tokenA)).toEqual({ ok: false, reason: 'invalid' });
+    expect(await authority.verify(tokenA)).toEqual({ ok: false, reason: 'rotated' });
 
     // Another process replaces the secret: the reload is not held up by the hung saves either.
     store.replace(fixtureRecord('external'));
     expect(await until(() => authority.keyId === 'external')).toBe(true);
-    expect(await authority.verify(tokenD)).toEqual({ ok: false, reason: 'invalid' });
+    expect(await authority.verify(tokenD)).toEqual({ ok: false, reason: 'rotated' });
+    const tokenExternal = authority.issue();
 
-    // The first hung save lands at last: the store now holds its record, and the authority follows the store.
-    const loadsBefore = store.loads;
+    // The first hung save lands at last, over the current secret: a rotation that gave up must not win. The
+    // authority finds its own abandoned record in the store and writes the current one back.
+    const savesBefore = store.saves;
     hungB.resolve();
-    expect(await until(() => authority.keyId === hungB.id)).toBe(true);
-    expect(store.loads).toBeGreaterThan(loadsBefore);
-    expect(authority.keyId).toBe(store.storedId);
-    expect(await authority.verify(authority.issue())).toMatchObject({ ok: true, keyId: hungB.id });
-    const tokenB = authority.issue();
+    expect(store.storedId).toBe(hungB.id);
+    expect(await until(() => store.storedId === 'external')).toBe(true);
+    expect(store.saves).toBe(savesBefore + 1);
+    expect(authority.keyId).toBe('external');
+    expect(authority.issue() === tokenExternal).toBe(true);
+    expect(await authority.verify(tokenExternal)).toMatchObject({ ok: true, keyId: 'external' });
 
-    // The second one fails late: the store keeps B, and so does the authority.
+    // The second one fails late: the store and the authority keep the current secret.
     const loadsBeforeC = store.loads;
     hungC.reject(new Error('EIO: i/o error, write'));
     expect(await until(() => store.loads > loadsBeforeC)).toBe(true);
     await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(authority.keyId).toBe(hungB.id);
-    expect(authority.issue() === tokenB).toBe(true);
+    expect(authority.keyId).toBe('external');
+    expect(store.storedId).toBe('external');
+    expect(store.saves).toBe(savesBefore + 1);
 
     expect(rotations).toEqual([
       { keyId: idD, previousKeyId: 'a' },
       { keyId: 'external', previousKeyId: idD },
-      { keyId: hungB.id, previousKeyId: 'external' },
     ]);
+  });
+
+  it('a late save after a successful rotate(): the token rotate() returned stays valid, the abandoned one never is', async () => {
+    const store = new ControlledStore(fixtureRecord('t0'));
+    const errors: Error[] = [];
+    const authority = await opened({ store, saveTimeout: 30, onStoreError: (error) => void errors.push(error) });
+    const { rotations } = observe(authority);
+
+    store.mode = 'hang';
+    expect((await rejectionOf(authority.rotate())).message).toMatch(/timed out/);
+    const hung = store.pending[0] as PendingSave;
+    store.mode = 'pass';
+    const t1 = await authority.rotate();
+    const idT1 = authority.keyId;
+
+    hung.resolve(); // the abandoned save lands after t1 was shown to the user
+    expect(await until(() => store.storedId === idT1)).toBe(true);
+    expect(authority.keyId).toBe(idT1);
+    expect(await authority.verify(t1)).toMatchObject({ ok: true, keyId: idT1 });
+    expect(rotations).toEqual([{ keyId: idT1, previousKeyId: 't0' }]);
+    // A fresh instance on the same store agrees on t1.
+    const fresh = await opened({ store });
+    expect(fresh.issue() === t1).toBe(true);
+    expect(errors).toEqual([]);
+  });
+
+  it('a late save with no rotation after it is undone too: the current token, the one the user has, stays', async () => {
+    const store = new ControlledStore(fixtureRecord('kept'));
+    const authority = await opened({ store, saveTimeout: 30 });
+    const { rotations } = observe(authority);
+    const token = authority.issue();
+    store.mode = 'hang';
+    await rejectionOf(authority.rotate());
+    store.mode = 'pass';
+    (store.pending[0] as PendingSave).resolve();
+    expect(await until(() => store.storedId === 'kept')).toBe(true);
+    await expectUnchanged(authority, 'kept', token);
+    expect(rotations).toEqual([]);
   });
 
   it('a late save that fails changes nothing: the reload finds the old record', async () => {

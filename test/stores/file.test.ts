@@ -566,8 +566,8 @@ describe.runIf(POSIX)('FileSecretStore: watch() and changes from elsewhere', () 
       delays.push((noticed.at(-1)?.at ?? Number.NaN) - Number(at));
 
       expect(authority.issue() === oldToken).toBe(false);
-      expect(await authority.verify(oldToken)).toEqual({ ok: false, reason: 'invalid' });
-      expect(await authority.authenticate(`Bearer ${oldToken}`)).toEqual({ ok: false, reason: 'invalid' });
+      expect(await authority.verify(oldToken)).toEqual({ ok: false, reason: 'rotated' });
+      expect(await authority.authenticate(`Bearer ${oldToken}`)).toEqual({ ok: false, reason: 'rotated' });
       expect(await authority.verify(authority.issue())).toMatchObject({ ok: true, keyId });
     }
     child.process.stdin.end('exit\n');
@@ -651,7 +651,7 @@ describe.runIf(POSIX)('FileSecretStore: watch() and changes from elsewhere', () 
     // The directory watch survives the deletion: a secret saved later by someone else is taken up.
     await new FileSecretStore(path).save(fixtureRecord('recreated'));
     expect(await until(() => authority.keyId === 'recreated')).toBe(true);
-    expect(await authority.verify(token)).toEqual({ ok: false, reason: 'invalid' });
+    expect(await authority.verify(token)).toEqual({ ok: false, reason: 'rotated' });
     expect(await authority.verify(authority.issue())).toMatchObject({ ok: true, keyId: 'recreated' });
   });
 
@@ -675,7 +675,7 @@ describe.runIf(POSIX)('FileSecretStore: watch() and changes from elsewhere', () 
 
     await new FileSecretStore(path).save(fixtureRecord('second-directory'));
     expect(await until(() => authority.keyId === 'second-directory')).toBe(true);
-    expect(await authority.verify(token)).toEqual({ ok: false, reason: 'invalid' });
+    expect(await authority.verify(token)).toEqual({ ok: false, reason: 'rotated' });
     expect(await authority.verify(authority.issue())).toMatchObject({ ok: true, keyId: 'second-directory' });
   });
 

@@ -67,7 +67,7 @@ describe('MemorySecretStore', () => {
 
   it('a later save() replaces the record', async () => {
     const store = new MemorySecretStore(record());
-    const next: SecretRecord = { id: 'next', key: new Uint8Array(32).fill(1), createdAt: new Date(0) };
+    const next: SecretRecord = { id: 'next', key: new Uint8Array(32).map((_, i) => i + 1), createdAt: new Date(0) };
     await store.save(next);
     expect(same(await store.load(), next)).toBe(true);
   });

@@ -1,7 +1,7 @@
 // checkServer against real hosts on loopback: the library's adapters pass, and each deliberately broken host
 // fails exactly the case that names its fault.
 import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { createServer as createNetServer, type AddressInfo, type Server as NetServer, type Socket } from 'node:net';
 import express from 'express';
 import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -16,10 +16,10 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function listen(handler: RequestListener): Promise<string> {
-  const server: Server = createServer(handler);
+/** Listens on a free loopback port; the cleanup closes the server and destroys every socket it still holds. */
+async function listening(server: Server | NetServer): Promise<{ url: string; sockets: Set<Socket> }> {
   const sockets = new Set<Socket>();
-  server.on('connection', (socket) => {
+  server.on('connection', (socket: Socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
@@ -31,7 +31,11 @@ async function listen(handler: RequestListener): Promise<string> {
         for (const socket of sockets) socket.destroy();
       }),
   );
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, sockets };
+}
+
+async function listen(handler: RequestListener): Promise<string> {
+  return (await listening(createServer(handler))).url;
 }
 
 async function authorityWithHistory(): Promise<{ authority: TokenAuthority; previous: string; token: string }> {
@@ -40,6 +44,23 @@ async function authorityWithHistory(): Promise<{ authority: TokenAuthority; prev
   const previous = authority.issue();
   const token = await authority.rotate();
   return { authority, previous, token };
+}
+
+/** A server that accepts every connection and never sends a byte; counts connections and those still open. */
+async function silentHost(): Promise<{ url: string; connections: () => number; open: () => number }> {
+  let connections = 0;
+  const server = createNetServer((socket) => {
+    connections += 1;
+    socket.resume(); // read the request, answer nothing
+  });
+  const { url, sockets } = await listening(server);
+  return { url, connections: () => connections, open: () => sockets.size };
+}
+
+/** Waits until `condition` holds, for at most 10 s. */
+async function until(condition: () => boolean): Promise<void> {
+  for (let tries = 0; tries < 200 && !condition(); tries++) await new Promise((resolve) => setTimeout(resolve, 50));
+  expect(condition()).toBe(true);
 }
 
 const failed = (report: CheckReport): string[] => report.cases.filter((row) => !row.ok).map((row) => row.name);
@@ -277,10 +298,32 @@ describe('checkServer against broken hosts', () => {
     expect(failed(report)).toEqual(['GET / with the current token']);
     expect(report.cases.find((row) => !row.ok)?.detail).toBe('the token passed but the host failed with 500');
   });
+
+  it('fails the current-token case with a hint when the host refuses the token (a stale or mistyped copy)', async () => {
+    const { authority } = await authorityWithHistory();
+    const other = await authorityWithHistory();
+    const url = await listen(withAuth(authority, (_req, res) => res.end('ok')));
+    const report = await checkServer(url, { token: other.token, path: '/apps' });
+    expect(failed(report)).toEqual(['GET /apps with the current token']);
+    expect(report.cases.find((row) => !row.ok)?.detail).toBe(
+      "expected the request to pass, got 401: the token was refused; copy it from the launcher's settings again (was it regenerated?)",
+    );
+    expect(mentions(report, other.token)).toBe(false);
+  });
+
+  it('sets `detail` on exactly the failed cases', async () => {
+    const { authority, token } = await authorityWithHistory();
+    const url = await listen(
+      hostAnswering(authority, (method, target) => method === 'GET' && target.startsWith('/health'), correctRefusal),
+    );
+    const report = await checkServer(url, { token });
+    expect(report.cases.filter((row) => !row.ok).length).toBe(3);
+    for (const row of report.cases) expect(row.detail === undefined).toBe(row.ok);
+  });
 });
 
 describe('checkServer never hangs or throws on a misbehaving server', () => {
-  it('bounds each request in all: a host that trickles its body forever fails every case by the deadline', async () => {
+  it('bounds the whole run: a host that trickles its body forever fails every case by the one deadline', async () => {
     const timers = new Set<NodeJS.Timeout>();
     cleanups.push(async () => timers.forEach((timer) => clearInterval(timer)));
     const url = await listen((_req, res) => {
@@ -299,6 +342,21 @@ describe('checkServer never hangs or throws on a misbehaving server', () => {
     for (const row of report.cases) {
       expect(row).toMatchObject({ ok: false, status: undefined, bodyLength: undefined, detail: 'no complete answer within 150 ms' });
     }
+  });
+
+  it('bounds the whole run: against a host that accepts and never answers, it ends by the one deadline', async () => {
+    const { token } = await authorityWithHistory();
+    const { url, connections, open } = await silentHost();
+    const started = performance.now();
+    const report = await checkServer(url, { token, timeoutMs: 1500 });
+    const elapsed = performance.now() - started;
+    expect(report.cases.length).toBe(12);
+    expect(report.cases.every((row) => row.detail === 'no complete answer within 1500 ms' && row.status === undefined)).toBe(true);
+    // All at once: every case had its connection before the deadline (one after another, a single one would).
+    expect(connections()).toBe(12);
+    // One deadline for the run, not one per case (that would be 18 s): a bound far from both, so never a race.
+    expect(elapsed).toBeLessThan(12_000);
+    await until(() => open() === 0);
   });
 
   it('reports an unreachable server as failed cases', async () => {
@@ -343,6 +401,11 @@ describe('checkServer options', () => {
     await expect(checkServer(url, { token: 't', healthPath: '/he alth' })).rejects.toThrow(/`healthPath`/);
     await expect(checkServer(url, { token: 't', timeoutMs: 0 })).rejects.toThrow(/`timeoutMs`/);
     await expect(checkServer(url, { token: 't', timeoutMs: 1.5 })).rejects.toThrow(/`timeoutMs`/);
+    // Node's timers overflow past 2^31 - 1 ms and would fire at once, with a warning.
+    await expect(checkServer(url, { token: 't', timeoutMs: 600_001 })).rejects.toThrow(
+      'checkServer: `timeoutMs` must be a whole number of milliseconds from 1 to 600000.',
+    );
+    await expect(checkServer(url, { token: 't', timeoutMs: 3_000_000_000 })).rejects.toThrow(/`timeoutMs`/);
     expect(requests).toEqual([]);
   });
 

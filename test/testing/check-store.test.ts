@@ -177,7 +177,7 @@ describe('broken stores fail the clause they break', () => {
     expect(failed(forgot)).toEqual(CLAUSES.slice(2));
     expect(detailOf(forgot, 'save() then load() returns a random 32-byte key exactly')).toBe('load() returned nothing after save()');
 
-    const stale = new MemorySecretStore({ id: 'old', key: new Uint8Array(32).fill(7), createdAt: new Date() });
+    const stale = new MemorySecretStore({ id: 'old', key: new Uint8Array(32).map((_, i) => 7 + i), createdAt: new Date() });
     expect(failed(await checkSecretStore(() => stale))).toEqual(['load() is undefined while nothing is stored']);
   });
 

@@ -1,2 +1,2 @@
-// launcher-auth/keyring: KeyringSecretStore.
-export {};
+// launcher-auth/keyring: the secret in the OS keychain (needs the optional peer dependency @napi-rs/keyring).
+export { KeyringSecretStore, type KeyringSecretStoreOptions } from './store.js';

@@ -1,0 +1,15 @@
+// Pages of one web origin and one browser extension may call the API from a browser, with the token.
+import { createServer } from 'node:http';
+import { FileSecretStore, TokenAuthority } from 'launcher-auth';
+import { withAuth } from 'launcher-auth/node';
+
+const authority = await TokenAuthority.open({ store: new FileSecretStore('.data/secret.json') });
+
+const handler = withAuth(authority, (req, res) => res.end(`hello, key ${req.auth.keyId}`), {
+  health: (_req, res) => res.end('ok'),
+  cors: {
+    origins: ['http://127.0.0.1:5173', 'chrome-extension://abcdefghijklmnopabcdefghijklmnop'],
+    allowHeaders: ['content-type'], // besides authorization, which is always allowed
+  },
+});
+createServer(handler).listen(7878, '127.0.0.1');

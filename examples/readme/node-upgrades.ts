@@ -1,0 +1,23 @@
+// node:http with WebSockets and uploads: one handler behind withAuth (requests) and withContinueAuth
+// (`Expect: 100-continue`, refused before the upload), the WebSocket server behind withUpgradeAuth.
+import { createServer, type ServerResponse } from 'node:http';
+import { WebSocketServer } from 'ws';
+import { FileSecretStore, TokenAuthority } from 'launcher-auth';
+import { withAuth, withContinueAuth, withUpgradeAuth } from 'launcher-auth/node';
+import type { AuthenticatedRequest, HealthRequest } from 'launcher-auth/node';
+
+const authority = await TokenAuthority.open({ store: new FileSecretStore('.data/secret.json') });
+const api = (req: AuthenticatedRequest, res: ServerResponse) => res.end(`hello, key ${req.auth.keyId}`);
+const options = { health: (_req: HealthRequest, res: ServerResponse) => res.end('ok') };
+const wss = new WebSocketServer({ noServer: true });
+
+const server = createServer(withAuth(authority, api, options));
+server.on('checkContinue', withContinueAuth(authority, api, options));
+// Only WebSocket upgrades reach this handler; any other (`Upgrade: h2c`) is an ordinary request for `api`.
+server.on(
+  'upgrade',
+  withUpgradeAuth(authority, (req, socket, head) => wss.handleUpgrade(req, socket, head, (ws) => ws.send('hi')), {
+    protocols: ['websocket'],
+  }),
+);
+server.listen(7878, '127.0.0.1');

@@ -1,0 +1,184 @@
+// The StoreLink that TokenAuthority hands to a store's watch(): a bound on how long tokens are trusted without the
+// store's word (for stores that coordinate instances), the current key id, and reloads a store can wait for.
+import { createHash } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import {
+  TokenAuthority,
+  isLauncherAuthError,
+  type SecretRecord,
+  type SecretStore,
+  type StoreLink,
+  type TokenAuthorityOptions,
+} from 'launcher-auth';
+
+const SUSPENDED = { ok: false, reason: 'suspended' } as const;
+const INVALID = { ok: false, reason: 'invalid' } as const;
+const keyOf = (id: string): Uint8Array => new Uint8Array(createHash('sha256').update(`launcher-auth link ${id}`).digest());
+const recordOf = (id: string): SecretRecord => ({ id, key: keyOf(id), createdAt: new Date('2025-06-07T08:09:10.000Z') });
+
+/** A store that hands its link and change callback to the test, and whose record the test can replace. */
+class LinkedStore implements SecretStore {
+  #record: SecretRecord;
+  link: StoreLink | undefined;
+  onChange: (() => Promise<void>) | undefined;
+  unwatched = 0;
+  constructor(record: SecretRecord, readonly setUp?: (link: StoreLink) => Promise<void> | void) {
+    this.#record = record;
+  }
+  async load(): Promise<SecretRecord> {
+    return { ...this.#record, key: new Uint8Array(this.#record.key) };
+  }
+  async save(record: SecretRecord): Promise<void> {
+    this.#record = { ...record, key: new Uint8Array(record.key) };
+  }
+  async watch(onChange: () => Promise<void>, link: StoreLink): Promise<() => void> {
+    this.onChange = onChange;
+    this.link = link;
+    await this.setUp?.(link);
+    return () => void this.unwatched++;
+  }
+  replace(record: SecretRecord): void {
+    this.#record = record;
+  }
+}
+
+async function opened(options: TokenAuthorityOptions): Promise<TokenAuthority> {
+  const authority = await TokenAuthority.open(options);
+  onTestFinished(() => authority.close());
+  return authority;
+}
+
+/** What verify() and authenticate() answer for `token`. */
+async function answers(authority: TokenAuthority, token: string): Promise<unknown[]> {
+  return [await authority.verify(token), await authority.authenticate(`Bearer ${token}`)];
+}
+
+describe('StoreLink.trustUntil', () => {
+  it('unbounded by default; a deadline in the past refuses every token as suspended; a later one trusts again', async () => {
+    const store = new LinkedStore(recordOf('bound'));
+    const authority = await opened({ store });
+    const link = store.link as StoreLink;
+    const token = authority.issue();
+    for (const result of await answers(authority, token)) expect(result).toMatchObject({ ok: true, keyId: 'bound' });
+
+    link.trustUntil(performance.now() - 1);
+    for (const result of await answers(authority, token)) expect(result).toEqual(SUSPENDED);
+
+    link.trustUntil(performance.now() + 60_000);
+    for (const result of await answers(authority, token)) expect(result).toMatchObject({ ok: true, keyId: 'bound' });
+
+    link.trustUntil(Infinity);
+    for (const result of await answers(authority, token)) expect(result).toMatchObject({ ok: true, keyId: 'bound' });
+  });
+
+  it('the bound is read from the monotonic clock on every request: once it has passed, the next request is refused', async () => {
+    const store = new LinkedStore(recordOf('clock'));
+    const authority = await opened({ store });
+    const token = authority.issue();
+    const deadline = performance.now() + 20;
+    (store.link as StoreLink).trustUntil(deadline);
+    // No timer of the authority's is involved: the check itself compares the clock with the deadline.
+    while (performance.now() <= deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+    for (const result of await answers(authority, token)) expect(result).toEqual(SUSPENDED);
+  });
+
+  it('a JWT signed with the current key is refused while suspended too (the jose path)', async () => {
+    const { SignJWT } = await import('jose');
+    const store = new LinkedStore(recordOf('jose'));
+    const authority = await opened({ store });
+    const other = await new SignJWT({ sub: 'x' }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).sign(keyOf('jose'));
+    expect(await authority.verify(other)).toMatchObject({ ok: true });
+    (store.link as StoreLink).trustUntil(0);
+    expect(await authority.verify(other)).toEqual(SUSPENDED);
+  });
+
+  it('a store that sets the bound before watch() resolves: open() returns an authority that already honours it', async () => {
+    const store = new LinkedStore(recordOf('early'), (link) => link.trustUntil(-Infinity));
+    const authority = await opened({ store });
+    expect(await authority.verify(authority.issue())).toEqual(SUSPENDED);
+  });
+
+  it('close() wins over any bound: refused as invalid, and a later trustUntil() changes nothing', async () => {
+    const store = new LinkedStore(recordOf('closed'));
+    const authority = await TokenAuthority.open({ store });
+    const token = authority.issue();
+    await authority.close();
+    (store.link as StoreLink).trustUntil(Infinity);
+    expect(await authority.verify(token)).toEqual(INVALID);
+    expect(store.unwatched).toBe(1);
+  });
+
+  it('a deadline that is not a number is a TypeError for the store', async () => {
+    const store = new LinkedStore(recordOf('typed'));
+    await opened({ store });
+    expect(() => (store.link as StoreLink).trustUntil(Number.NaN)).toThrow(TypeError);
+    expect(() => (store.link as StoreLink).trustUntil('1' as unknown as number)).toThrow(TypeError);
+  });
+});
+
+describe('StoreLink.keyId and onChange()', () => {
+  it('onChange() settles once the reload it asked for is done; keyId then names the adopted key', async () => {
+    const store = new LinkedStore(recordOf('first'));
+    const authority = await opened({ store });
+    const link = store.link as StoreLink;
+    expect(link.keyId).toBe('first');
+    store.replace(recordOf('second'));
+    await (store.onChange as () => Promise<void>)();
+    expect(link.keyId).toBe('second');
+    expect(authority.keyId).toBe('second');
+    // Reports that come while a reload is still queued join it.
+    store.replace(recordOf('third'));
+    const a = (store.onChange as () => Promise<void>)();
+    const b = (store.onChange as () => Promise<void>)();
+    expect(a).toBe(b);
+    await a;
+    expect(link.keyId).toBe('third');
+  });
+
+  it('a reload that fails still settles onChange() (it never rejects) and keeps the key', async () => {
+    const store = new LinkedStore(recordOf('steady'));
+    const errors: Error[] = [];
+    await opened({ store, onStoreError: (error) => void errors.push(error) });
+    store.replace({ ...recordOf('zeroed'), key: new Uint8Array(32) });
+    await expect((store.onChange as () => Promise<void>)()).resolves.toBeUndefined();
+    expect((store.link as StoreLink).keyId).toBe('steady');
+    expect(errors).toHaveLength(1);
+    expect(isLauncherAuthError(errors[0], 'ERR_INVALID_RECORD')).toBe(true);
+  });
+});
+
+describe('an asynchronous watch()', () => {
+  it('open() waits for it, and fails with its error when it rejects', async () => {
+    const failure = new Error('the coordination server cannot be reached');
+    const store = new LinkedStore(recordOf('down'), async () => {
+      throw failure;
+    });
+    await expect(TokenAuthority.open({ store })).rejects.toBe(failure);
+  });
+
+  it('a watch() whose promise resolves to something other than a function: TypeError', async () => {
+    const store = {
+      load: async () => recordOf('odd'),
+      save: async () => undefined,
+      watch: async () => 'not a function',
+    } as unknown as SecretStore;
+    await expect(TokenAuthority.open({ store })).rejects.toThrow(/`store\.watch` must return an unsubscribe function/);
+  });
+});
+
+describe('keys anyone can guess', () => {
+  it.each([
+    ['all zero', new Uint8Array(32)],
+    ['all 0xff', new Uint8Array(32).fill(0xff)],
+    ['64 bytes of one value', new Uint8Array(64).fill(0x41)],
+  ])('open() refuses a key whose bytes are %s with ERR_INVALID_RECORD', async (_, key) => {
+    const store = new LinkedStore({ ...recordOf('guessable'), key });
+    const error = await TokenAuthority.open({ store }).then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    expect(isLauncherAuthError(error, 'ERR_INVALID_RECORD')).toBe(true);
+    expect((error as Error).message).toMatch(/same value/);
+  });
+});

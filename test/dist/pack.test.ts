@@ -1,0 +1,74 @@
+// What `npm publish` would ship: `npm pack --dry-run --json` after `npm run build`, compared with the intended
+// list. Scripts are skipped so that the listing never rebuilds dist/ under the other dist tests.
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+interface Manifest {
+  bin: Record<string, string>;
+  exports: Record<string, string | Record<string, Record<string, string>>>;
+  license: string;
+  repository: { type: string; url: string };
+  homepage: string;
+  bugs: { url: string };
+  keywords: string[];
+  scripts: Record<string, string>;
+}
+
+let files: string[] = [];
+let manifest: Manifest;
+
+beforeAll(async () => {
+  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+  const { stdout } = await promisify(execFile)(npm, ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+    cwd: ROOT,
+    maxBuffer: 16 * 1024 * 1024,
+    shell: process.platform === 'win32',
+  });
+  const [packed] = JSON.parse(stdout) as Array<{ files: Array<{ path: string }> }>;
+  files = (packed?.files ?? []).map((file) => file.path).sort();
+  manifest = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as Manifest;
+});
+
+describe('npm pack', () => {
+  it('ships exactly dist/, README.md, CHANGELOG.md, LICENSE and package.json', () => {
+    const outsideDist = files.filter((path) => !path.startsWith('dist/'));
+    expect(outsideDist).toEqual(['CHANGELOG.md', 'LICENSE', 'README.md', 'package.json']);
+  });
+
+  it('ships only built code and declarations from dist/: no source maps, sources, tests or data', () => {
+    const inDist = files.filter((path) => path.startsWith('dist/'));
+    expect(inDist.length).toBeGreaterThan(0);
+    expect(inDist.filter((path) => !/^dist\/(?:bin\/)?[\w.-]+\.(?:js|cjs|d\.ts|d\.cts)$/.test(path))).toEqual([]);
+    expect(files.filter((path) => /(?:^|\/)(?:src|test|examples|bench|\.data|\.ci)\/|\.map$|\.tgz$|secret/i.test(path))).toEqual([]);
+  });
+
+  it('ships every file that `exports` and `bin` point to', () => {
+    const targets = [
+      ...Object.values(manifest.bin),
+      ...Object.values(manifest.exports).flatMap((entry) =>
+        typeof entry === 'string' ? [entry] : Object.values(entry).flatMap((conditions) => Object.values(conditions)),
+      ),
+    ].map((target) => target.replace(/^\.\//, ''));
+    expect(targets.filter((target) => !files.includes(target))).toEqual([]);
+  });
+
+  it('names its license, repository, homepage, bug tracker and keywords', async () => {
+    expect(manifest.license).toBe('MIT');
+    expect(await readFile(new URL('../../LICENSE', import.meta.url), 'utf8')).toMatch(
+      /^MIT License\n\nCopyright \(c\) \d{4} launcher-auth contributors\n/,
+    );
+    expect(manifest.repository).toEqual({ type: 'git', url: 'git+https://github.com/launcher-auth/launcher-auth.git' });
+    expect(manifest.homepage).toBe('https://github.com/launcher-auth/launcher-auth#readme');
+    expect(manifest.bugs).toEqual({ url: 'https://github.com/launcher-auth/launcher-auth/issues' });
+    expect(manifest.keywords).toEqual(expect.arrayContaining(['jwt', 'bearer', 'launcher']));
+  });
+
+  it('builds on `npm ci` in a clone (prepare), so that the bin exists before any publish', () => {
+    expect(manifest.scripts.prepare).toBe('npm run build');
+  });
+});
