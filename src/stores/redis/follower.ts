@@ -63,7 +63,8 @@ export class Follower {
     clearInterval(this.#timer);
     this.#subscriber?.destroy();
     this.#subscriber = undefined;
-    this.#options.leave().catch(() => undefined);
+    // After a renewal in flight, which would otherwise put the entry back with a live lease for a rotation to wait on.
+    void (this.#running ?? Promise.resolve()).then(() => this.#options.leave()).catch(() => undefined);
   }
 
   /** One renewal, or a reload and then a renewal after a rotation; concurrent wake-ups share one run. */
