@@ -6,6 +6,8 @@ import { answered, type RedisSubscriberLike } from './client.js';
 
 /** How many reload-and-confirm rounds one wake-up makes before leaving it to the next renewal. */
 const ROUNDS = 3;
+/** The pause before more rounds, when {@link ROUNDS} were not enough, in milliseconds. */
+const RETRY_PAUSE = 20;
 
 export interface FollowerOptions {
   readonly leaseMs: number;
@@ -73,8 +75,11 @@ export class Follower {
     if (this.#running !== undefined) return this.#running;
     const run = this.#rounds().then((settled) => {
       this.#running = undefined;
-      // A report that came as the last round ended; after rounds that stayed stale, the next renewal retries.
-      if (settled && this.#reloadWanted && !this.#stopped) void this.#wake(false);
+      if (!this.#reloadWanted || this.#stopped) return;
+      // A report that came as the last round ended: at once. After rounds that all wanted another reload (rotations
+      // in quick succession, or a reload that keeps failing): again shortly, at a bounded rate.
+      if (settled) void this.#wake(false);
+      else setTimeout(() => void this.#wake(false), RETRY_PAUSE).unref();
     });
     this.#running = run;
     return run;

@@ -236,6 +236,8 @@ export class RedisSecretStore implements SecretStore {
    */
   async #acknowledged(generation: number, sentAt: number): Promise<void> {
     const bound = sentAt + this.#leaseMs + this.#driftMargin;
+    // Acknowledgements usually come within a millisecond or two: poll at 1, 2, 4 ms, then every ackPollInterval.
+    let pause = 1;
     for (let left = bound - performance.now(); left > 0; left = bound - performance.now()) {
       try {
         const waiting = await answered(
@@ -248,7 +250,8 @@ export class RedisSecretStore implements SecretStore {
       } catch {
         // Redis did not answer: the bound above still holds.
       }
-      await sleep(Math.max(1, Math.min(this.#ackPollInterval, Math.ceil(bound - performance.now()))));
+      await sleep(Math.max(1, Math.min(pause, this.#ackPollInterval, Math.ceil(bound - performance.now()))));
+      pause *= 2;
     }
   }
 
