@@ -51,8 +51,8 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore across instance pro
       let resolved = false;
       let stop = false;
       const stream = async (instance: Instance): Promise<void> => {
-        // Bounded: stops a few requests after the rotation resolved, or after 2,000 requests.
-        for (let sent = 0, after = 0; sent < 2_000 && after < 5 && !stop; sent += 1) {
+        // Bounded: stops 5 requests after the rotation resolved, or after 20,000 requests in all.
+        for (let sent = 0, after = 0; sent < 20_000 && after < 5 && !stop; sent += 1) {
           const resolvedBefore = resolved;
           const status = await statusWith(instance.port, old);
           if (resolvedBefore) {
