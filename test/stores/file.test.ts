@@ -1,7 +1,7 @@
 // FileSecretStore on a real file system: format, modes, damaged files, crashes mid-save, changes made by
 // another process, and failing saves. Every test works in its own temporary directory.
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { constants } from 'node:fs';
+import { constants, readdirSync } from 'node:fs';
 import { chmod, chown, lstat, mkdir, mkdtemp, open, readFile, readdir, readlink, rename, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -16,9 +16,10 @@ import {
   isLauncherAuthError,
   type LauncherAuthErrorCode,
   type SecretRecord,
+  type SecretStore,
 } from 'launcher-auth';
 import { fixtureKey, fixtureRecord, sameRecord } from './fixtures/records.js';
-import { authErrorOf as rejectionOf, until } from '../support/async.js';
+import { authErrorOf as rejectionOf, rejectionOf as anyRejectionOf, until } from '../support/async.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url));
@@ -839,6 +840,95 @@ describe.runIf(POSIX)('FileSecretStore: leftovers of crashed saves', () => {
     expect((await readdir(dir)).sort()).toEqual([stale, live, 'secret.json'].sort());
     await store.save(fixtureRecord('second'));
     expect((await readdir(dir)).sort()).toEqual([live, 'secret.json'].sort());
+  });
+});
+
+describe('FileSecretStore: save() with a signal', () => {
+  it('an aborted signal: rejects with its reason before writing anything, the file unchanged', async () => {
+    const dir = await tempDir();
+    const path = join(dir, 'secret.json');
+    await new FileSecretStore(path).save(fixtureRecord('unchanged'));
+    const before = await snapshot(path);
+    const controller = new AbortController();
+    const reason = new Error('given up');
+    controller.abort(reason);
+    const outcome = await anyRejectionOf(new FileSecretStore(path).save(fixtureRecord('aborted'), { signal: controller.signal }));
+    expect(outcome).toBe(reason);
+    expectUntouched(await snapshot(path), before);
+    expect(await readdir(dir)).toEqual(['secret.json']);
+  });
+
+  it('a signal aborted while the temporary file is written: no rename, the temporary file removed', async () => {
+    const dir = await tempDir();
+    const path = join(dir, 'secret.json');
+    await new FileSecretStore(path).save(fixtureRecord('unchanged-2'));
+    const before = await snapshot(path);
+    // A real signal that reads as aborted from the moment a temporary file exists: the abort lands between the
+    // write and the rename, at the last moment a save can still be given up on.
+    const reason = new Error('given up mid-save');
+    const signal = new AbortController().signal;
+    let sawTemporary = false;
+    Object.defineProperties(signal, {
+      aborted: {
+        get: () => {
+          sawTemporary ||= readdirSync(dir).some((name) => TEMP_NAME.test(name));
+          return sawTemporary;
+        },
+      },
+      reason: { get: () => (sawTemporary ? reason : undefined) },
+    });
+    const outcome = await anyRejectionOf(new FileSecretStore(path).save(fixtureRecord('mid-save'), { signal }));
+    expect(outcome).toBe(reason);
+    expect(sawTemporary).toBe(true);
+    expectUntouched(await snapshot(path), before);
+    expect(await readdir(dir)).toEqual(['secret.json']);
+  });
+
+  it('a save that outlives saveTimeout lands late without effect, and a later rotate() token stays valid', async () => {
+    const dir = await tempDir();
+    const path = join(dir, 'secret.json');
+    await new FileSecretStore(path).save(fixtureRecord('before-slow'));
+    const inner = new FileSecretStore(path);
+    const late: Promise<unknown>[] = [];
+    let slowNext = true;
+    /** The file store, with its first save held back well past the authority's saveTimeout. */
+    const store: SecretStore = {
+      load: () => inner.load(),
+      watch: (onChange) => inner.watch(() => void onChange()),
+      save: (record, options) => {
+        if (!slowNext) return inner.save(record, options);
+        slowNext = false;
+        const saving = new Promise((resolve) => setTimeout(resolve, 300)).then(() => inner.save(record, options));
+        late.push(saving.then(() => 'saved', (error: unknown) => error));
+        return saving;
+      },
+    };
+    const errors: Error[] = [];
+    const authority = await TokenAuthority.open({ store, saveTimeout: 50, onStoreError: (error) => void errors.push(error) });
+    onTestFinished(() => authority.close());
+    const t0 = authority.issue();
+
+    const timedOut = await rejectionOf(authority.rotate());
+    expect(timedOut.code).toBe('ERR_SAVE_FAILED');
+    expect(timedOut.message).toMatch(/timed out/);
+    const t1 = await authority.rotate();
+    const keyId = authority.keyId;
+    expect(keyId).not.toBe('before-slow');
+
+    // The late save was handed an aborted signal: it rejected with the authority's reason and wrote nothing.
+    expect(late).toHaveLength(1);
+    const outcome = await late[0];
+    expect(isLauncherAuthError(outcome, 'ERR_SAVE_FAILED')).toBe(true);
+    // Whatever the authority does about it once it settled (a reload in its queue) has run by the next rotation's
+    // turn; wait for the file to be quiet, then check.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect((await new FileSecretStore(path).load())?.id).toBe(keyId);
+    expect(authority.keyId).toBe(keyId);
+    expect(authority.issue() === t1).toBe(true);
+    expect(await authority.verify(t1)).toMatchObject({ ok: true, keyId });
+    expect(await authority.verify(t0)).toEqual({ ok: false, reason: 'rotated' });
+    expect(errors).toEqual([]);
+    expect(await readdir(dir)).toEqual(['secret.json']);
   });
 });
 
