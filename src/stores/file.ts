@@ -96,11 +96,15 @@ function processGone(pid: number): boolean {
 /**
  * Keeps the secret in a JSON file: `{"version":1,"id":…,"key":<base64url>,"createdAt":<ISO 8601>}`.
  *
- * - The file is created with mode 0600 (a missing directory with 0700) and refused on POSIX when group or
- *   others may read or write it.
+ * - The file is created with mode 0600 (a missing directory with 0700). On POSIX, every load and save refuses
+ *   with `ERR_STORE_PERMISSIONS`, as OpenSSH's StrictModes: a file open to group or others or owned by another
+ *   user, a symbolic link at the path, and folders that another user owns or may write (see `#checkedFolder`).
  * - `save()` writes a temporary file in the same directory, fsyncs it, renames it over the old one and fsyncs
- *   the directory: a crash at any instant leaves the old secret or the new one, whole.
- * - A damaged file makes `load()` reject with a `LauncherAuthError` naming the path and the problem; the file
+ *   the directory: a crash at any instant leaves the old secret or the new one, whole. Its `signal`, aborted
+ *   before the rename, leaves the old one. Temporary files that crashes left are removed at the first load and
+ *   after each save.
+ * - A damaged file makes `load()` reject with `ERR_STORE_CORRUPT` (`ERR_INVALID_RECORD` for a well-formed record
+ *   that is not a usable secret: a short or guessable key, a bad id) naming the path and the problem; the file
  *   is never rewritten by a load. A missing file is "nothing stored yet".
  * - `watch()` reports a replacement by another process (a second launcher, the CLI).
  */
@@ -357,16 +361,21 @@ export class FileSecretStore implements SecretStore {
     }
   }
 
-  #corrupt(problem: string): LauncherAuthError {
+  #corrupt(problem: string, code: 'ERR_STORE_CORRUPT' | 'ERR_INVALID_RECORD' = 'ERR_STORE_CORRUPT'): LauncherAuthError {
     return new LauncherAuthError(
-      'ERR_STORE_CORRUPT',
+      code,
       `The secret file ${this.path} is unusable: ${problem}. It was left untouched; restore it from a backup, ` +
         'or move it away to generate a new secret (every token issued so far will stop working).',
     );
   }
 
   #parse(text: string): SecretRecord {
-    return parseRecord(text, (problem) => this.#corrupt(problem));
+    return parseRecord(
+      text,
+      (problem) => this.#corrupt(problem),
+      // The code core's copyRecord gives such a record from any store: well-formed, but not a usable secret.
+      (problem) => this.#corrupt(problem, 'ERR_INVALID_RECORD'),
+    );
   }
 }
 

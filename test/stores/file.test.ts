@@ -641,8 +641,6 @@ describe('FileSecretStore: damaged files', () => {
     ['a key with a blank in it', fileText({ ...valid, key: `${KEY.slice(0, 20)} ${KEY.slice(20)}` }), NOT_B64],
     ['a padded key', fileText({ ...valid, key: `${KEY}=` }), NOT_B64],
     ['a key with non-canonical trailing bits', fileText({ ...valid, key: nonCanonicalKey }), NOT_B64],
-    ['a key of 31 bytes', fileText({ ...valid, key: key31 }), /the key is 31 bytes/],
-    ['an empty key', fileText({ ...valid, key: '' }), /the key is 0 bytes/],
     ['no createdAt', fileText({ ...valid, createdAt: undefined }), NOT_ISO],
     ['createdAt as a number', fileText({ ...valid, createdAt: base.createdAt.getTime() }), NOT_ISO],
     ['createdAt "yesterday"', fileText({ ...valid, createdAt: 'yesterday' }), NOT_ISO],
@@ -650,17 +648,32 @@ describe('FileSecretStore: damaged files', () => {
     ['createdAt in words', fileText({ ...valid, createdAt: 'January 2, 2020' }), NOT_ISO],
     ['createdAt on February 30', fileText({ ...valid, createdAt: '2020-02-30T00:00:00.000Z' }), NOT_ISO],
     ['createdAt without a time zone', fileText({ ...valid, createdAt: '2020-01-02T10:00:00' }), NOT_ISO],
+    ['a directory at the path', { directory: true }, /not a regular file/],
+    ['a 100 KB file', fileText({ ...valid, padding: 'x'.repeat(100 * 1024) }), /it is 1\d{5} bytes/],
+  ];
+  if (POSIX) cases.push(['a FIFO at the path', { fifo: true }, /not a regular file/]);
+  const allSame = (byte: number): string => Buffer.alloc(32, byte).toString('base64url');
+  // Well-formed files whose record no authority may use: the code core gives such a record from any store.
+  const invalid: [name: string, content: Content, problem: RegExp][] = [
+    ['a key of 31 bytes', fileText({ ...valid, key: key31 }), /the key is 31 bytes/],
+    ['an empty key', fileText({ ...valid, key: '' }), /the key is 0 bytes/],
+    ['an all-zero key', fileText({ ...valid, key: allSame(0) }), /every byte of the key has the same value/],
+    ['a key of 32 bytes 0xff', fileText({ ...valid, key: allSame(0xff) }), /every byte of the key has the same value/],
+    ['a key of 64 bytes 0x41', fileText({ ...valid, key: Buffer.alloc(64, 0x41).toString('base64url') }), /same value/],
     ['no id', fileText({ ...valid, id: undefined }), /the id is not/],
     ['an empty id', fileText({ ...valid, id: '' }), /the id is not/],
     ['an id with a blank', fileText({ ...valid, id: 'two words' }), /the id is not/],
     ['an id that is a number', fileText({ ...valid, id: 42 }), /the id is not/],
     ['an id of 129 characters', fileText({ ...valid, id: 'x'.repeat(129) }), /the id is not/],
-    ['a directory at the path', { directory: true }, /not a regular file/],
-    ['a 100 KB file', fileText({ ...valid, padding: 'x'.repeat(100 * 1024) }), /it is 1\d{5} bytes/],
   ];
-  if (POSIX) cases.push(['a FIFO at the path', { fifo: true }, /not a regular file/]);
+  const codeOf = new Map<string, LauncherAuthErrorCode>([
+    ...cases.map(([name]) => [name, 'ERR_STORE_CORRUPT'] as const),
+    ...invalid.map(([name]) => [name, 'ERR_INVALID_RECORD'] as const),
+  ]);
 
-  it.each(cases)('%s: load() and open() reject with ERR_STORE_CORRUPT, leave it untouched', async (_, content, problem) => {
+  const title = '%s: load() and open() reject with its code, naming the path, and leave it untouched';
+  it.each([...cases, ...invalid])(title, async (name, content, problem) => {
+    const code = codeOf.get(name) as LauncherAuthErrorCode;
     const dir = await tempDir();
     const path = join(dir, 'secret.json');
     if (typeof content === 'string' || Buffer.isBuffer(content)) {
@@ -671,17 +684,17 @@ describe('FileSecretStore: damaged files', () => {
       expect(spawnSync('mkfifo', ['-m', '600', path]).status).toBe(0);
     }
     const before = await snapshot(path);
-    const secrets = [KEY, nonCanonicalKey, key31];
+    const secrets = [KEY, nonCanonicalKey, key31, allSame(0), allSame(0xff)];
 
     try {
       // Bounded, so that a load stuck on a FIFO fails here instead of hanging the run.
       const error = await rejectionOf(within(new FileSecretStore(path).load(), 3_000));
-      expectStoreError(error, 'ERR_STORE_CORRUPT', path, secrets);
+      expectStoreError(error, code, path, secrets);
       expect(error.message).toMatch(problem);
       expectUntouched(await snapshot(path), before);
 
       const opened = await rejectionOf(TokenAuthority.open({ store: new FileSecretStore(path) }));
-      expectStoreError(opened, 'ERR_STORE_CORRUPT', path, secrets);
+      expectStoreError(opened, code, path, secrets);
       expect(opened.message).toMatch(problem);
       expectUntouched(await snapshot(path), before);
     } finally {
@@ -1087,6 +1100,39 @@ describe.runIf(POSIX)('FileSecretStore: watch() and changes from elsewhere', () 
     }
     expect(await authority.verify(token)).toMatchObject({ ok: true, keyId: 'damaged-later' });
     expect(await readFile(path, 'utf8')).toBe('{"version":1,');
+  });
+});
+
+describe.runIf(POSIX)('FileSecretStore: a guessable key found by a reload', () => {
+  it('an all-zero key under a running authority: never current, the key stays, onStoreError told, file left', async () => {
+    const dir = await tempDir();
+    const path = join(dir, 'secret.json');
+    await new FileSecretStore(path).save(fixtureRecord('good-key'));
+    const errors: Error[] = [];
+    const authority = await TokenAuthority.open({
+      store: new FileSecretStore(path),
+      onStoreError: (error) => void errors.push(error),
+    });
+    onTestFinished(() => authority.close());
+    const token = authority.issue();
+
+    const zero = fileText({ ...recordFields(fixtureRecord('zeroed')), key: Buffer.alloc(32).toString('base64url') });
+    const staged = join(dir, 'staged');
+    await writeFile(staged, zero, { mode: 0o600 });
+    await rename(staged, path);
+    expect(await until(() => errors.length > 0)).toBe(true);
+    for (const error of errors) {
+      expect(error).toBeInstanceOf(LauncherAuthError);
+      expectStoreError(error as LauncherAuthError, 'ERR_INVALID_RECORD', path, [keyText('good-key')]);
+      expect(error.message).toMatch(/every byte of the key has the same value/);
+    }
+    expect(authority.keyId).toBe('good-key');
+    expect(authority.issue() === token).toBe(true);
+    expect(await authority.verify(token)).toMatchObject({ ok: true, keyId: 'good-key' });
+    // Never overwritten: not by the reload, nor by the authority afterwards.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await readFile(path, 'utf8')).toBe(zero);
+    expect(await readdir(dir)).toEqual(['secret.json']);
   });
 });
 
