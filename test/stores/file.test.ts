@@ -611,6 +611,33 @@ describe.runIf(POSIX)('FileSecretStore: StrictModes (owner, links, folders)', ()
   });
 });
 
+describe.runIf(POSIX && process.platform !== 'darwin')("the README's secret-path.ts", () => {
+  /** Runs examples/readme/secret-path.ts with `env` over a clean HOME; its stdout and exit status. */
+  function runSecretPath(env: Record<string, string>): { status: number | null; out: string } {
+    const child = spawnSync(process.execPath, ['--import', 'tsx', join(REPO, 'examples/readme/secret-path.ts')], {
+      cwd: REPO,
+      env: { PATH: process.env['PATH'] ?? '', TSX_TSCONFIG_PATH: join(REPO, 'tsconfig.json'), ...env },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    return { status: child.status, out: child.stdout.trim() };
+  }
+
+  it.each([
+    ['XDG_CONFIG_HOME', (home: string) => ({ HOME: home, XDG_CONFIG_HOME: join(home, 'xdg') }), 'xdg/my-launcher'],
+    ['~/.config', (home: string) => ({ HOME: home }), '.config/my-launcher'],
+    ['~/.config (relative XDG_CONFIG_HOME)', (home: string) => ({ HOME: home, XDG_CONFIG_HOME: 'xdg' }), '.config/my-launcher'],
+  ])('%s: a secret the store accepts, 0600 in a 0700 folder', async (_, env, where) => {
+    const home = await tempDir();
+    const { status, out } = runSecretPath(env(home));
+    expect(status).toBe(0);
+    const folder = join(home, where);
+    expect(((await stat(folder)).mode & 0o7777).toString(8)).toBe('700');
+    expect(((await stat(join(folder, 'secret.json'))).mode & 0o7777).toString(8)).toBe('600');
+    expect((await new FileSecretStore(join(folder, 'secret.json')).load())?.id).toBe(out);
+  });
+});
+
 describe('FileSecretStore: damaged files', () => {
   const base = fixtureRecord('damaged');
   const KEY = keyText('damaged');
