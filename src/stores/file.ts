@@ -1,8 +1,7 @@
 // The launcher's secret on disk: one JSON file, private from its first byte, replaced atomically and durably.
 import { randomBytes } from 'node:crypto';
-import { constants, watch as watchPath, watchFile, unwatchFile, type FSWatcher } from 'node:fs';
+import { constants, watch as watchPath, watchFile, unwatchFile, type FSWatcher, type Stats } from 'node:fs';
 import { lstat, mkdir, open, readdir, realpath, rename, stat, unlink } from 'node:fs/promises';
-import type { Stats } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { LauncherAuthError } from '../core/errors.js';
 import { recordProblem } from '../core/record.js';
