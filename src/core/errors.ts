@@ -4,7 +4,11 @@
 export type LauncherAuthErrorCode =
   /** A stored secret could not be parsed: bad JSON, unknown version, bad field. */
   | 'ERR_STORE_CORRUPT'
-  /** The secret file is readable or writable by group or others. */
+  /**
+   * The secret file or a folder on its way is not private to the process's user (POSIX): a file open to group
+   * or others or owned by another user, a symbolic link at the secret path, or a folder that another user owns
+   * or may write.
+   */
   | 'ERR_STORE_PERMISSIONS'
   /** Reading or writing the store failed (I/O error, read-only directory, full disk). */
   | 'ERR_STORE_IO'

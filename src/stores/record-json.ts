@@ -43,9 +43,14 @@ export function serializeRecord(record: SecretRecord): string {
 
 /**
  * The record in `text`, or the error `corrupt(problem)` returns (thrown), where `problem` says what is wrong in
- * words that never include the key. Refuses what `recordProblem` refuses (a short or guessable key, a bad id).
+ * words that never include the key. Refuses what `recordProblem` refuses (a short or guessable key, a bad id)
+ * with the error `invalid(problem)` returns: well-formed text, but a record no authority may use.
  */
-export function parseRecord(text: string, corrupt: (problem: string) => Error): SecretRecord {
+export function parseRecord(
+  text: string,
+  corrupt: (problem: string) => Error,
+  invalid: (problem: string) => Error = corrupt,
+): SecretRecord {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -63,6 +68,6 @@ export function parseRecord(text: string, corrupt: (problem: string) => Error): 
   if (created === undefined) throw corrupt('"createdAt" is not an ISO 8601 date and time with a time zone');
   const record = { id, key: new Uint8Array(Buffer.from(key, 'base64url')), createdAt: created };
   const problem = recordProblem(record);
-  if (problem !== undefined) throw corrupt(problem);
+  if (problem !== undefined) throw invalid(problem);
   return record as SecretRecord;
 }

@@ -12,19 +12,23 @@ export function encodeRecord(record: SecretRecord, generation: number): string {
 }
 
 /**
- * The record and generation in a stored value; `ERR_STORE_CORRUPT` naming the Redis key when the value is not a
- * usable record (garbage, a short key, a key of one repeated byte). Never includes the value in the message.
+ * The record and generation in a stored value, refused as the secret file would be, naming the Redis key:
+ * `ERR_STORE_CORRUPT` for garbage, `ERR_INVALID_RECORD` for a well-formed record with a short key or a key of one
+ * repeated byte. Never includes the value in the message.
  */
 export function decodeRecord(value: unknown, key: string): { record: SecretRecord; generation: number } {
-  const corrupt = (problem: string): LauncherAuthError =>
-    new LauncherAuthError(
-      'ERR_STORE_CORRUPT',
-      `The secret in Redis key "${key}" is unusable: ${problem}. It was left untouched; restore it from a backup, ` +
-        'or delete the key to generate a new secret (every token issued so far will stop working).',
-    );
+  const refused =
+    (code: 'ERR_STORE_CORRUPT' | 'ERR_INVALID_RECORD') =>
+    (problem: string): LauncherAuthError =>
+      new LauncherAuthError(
+        code,
+        `The secret in Redis key "${key}" is unusable: ${problem}. It was left untouched; restore it from a backup, ` +
+          'or delete the key to generate a new secret (every token issued so far will stop working).',
+      );
+  const corrupt = refused('ERR_STORE_CORRUPT');
   if (typeof value !== 'string') throw corrupt('it is not a string value');
   if (value.length > MAX_VALUE_CHARS) throw corrupt(`it is ${value.length} characters, far more than a secret record holds`);
-  const record = parseRecord(value, corrupt);
+  const record = parseRecord(value, corrupt, refused('ERR_INVALID_RECORD'));
   // parseRecord has parsed it as a JSON object already.
   const { generation } = JSON.parse(value) as { generation?: unknown };
   if (typeof generation !== 'number' || !Number.isSafeInteger(generation) || generation < 1) {

@@ -91,26 +91,27 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore', () => {
     createdAt: record.createdAt.toISOString(),
     generation: 3,
   });
-  const damaged: Array<[string, string]> = [
-    ['garbage', 'not json {'],
-    ['an empty value', ''],
-    ['a JSON array', '[]'],
-    ['a short key', stored({ ...valid(fixtureRecord('short')), key: Buffer.alloc(16, 7).toString('base64url') })],
-    ['an all-same-byte key', stored({ ...valid(fixtureRecord('same')), key: Buffer.alloc(32, 0).toString('base64url') })],
-    ['no generation', stored({ ...valid(fixtureRecord('nogen')), generation: undefined })],
-    ['a negative generation', stored({ ...valid(fixtureRecord('neg')), generation: -1 })],
-    ['an unknown version', stored({ ...valid(fixtureRecord('v2')), version: 2 })],
+  // As a damaged secret file: unreadable text is corrupt; a readable record with an unusable key is invalid.
+  const damaged: Array<[string, string, 'ERR_STORE_CORRUPT' | 'ERR_INVALID_RECORD']> = [
+    ['garbage', 'not json {', 'ERR_STORE_CORRUPT'],
+    ['an empty value', '', 'ERR_STORE_CORRUPT'],
+    ['a JSON array', '[]', 'ERR_STORE_CORRUPT'],
+    ['a short key', stored({ ...valid(fixtureRecord('short')), key: Buffer.alloc(16, 7).toString('base64url') }), 'ERR_INVALID_RECORD'],
+    ['an all-same-byte key', stored({ ...valid(fixtureRecord('same')), key: Buffer.alloc(32, 0).toString('base64url') }), 'ERR_INVALID_RECORD'],
+    ['no generation', stored({ ...valid(fixtureRecord('nogen')), generation: undefined }), 'ERR_STORE_CORRUPT'],
+    ['a negative generation', stored({ ...valid(fixtureRecord('neg')), generation: -1 }), 'ERR_STORE_CORRUPT'],
+    ['an unknown version', stored({ ...valid(fixtureRecord('v2')), version: 2 }), 'ERR_STORE_CORRUPT'],
   ];
-  for (const [name, value] of damaged) {
-    it(`refuses ${name} with ERR_STORE_CORRUPT naming the key, and never overwrites it`, async () => {
+  for (const [name, value, code] of damaged) {
+    it(`refuses ${name} with ${code} naming the key, and never overwrites it`, async () => {
       const key = uniqueKey();
       await client.set(key, value);
       const store = new RedisSecretStore({ client, key, ...FAST });
       const error = await authErrorOf(store.load());
-      expect(error.code).toBe('ERR_STORE_CORRUPT');
+      expect(error.code).toBe(code);
       expect(error.message).toContain(`"${key}"`);
       expect(error.message).not.toContain(value.length > 4 ? value.slice(0, 40) : '\u0000');
-      expect((await authErrorOf(TokenAuthority.open({ store }))).code).toBe('ERR_STORE_CORRUPT');
+      expect((await authErrorOf(TokenAuthority.open({ store }))).code).toBe(code);
       expect(await client.get(key)).toBe(value);
       // A save over it is refused too: a damaged value is the operator's to repair.
       const refused = await authErrorOf(store.save(fixtureRecord('over-damaged')));
