@@ -196,7 +196,6 @@ export class RedisSecretStore implements SecretStore {
     }
     signal?.throwIfAborted();
     const expected = this.#generation;
-    const sentAt = performance.now();
     this.#savingId = record.id;
     try {
       const outcome = await this.#run(
@@ -223,7 +222,9 @@ export class RedisSecretStore implements SecretStore {
         );
       }
       this.#generation = expected + 1;
-      await this.#acknowledged(expected + 1, sentAt);
+      // Read after the answer, so after the save was carried out: the bound below is counted from a moment no
+      // earlier than the save itself, however long the command was on its way.
+      await this.#acknowledged(expected + 1, performance.now());
     } finally {
       this.#savingId = '';
     }
@@ -231,11 +232,12 @@ export class RedisSecretStore implements SecretStore {
 
   /**
    * Waits until every other live instance has acknowledged `generation` or its lease ran out. Without an answer
-   * from Redis, `leaseMs + driftMargin` after the save was sent is enough: every lease was granted before the
-   * save landed (a renewal after it is refused to any instance holding an older key), so all have run out then.
+   * from Redis, `leaseMs + driftMargin` after the save's answer came (`savedAt`) is enough: every lease of an
+   * instance holding an older key was granted before the save was carried out (a renewal after it is refused to
+   * such an instance), so each ran out, and its instance stopped trusting, before then.
    */
-  async #acknowledged(generation: number, sentAt: number): Promise<void> {
-    const bound = sentAt + this.#leaseMs + this.#driftMargin;
+  async #acknowledged(generation: number, savedAt: number): Promise<void> {
+    const bound = savedAt + this.#leaseMs + this.#driftMargin;
     // Acknowledgements usually come within a millisecond or two: poll at 1, 2, 4 ms, then every ackPollInterval.
     let pause = 1;
     for (let left = bound - performance.now(); left > 0; left = bound - performance.now()) {
