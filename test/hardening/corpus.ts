@@ -242,6 +242,9 @@ export const CORPUS: readonly CorpusCase[] = [
   { class: 'header injection', name: 'no kid, signed with the right key', source: 'RFC 7515 §4.1.4 (kid is optional)', send: { auth: bearer((k) => signed(k, { alg: 'HS256', typ: 'JWT' }, k.claims)) }, expect: 'protected', why: 'kid never chooses the key: the current key verifies it' },
   { class: 'header injection', name: 'typ JOSE, signed with the right key', source: 'RFC 8725 §3.11 (explicit typing)', send: { auth: bearer((k) => signed(k, hs256(k, { typ: 'JOSE' }), k.claims)) }, expect: 401 },
   { class: 'header injection', name: 'typ at+jwt (an access token of another protocol), signed with the right key', source: 'RFC 9068 §2.1; RFC 8725 §3.11', send: { auth: bearer((k) => signed(k, hs256(k, { typ: 'at+jwt' }), k.claims)) }, expect: 401 },
+  { class: 'header injection', name: 'typ application/at+jwt, signed with the right key', source: 'RFC 9068 §2.1; RFC 7515 §4.1.9', send: { auth: bearer((k) => signed(k, hs256(k, { typ: 'application/at+jwt' }), k.claims)) }, expect: 401 },
+  { class: 'header injection', name: 'typ jwt in lower case, signed with the right key', source: 'RFC 7515 §4.1.9 (media types are case-insensitive)', send: { auth: bearer((k) => signed(k, hs256(k, { typ: 'jwt' }), k.claims)) }, expect: 'protected', why: 'the JWT media type in another letter case, signed by the key holder' },
+  { class: 'header injection', name: 'typ application/JWT, signed with the right key', source: 'RFC 7515 §4.1.9 (the application/ prefix may be omitted, or not)', send: { auth: bearer((k) => signed(k, hs256(k, { typ: 'application/JWT' }), k.claims)) }, expect: 'protected', why: 'the full media type name, signed by the key holder' },
 
   // crit and b64 (RFC 7515 §4.1.11, RFC 7797)
   { class: 'crit and b64', name: 'crit ["exp"], signed with the right key', source: 'RFC 7515 §4.1.11', send: { auth: bearer((k) => signed(k, hs256(k, { crit: ['exp'] }), k.claims)) }, expect: 401 },
@@ -274,6 +277,9 @@ export const CORPUS: readonly CorpusCase[] = [
   { class: 'claims', name: 'nbf a string, signed with the right key', source: 'RFC 7519 §4.1.5 (NumericDate)', send: { auth: bearer((k) => signed(k, hs256(k), { ...k.claims, nbf: '0' })) }, expect: 401 },
   { class: 'claims', name: 'nbf a minute ago, signed with the right key', source: 'RFC 7519 §4.1.5', send: { auth: bearer((k) => signed(k, hs256(k), { ...k.claims, nbf: now() - 60 })) }, expect: 'protected', why: 'already valid, and signed by the key holder' },
   { class: 'claims', name: 'iat a string, signed with the right key', source: 'RFC 7519 §4.1.6 (NumericDate)', send: { auth: bearer((k) => signed(k, hs256(k), { ...k.claims, iat: 'yesterday' })) }, expect: 401 },
+  { class: 'claims', name: 'aud naming another service, signed with the right key', source: 'RFC 7519 §4.1.3 (a recipient not in aud MUST reject)', send: { auth: bearer((k) => signed(k, hs256(k), { ...k.claims, aud: 'another-service' })) }, expect: 401 },
+  { class: 'claims', name: 'aud as a list, signed with the right key', source: 'RFC 7519 §4.1.3', send: { auth: bearer((k) => signed(k, hs256(k), { ...k.claims, aud: ['a', 'b'] })) }, expect: 401 },
+  { class: 'claims', name: 'aud empty, signed with the right key', source: 'RFC 7519 §4.1.3', send: { auth: bearer((k) => signed(k, hs256(k), { ...k.claims, aud: '' })) }, expect: 401 },
   { class: 'claims', name: 'exp in an hour, signed with another key', source: 'RFC 7519 §7.2', send: { auth: bearer((k) => signed(k, hs256(k), { ...k.claims, exp: now() + 3600 }, attackerKey)) }, expect: 401 },
   { class: 'claims', name: 'the claims of the previous token under the current header, signed with another key', source: 'RFC 7519 §7.2', send: { auth: bearer((k) => `${parts(k.tokens.current)[0]}.${parts(k.tokens.previous)[1]}.${parts(k.tokens.previous)[2]}`) }, expect: 401 },
 
