@@ -10,4 +10,5 @@ await client.connect();
 // Every instance: the same key; rotate() on any of them revokes the old token on all of them.
 const authority = await TokenAuthority.open({ store: new RedisSecretStore({ client, key: 'launcher-auth:secret' }) });
 const api = (_request: unknown, response: { end(text: string): void }) => response.end('ok');
-createServer(withAuth(authority, api)).listen(7801, '0.0.0.0');
+// Reached by the load balancer, so not loopback only: put TLS in front (the token is a bearer credential).
+createServer(withAuth(authority, api)).listen(7878, '0.0.0.0');
