@@ -5,7 +5,7 @@ import type { IncomingMessage } from 'node:http';
 import { Server as NetServer } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { TLSSocket } from 'node:tls';
-import { authorizationFromRawHeaders } from '../core/bearer.js';
+import { HTTP_TOKEN, authorizationFromRawHeaders } from '../core/bearer.js';
 import {
   assertAuthority,
   decide,
@@ -33,7 +33,6 @@ export interface UpgradeAuthOptions extends AuthOptions {
 /** How long a refused upgrade's socket may stay open when its 401 cannot be flushed: a client that never reads. */
 export const REFUSED_UPGRADE_LINGER_MS = 1_000;
 
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const DEFAULT_PROTOCOLS: readonly string[] = ['websocket'];
 
 function destroyOnError(this: Duplex): void {
@@ -42,7 +41,7 @@ function destroyOnError(this: Duplex): void {
 
 function resolveProtocols(options: UpgradeAuthOptions | undefined): ReadonlySet<string> {
   const protocols = options?.protocols ?? DEFAULT_PROTOCOLS;
-  if (!Array.isArray(protocols) || protocols.length === 0 || !protocols.every((p) => typeof p === 'string' && TOKEN.test(p))) {
+  if (!Array.isArray(protocols) || protocols.length === 0 || !protocols.every((p) => typeof p === 'string' && HTTP_TOKEN.test(p))) {
     throw new TypeError('withUpgradeAuth: `protocols` must be a non-empty array of protocol names such as "websocket".');
   }
   return new Set(protocols.map((p: string) => p.toLowerCase()));

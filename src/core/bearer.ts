@@ -4,6 +4,9 @@ import type { RejectReason } from './types.js';
 /** Longest token accepted, checked before any decoding. */
 export const MAX_TOKEN_LENGTH = 4096;
 
+/** An HTTP `token` (RFC 9110 §5.6.2): what a header name, a method or a protocol name is made of. */
+export const HTTP_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
 // "Bearer" + at most this many spaces + the longest token: anything longer is refused without a scan.
 const MAX_SPACES = 64;
 const MAX_VALUE_LENGTH = 6 + MAX_SPACES + MAX_TOKEN_LENGTH;

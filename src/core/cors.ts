@@ -1,5 +1,6 @@
 // Cross-origin access for browser clients (a web page or an extension on another origin): which requests are
 // preflights, which origins may call, and the exact headers of every answer, built once per options.
+import { HTTP_TOKEN } from './bearer.js';
 
 /** The `cors` option of every adapter. Without it no CORS header is ever sent and a preflight is refused. */
 export interface CorsOptions {
@@ -49,14 +50,13 @@ export interface ResolvedCors {
   readonly refusedPreflight: CorsOutcome;
 }
 
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 // scheme "://" host [":" port]: a browser's serialization of a tuple origin, lower case, nothing after it.
 const ORIGIN = /^[a-z][a-z0-9+.-]*:\/\/(?:[a-z0-9-]+(?:\.[a-z0-9-]+)*|\[[0-9a-f:.]+\])(?::[0-9]{1,5})?$/;
 const DEFAULT_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 function tokenList(value: unknown, name: string, where: string): readonly string[] | undefined {
   if (value === undefined) return undefined;
-  if (!Array.isArray(value) || !value.every((item) => typeof item === 'string' && TOKEN.test(item))) {
+  if (!Array.isArray(value) || !value.every((item) => typeof item === 'string' && HTTP_TOKEN.test(item))) {
     throw new TypeError(`${where}: \`cors.${name}\` must be an array of header-token strings when set.`);
   }
   return value as readonly string[];

@@ -412,14 +412,19 @@ export class TokenAuthority {
     if (parts === 'malformed') return REJECTED.malformed;
     if (!signatureMatches(token, parts.payloadEnd, state.hmacKey)) {
       // A recently rotated-away token of another length than the current one (ids of other lengths) is named too.
-      return this.#retired.some((retired) => retired.length === token.length) &&
-        this.#isRetired(Buffer.from(token, 'latin1'))
-        ? REJECTED.rotated
-        : REJECTED.invalid;
+      return this.#isRetiredText(token) ? REJECTED.rotated : REJECTED.invalid;
     }
     const problem = checkStructure(token, parts.headerEnd, parts.payloadEnd);
     if (problem !== undefined) return REJECTED[problem];
     return this.#verifyWithJose(token, state);
+  }
+
+  /** {@link #isRetired} for a token text, which is turned into bytes only when a kept token has its length. */
+  #isRetiredText(token: string): boolean {
+    for (const retired of this.#retired) {
+      if (retired.length === token.length) return this.#isRetired(Buffer.from(token, 'latin1'));
+    }
+    return false;
   }
 
   /** Whether `bytes` are one of the recently rotated-away tokens; every kept token of that length is compared. */
