@@ -8,6 +8,7 @@ import {
   decide,
   decideCors,
   resolveAuthOptions,
+  unauthorizedHeaderList,
   type AuthOptions,
   type Decision,
 } from '../core/gate.js';
@@ -74,7 +75,7 @@ export function expressAuth(authority: TokenAuthority, options?: AuthOptions): R
   const apply = (req: Request, res: Response, next: NextFunction, decision: Decision, cors: Cors): void => {
     if (decision === undefined) {
       // Written on the raw response: Express's helpers would add a body or a Content-Type.
-      res.writeHead(UNAUTHORIZED_STATUS, cors?.unauthorized ?? resolved.unauthorizedHeaderList);
+      res.writeHead(UNAUTHORIZED_STATUS, unauthorizedHeaderList(resolved, cors));
       res.end();
       return;
     }

@@ -10,6 +10,7 @@ import {
   decideCors,
   isHealthRequest,
   resolveAuthOptions,
+  unauthorizedHeaderList,
   type AuthOptions,
   type Decision,
 } from '../core/gate.js';
@@ -107,7 +108,7 @@ const plugin: FastifyPluginAsync<FastifyAuthOptions> = async (fastify, options) 
     cors: CorsOutcome | undefined,
   ): void => {
     if (decision === undefined) {
-      return answer(reply, UNAUTHORIZED_STATUS, cors?.unauthorized ?? resolved.unauthorizedHeaderList);
+      return answer(reply, UNAUTHORIZED_STATUS, unauthorizedHeaderList(resolved, cors));
     }
     const pass = cors?.pass ?? [];
     for (let i = 0; i < pass.length; i += 2) reply.header(pass[i] as string, pass[i + 1]);

@@ -10,6 +10,7 @@ import {
   decide,
   decideCors,
   resolveAuthOptions,
+  unauthorizedHeaderList,
   type AuthOptions,
   type Decision,
 } from '../core/gate.js';
@@ -100,7 +101,7 @@ function guard<Request extends NodeRequest, Response extends ServerResponse<Inco
 
   const apply = (req: Request, res: Response, decision: Decision, cors: CorsOutcome | undefined): void => {
     if (decision === undefined) {
-      const headers = cors?.unauthorized ?? resolved.unauthorizedHeaderList;
+      const headers = unauthorizedHeaderList(resolved, cors);
       // Refused before its body was sent, a request leaves that body unread: HTTP/1 closes the connection rather
       // than read it or mistake it for the next request (RFC 9110 §10.1.1). HTTP/2 frames keep streams apart.
       const closing = expectContinue && req.httpVersionMajor === 1;

@@ -120,6 +120,11 @@ export function resolveAuthOptions(options: AuthOptions | undefined, where: stri
   return Object.freeze({ healthPath, onReject, ...answers, cors });
 }
 
+/** The headers of the 401 for a request: the uniform ones, plus CORS's for an allowed origin. */
+export function unauthorizedHeaderList(options: ResolvedAuthOptions, cors: CorsOutcome | undefined): string[] {
+  return cors?.unauthorized ?? options.unauthorizedHeaderList;
+}
+
 /** Checks that `authority` is a TokenAuthority, at construction. */
 export function assertAuthority(authority: unknown, where: string): asserts authority is TokenAuthority {
   if (typeof authority !== 'object' || authority === null || typeof (authority as TokenAuthority).issue !== 'function') {
