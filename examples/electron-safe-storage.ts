@@ -1,6 +1,7 @@
 // A SecretStore for Electron launchers: the secret sealed by the operating system through Electron's safeStorage
 // (the Keychain on macOS, DPAPI on Windows, the Secret Service or KWallet on Linux), in the app's userData folder.
-// Typechecked against Electron's types (`npm run typecheck`); it runs only in Electron's main process.
+// Typechecked (`npm run typecheck`) against the part of Electron's types it uses, declared in
+// examples/types/electron.d.ts so that no Electron download is needed; it runs only in Electron's main process.
 //
 //   await app.whenReady(); // safeStorage can encrypt only once the app is ready
 //   const authority = await TokenAuthority.open({ store: new SafeStorageSecretStore() });

@@ -23,6 +23,22 @@ export type LauncherAuthErrorCode =
   | 'ERR_SAVE_CONFLICT'
   /** `rotate()` could not save the new secret; the current token stays valid. */
   | 'ERR_SAVE_FAILED'
+  /**
+   * `rotate()` cannot know at this moment whether the new secret was saved (a save sent and not answered, or one
+   * still running when it was given up on). The authority follows what the store finally holds, and `onRotate`
+   * fires if that is a new key.
+   */
+  | 'ERR_SAVE_UNCERTAIN'
+  /**
+   * `rotate()` saved its secret, but another rotation (made elsewhere) replaced it before it was confirmed
+   * everywhere: the token now is the other rotation's, which `onRotate` reports.
+   */
+  | 'ERR_ROTATION_SUPERSEDED'
+  /**
+   * The store went back to an older secret than one already seen (a restore from an old backup, a failover that
+   * lost the last rotation); the older secret is never adopted.
+   */
+  | 'ERR_STORE_ROLLBACK'
   /** The authority was closed. */
   | 'ERR_CLOSED'
   /** The reason of an `auth.signal` abort: the key that authenticated the request was rotated away. */
@@ -36,6 +52,9 @@ const CODES: ReadonlySet<string> = new Set<LauncherAuthErrorCode>([
   'ERR_INVALID_RECORD',
   'ERR_SAVE_CONFLICT',
   'ERR_SAVE_FAILED',
+  'ERR_SAVE_UNCERTAIN',
+  'ERR_ROTATION_SUPERSEDED',
+  'ERR_STORE_ROLLBACK',
   'ERR_CLOSED',
   'ERR_KEY_ROTATED',
 ]);
