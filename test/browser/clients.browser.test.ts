@@ -173,6 +173,14 @@ describe('browser clients in chromium', () => {
       first: 'hello',
     });
     expect(seen.sockets).toBe(2);
+
+    // The entry alone: the handshake passes the gate, but the answer can name none of the page's protocols, and
+    // the browser fails it. A page offers one of the host's protocols beside the token.
+    const offered = seen.offered.length;
+    expect(await openFrom(page, wsUrl, [PREFIX + authority.issue()])).toEqual({ opened: false, closeCode: 1006 });
+    // No protocol left to offer: ws never asked the host to choose.
+    expect(seen.offered.length).toBe(offered);
+    expect(seen.sockets).toBe(3);
   });
 
   it('an event stream read with the fetch helper gets its events and ends when the token is regenerated', async () => {
