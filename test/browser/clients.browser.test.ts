@@ -13,12 +13,15 @@ import { withAuth, withUpgradeAuth } from 'launcher-auth/node';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'];
-const HELPER = readFileSync(new URL('../../examples/clients/event-stream.js', import.meta.url), 'utf8');
+const EXAMPLES = new URL('../../examples/clients/', import.meta.url);
+/** The browser-side examples of docs/clients.md, served to the page as they are. */
+const SCRIPTS = new Map(['/event-stream.js', '/websocket.js'].map((path) => [path, readFileSync(new URL(`.${path}`, EXAMPLES), 'utf8')]));
 const PREFIX = 'authorization.bearer.';
-/** The page loads the helper as a web UI would, and exposes it to the test. */
+/** The page loads the examples as a web UI would, and exposes them to the test. */
 const PAGE =
   '<!doctype html><title>web ui</title><script type="module">' +
-  "import { readEventStream } from '/event-stream.js'; window.readEventStream = readEventStream;</script>";
+  "import { readEventStream } from '/event-stream.js'; import { openLauncherSocket } from '/websocket.js';" +
+  'Object.assign(window, { readEventStream, openLauncherSocket });</script>';
 
 type Read = (url: string, options: { token: string; onEvent: (event: unknown) => void }) => Promise<unknown>;
 
@@ -50,12 +53,16 @@ interface SocketReport {
   closeCode?: number;
 }
 
-/** Opens a WebSocket from the page; when it opens and gets its first message, keeps it as `window.kept`. */
-function openFrom(page: Page, url: string, protocols: string[]): Promise<SocketReport> {
+/**
+ * Opens a WebSocket from the page, with these protocols or, given a token, through examples/clients/websocket.js.
+ * When it opens and gets its first message, it is kept as `window.kept`.
+ */
+function openFrom(page: Page, url: string, protocols: string[] | { token: string }): Promise<SocketReport> {
   return page.evaluate(
     ({ url, protocols }) =>
       new Promise<SocketReport>((resolve) => {
-        const ws = new WebSocket(url, protocols);
+        const open = (window as unknown as { openLauncherSocket: (url: string, token: string) => WebSocket }).openLauncherSocket;
+        const ws = Array.isArray(protocols) ? new WebSocket(url, protocols) : open(url, protocols.token);
         ws.onmessage = (event) => {
           const w = window as unknown as { kept?: Promise<number> };
           w.kept = new Promise((closed) => (ws.onclose = (e) => closed(e.code)));
@@ -85,7 +92,8 @@ describe('browser clients in chromium', () => {
     }
     authority = await TokenAuthority.open({ store: new MemorySecretStore() });
     pages = createServer((req, res) => {
-      if (req.url === '/event-stream.js') res.writeHead(200, { 'content-type': 'text/javascript' }).end(HELPER);
+      const script = SCRIPTS.get(req.url ?? '');
+      if (script !== undefined) res.writeHead(200, { 'content-type': 'text/javascript' }).end(script);
       else res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(PAGE);
     });
     pageOrigin = (await listen(pages)).origin;
@@ -136,7 +144,7 @@ describe('browser clients in chromium', () => {
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
     page = await browser.newPage();
     await page.goto(`${pageOrigin}/`);
-    await page.waitForFunction(() => 'readEventStream' in window);
+    await page.waitForFunction(() => 'readEventStream' in window && 'openLauncherSocket' in window);
   });
 
   afterAll(async () => {
@@ -148,7 +156,7 @@ describe('browser clients in chromium', () => {
 
   it('a WebSocket with the token entry opens with the host protocol, and is closed when the token is regenerated', async () => {
     const token = authority.issue();
-    const report = await openFrom(page, wsUrl, ['launcher.v1', PREFIX + token]);
+    const report = await openFrom(page, wsUrl, { token });
     expect(report).toEqual({ opened: true, protocol: 'launcher.v1', first: 'hello' });
     expect(seen.sockets).toBe(1);
     // ws's handleProtocols and the handler's request never saw the entry.
@@ -160,7 +168,7 @@ describe('browser clients in chromium', () => {
 
     // The old token now, a forged one, none: refused before any handler (1006: the handshake failed).
     const forged = `${token.slice(0, token.lastIndexOf('.') + 1)}${'A'.repeat(43)}`;
-    expect(await openFrom(page, wsUrl, ['launcher.v1', PREFIX + token])).toEqual({ opened: false, closeCode: 1006 });
+    expect(await openFrom(page, wsUrl, { token })).toEqual({ opened: false, closeCode: 1006 });
     expect(await openFrom(page, wsUrl, ['launcher.v1', PREFIX + forged])).toEqual({ opened: false, closeCode: 1006 });
     expect(await openFrom(page, wsUrl, ['launcher.v1'])).toEqual({ opened: false, closeCode: 1006 });
     expect(seen.sockets).toBe(1);
