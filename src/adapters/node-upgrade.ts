@@ -10,6 +10,8 @@ import {
   assertAuthority,
   decide,
   resolveAuthOptions,
+  upgradeNames,
+  withoutExemption,
   type AuthOptions,
   type Decision,
   type ResolvedAuthOptions,
@@ -57,11 +59,7 @@ function resolveProtocols(options: UpgradeAuthOptions | undefined): ReadonlySet<
 /** True when one of the request's `Upgrade` values names a protocol of `accepted`. */
 function wantsAccepted(rawHeaders: readonly string[], accepted: ReadonlySet<string>): boolean {
   for (let i = 0; i < rawHeaders.length; i += 2) {
-    if ((rawHeaders[i] as string).toLowerCase() !== 'upgrade') continue;
-    for (const item of (rawHeaders[i + 1] as string).split(',')) {
-      const name = item.split('/', 1)[0]?.trim().toLowerCase() ?? '';
-      if (accepted.has(name)) return true;
-    }
+    if ((rawHeaders[i] as string).toLowerCase() === 'upgrade' && upgradeNames(rawHeaders[i + 1] as string, accepted)) return true;
   }
   return false;
 }
@@ -146,7 +144,7 @@ export function withUpgradeAuth<Request extends IncomingMessage = IncomingMessag
 ): (req: Request, socket: Duplex, head: Buffer) => void {
   assertAuthority(authority, 'withUpgradeAuth');
   if (typeof handler !== 'function') throw new TypeError('withUpgradeAuth: `handler` must be a function.');
-  const resolved: ResolvedAuthOptions = { ...resolveAuthOptions(options, 'withUpgradeAuth'), healthPath: false };
+  const resolved: ResolvedAuthOptions = withoutExemption(resolveAuthOptions(options, 'withUpgradeAuth'));
   const accepted = resolveProtocols(options);
   const subprotocolToken = resolveSubprotocolToken(options, 'withUpgradeAuth');
 
