@@ -1,7 +1,14 @@
 // The README's first command in a fresh clone: `npm ci` with no environment variable but PATH and HOME (so no
 // ELECTRON_SKIP_BINARY_DOWNLOAD or the like can hide an install script that downloads from elsewhere), then the
 // CLI at once. `--prefer-offline` lets the npm cache serve what it holds; anything else comes from the registry.
-// Alone in its file: a whole install and build, about a minute or two on a shared machine.
+// Alone in its file: a whole install and build, two to four minutes on a shared 2-core machine.
+// The install scripts in the lock file, read: bun (postinstall `node install.js`), deno (`node ./install.cjs`) and
+// esbuild twice (`node install.js`, its own copy and tsx's) each look for their platform's binary in the optional
+// package npm has just installed from the registry (`@oven/bun-*`, `@deno/*`, `@esbuild/*`). Only when it is
+// missing do bun and esbuild fall back to `npm install <that package>` and then to a download of its tarball from
+// registry.npmjs.org; deno then fails; bun's error names a `curl … bun.com/install` line but never runs it. None of
+// them reaches beyond the npm registry, and the lock file holds no `resolved` URL: every tarball comes from the
+// registry npm is configured with.
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
