@@ -9,7 +9,11 @@ const MANIFEST = 'package.json';
 const SAVED = 'node_modules/.package.json.before-pack';
 const INSTALL_TIME = ['preinstall', 'install', 'postinstall', 'prepare', 'preprepare', 'postprepare'];
 
-/** Writes `text` to `path` in one rename, so that no reader ever sees half a file. */
+/**
+ * Writes `text` to `path` in one rename, so that no reader ever sees half a file.
+ * @param {string} path
+ * @param {string} text
+ */
 function replace(path, text) {
   writeFileSync(`${path}.tmp`, text);
   renameSync(`${path}.tmp`, path);
