@@ -22,9 +22,10 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const run = promisify(execFile);
 const folders: string[] = [];
 
+// Removing a whole node_modules takes longer than vitest's default hook time on a loaded machine.
 afterAll(async () => {
   for (const folder of folders) await rm(folder, { recursive: true, force: true });
-});
+}, 120_000);
 
 /** Only what a shell needs to find programs and the user's npm cache and settings. */
 function bareEnvironment(): NodeJS.ProcessEnv {
