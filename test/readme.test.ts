@@ -122,8 +122,8 @@ describe('README and docs/', () => {
     expect(fenced('python|powershell|js')).toContain(sourceOf('clients', name));
   });
 
-  it.each(pages)('%s: every link to the repository leads to a file that exists, and to a heading that exists', (page) => {
-    const text = texts.get(page) as string;
+  it.each([...pages, 'SECURITY.md'])('%s: every link to the repository leads to a file that exists, and to a heading that exists', (page) => {
+    const text = texts.get(page) ?? read(page);
     const broken: string[] = [];
     for (const target of links(text)) {
       const resolved = resolve(page, target);

@@ -1,7 +1,9 @@
 // What `npm publish` would ship: `npm pack --dry-run --json` after `npm run build`, compared with the intended
 // list. Scripts are skipped so that the listing never rebuilds dist/ under the other dist tests.
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -22,8 +24,9 @@ interface Manifest {
 let files: string[] = [];
 let manifest: Manifest;
 
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+
 beforeAll(async () => {
-  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
   const { stdout } = await promisify(execFile)(npm, ['pack', '--dry-run', '--json', '--ignore-scripts'], {
     cwd: ROOT,
     maxBuffer: 16 * 1024 * 1024,
@@ -70,5 +73,30 @@ describe('npm pack', () => {
 
   it('builds on `npm ci` in a clone (prepare), so that the bin exists before any publish', () => {
     expect(manifest.scripts.prepare).toBe('npm run build');
+  });
+
+  it('ships a package.json with no install-time script, and leaves the repository\'s package.json as it was', async () => {
+    const before = await readFile(new URL('../../package.json', import.meta.url), 'utf8');
+    const folder = await mkdtemp(join(tmpdir(), 'launcher-auth-pack-'));
+    try {
+      // With its scripts (prepack strips, postpack restores), as `npm pack` and `npm publish` run it.
+      const { stdout } = await promisify(execFile)(npm, ['pack', '--json', '--pack-destination', folder], {
+        cwd: ROOT,
+        maxBuffer: 16 * 1024 * 1024,
+        shell: process.platform === 'win32',
+      });
+      const [packed] = JSON.parse(stdout) as Array<{ filename: string }>;
+      const { stdout: shipped } = await promisify(execFile)('tar', ['-xzOf', join(folder, packed?.filename ?? ''), 'package/package.json']);
+      const published = JSON.parse(shipped) as Manifest;
+      const installTime = ['preinstall', 'install', 'postinstall', 'prepare', 'preprepare', 'postprepare'];
+      expect(Object.keys(published.scripts).filter((name) => installTime.includes(name))).toEqual([]);
+      expect(published.scripts.build).toBe(manifest.scripts.build);
+      const { scripts: _shippedScripts, ...shippedRest } = published;
+      const { scripts: _repositoryScripts, ...repositoryRest } = manifest;
+      expect(shippedRest).toEqual(repositoryRest);
+      expect(await readFile(new URL('../../package.json', import.meta.url), 'utf8')).toBe(before);
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
   });
 });
