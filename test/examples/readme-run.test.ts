@@ -1,18 +1,22 @@
 // Runs the README's code blocks (examples/readme/*.ts) as a reader would: each in an empty folder, with tsx.
-// They listen on the README's fixed port 7878, so they run one after another in this one file.
+// They are written for port 7878, the demo's; each runs on a free port instead (test/support/readme-port.ts), and
+// the demo's ports 7878 and 7879 are held by another listener the whole time, as when a reader's demo is running.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { request } from 'node:http';
+import { createServer, request, type Server } from 'node:http';
+import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { KeychainSecretStore, type Keychain } from '../../examples/readme/secret-store.js';
 import { TokenAuthority } from 'launcher-auth';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 // tsx's loader by path: `--import tsx` would be resolved from the child's (empty) working folder.
 const tsxLoader = pathToFileURL(join(root, 'node_modules/tsx/dist/loader.mjs')).href;
+const readmePort = pathToFileURL(join(root, 'test/support/readme-port.ts')).href;
 const running: ChildProcess[] = [];
 const folders: string[] = [];
 
@@ -27,13 +31,48 @@ afterEach(async () => {
   for (const folder of folders.splice(0)) await rm(folder, { recursive: true, force: true });
 });
 
+/** Holders of the demo's ports: each counts the requests that reached it, which must stay 0. */
+const holders: Array<{ port: number; server: Server; requests: number }> = [];
+
+beforeAll(async () => {
+  for (const port of [7878, 7879]) {
+    const holder = { port, server: createServer(), requests: 0 };
+    holder.server.on('request', (_req, res) => {
+      holder.requests++;
+      res.writeHead(503).end();
+    });
+    const error = await new Promise<NodeJS.ErrnoException | undefined>((resolve) => {
+      holder.server.once('error', resolve).listen(port, '127.0.0.1', () => resolve(undefined));
+    });
+    if (error === undefined) holders.push(holder);
+    // EADDRINUSE: already held by another program (a running demo), which is just as much in the way.
+    else if (error.code !== 'EADDRINUSE') throw error;
+  }
+});
+
+afterAll(async () => {
+  for (const holder of holders.splice(0)) await new Promise((resolve) => holder.server.close(resolve));
+});
+
+/** A port that was free a moment ago. */
+async function freePort(): Promise<number> {
+  const server = createNetServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+let port = 0;
+
 async function run(name: string): Promise<{ child: ChildProcess; output: () => string; exited: Promise<number | null> }> {
   const cwd = await mkdtemp(join(tmpdir(), 'launcher-auth-readme-'));
   folders.push(cwd);
-  // One process (node with tsx's loader), so that killing it frees the port for the next block.
-  const child = spawn(process.execPath, ['--import', tsxLoader, join(root, 'examples/readme', name)], {
+  port = await freePort();
+  // One process (node with tsx's loader), so that killing it frees its port.
+  const child = spawn(process.execPath, ['--import', tsxLoader, '--import', readmePort, join(root, 'examples/readme', name)], {
     cwd,
-    env: { ...process.env, TSX_TSCONFIG_PATH: join(root, 'tsconfig.json') },
+    env: { ...process.env, TSX_TSCONFIG_PATH: join(root, 'tsconfig.json'), LAUNCHER_README_PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.push(child);
@@ -47,7 +86,7 @@ async function run(name: string): Promise<{ child: ChildProcess; output: () => s
 function get(path: string, token?: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: '127.0.0.1', port: 7878, path, headers: token === undefined ? {} : { authorization: `Bearer ${token}` } },
+      { host: '127.0.0.1', port, path, headers: token === undefined ? {} : { authorization: `Bearer ${token}` } },
       (res) => {
         let body = '';
         res.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
@@ -94,13 +133,13 @@ describe('README code blocks, run', { timeout: 60_000 }, () => {
   });
 
   it('conformance.ts run against nothing exits 1 and prints why each server case failed', async () => {
-    // Nothing listens on 7878 here: every block before this one was killed, and the port is the README's.
+    // Nothing listens on the port that stands in for 7878: it was free when chosen.
     const { output, exited } = await run('conformance.ts');
     expect(await exited).toBe(1);
     const lines = output().trim().split('\n');
     const failures = lines.filter((line) => line.startsWith('FAIL'));
     expect(failures.length).toBe(13);
-    for (const line of failures) expect(line).toMatch(/^FAIL {2}\S.*: connect ECONNREFUSED 127\.0\.0\.1:7878$/);
+    for (const line of failures) expect(line).toMatch(new RegExp(`^FAIL {2}\\S.*: connect ECONNREFUSED 127\\.0\\.0\\.1:${port}$`));
     expect(output()).not.toMatch(/undefined undefined|: undefined$/m);
     expect(lines.filter((line) => line.startsWith('ok    ')).length).toBeGreaterThan(0); // the store's clauses
   });
@@ -117,5 +156,15 @@ describe('README code blocks, run', { timeout: 60_000 }, () => {
     expect(first.issue() === again.issue()).toBe(true);
     await first.close();
     await again.close();
+  });
+
+  it('ran with the demo\'s ports held by another listener, and no request reached them', async () => {
+    for (const held of [7878, 7879]) {
+      const server = createNetServer();
+      server.listen(held, '127.0.0.1');
+      const [error] = (await once(server, 'error')) as [NodeJS.ErrnoException];
+      expect(error.code).toBe('EADDRINUSE');
+    }
+    expect(holders.map((holder) => holder.requests)).toEqual(holders.map(() => 0));
   });
 });
