@@ -4,7 +4,10 @@
 // examples/types/electron.d.ts so that no Electron download is needed; it runs only in Electron's main process.
 //
 //   await app.whenReady(); // safeStorage can encrypt only once the app is ready
-//   const authority = await TokenAuthority.open({ store: new SafeStorageSecretStore() });
+//   const authority = await TokenAuthority.open({
+//     store: new SafeStorageSecretStore(),
+//     onStoreError: (error) => console.error(`secret store: ${error.message}`),
+//   });
 import { app, safeStorage } from 'electron';
 import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';

@@ -153,7 +153,8 @@ export async function start(options: StartOptions = {}): Promise<Started> {
   } = options;
   const hostKey = options.hostKey ?? (await hostKeyStandIn(dataDir));
   const store = new EncryptedSecretStore(new FileSecretStore(join(dataDir, 'secret.json')), hostKey);
-  const authority = await TokenAuthority.open({ store });
+  // A reload that fails (the file damaged, the host key changed) keeps the current key: say why.
+  const authority = await TokenAuthority.open({ store, onStoreError: (error) => console.error(`secret store: ${error.message}`) });
 
   const server = createServer(
     withAuth(authority, (req, res) => {

@@ -33,7 +33,11 @@ export async function start(options: StartOptions = {}): Promise<Started> {
     dataDir = process.env.DATA_DIR || fileURLToPath(new URL('../.data/fastify/', import.meta.url)),
   } = options;
   // First run creates the secret file (mode 0600); later runs load it, so the token survives restarts.
-  const authority = await TokenAuthority.open({ store: new FileSecretStore(join(dataDir, 'secret.json')) });
+  const authority = await TokenAuthority.open({
+    store: new FileSecretStore(join(dataDir, 'secret.json')),
+    // A reload that fails (the file damaged or made unreadable while running) keeps the current key: say why.
+    onStoreError: (error) => console.error(`secret store: ${error.message}`),
+  });
   const running: string[] = [];
 
   const app = Fastify();

@@ -17,15 +17,17 @@ export interface StartOptions {
   account?: string;
   /** Folder of the fallback secret file. @default the repository's .data/keyring (git-ignored) */
   dataDir?: string;
-  /** Port on 127.0.0.1; 0 picks a free one. @default the PORT environment variable, else 7806 */
+  /** Port on 127.0.0.1; 0 picks a free one. @default the PORT environment variable, else 7808 */
   port?: number;
 }
 
 export interface Started {
   url: string;
   authority: TokenAuthority;
-  /** Where the secret is: `'keychain'`, or `'file'` when the keychain was not available. */
+  /** Where the secret is: `'keychain'`, or `'file'` when the keychain was not available at the first start. */
   kept: 'keychain' | 'file';
+  /** The secret file, used when `kept` is `'file'`. */
+  secretFile: string;
   close(): Promise<void>;
 }
 
@@ -35,33 +37,41 @@ export interface Started {
  */
 async function openAuthority(options: Required<Omit<StartOptions, 'port'>>): Promise<Pick<Started, 'authority' | 'kept'>> {
   const choice = join(options.dataDir, 'secret-store.txt');
+  // A reload that fails later (a keyring locked while running, a damaged file) keeps the current key: say why.
+  const onStoreError = (error: Error): void => console.error(`secret store: ${error.message}`);
   const chosen = (await readFile(choice, 'utf8').catch(() => undefined))?.trim();
   const choose = async (kept: Started['kept']): Promise<void> => {
     await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
     await writeFile(choice, kept, { mode: 0o600 });
   };
   const file = new FileSecretStore(join(options.dataDir, 'secret.json'));
-  if (chosen === 'file') return { authority: await TokenAuthority.open({ store: file }), kept: 'file' };
+  if (chosen === 'file') return { authority: await TokenAuthority.open({ store: file, onStoreError }), kept: 'file' };
   const keychain = new KeyringSecretStore({ service: options.service, account: options.account });
   try {
-    const authority = await TokenAuthority.open({ store: keychain });
+    const authority = await TokenAuthority.open({ store: keychain, onStoreError });
     if (chosen === undefined) await choose('keychain');
     return { authority, kept: 'keychain' };
   } catch (error) {
     // Only "no keychain at the first start" falls back; a locked keyring later, or a damaged entry, is reported.
     if (chosen !== undefined || !isLauncherAuthError(error, 'ERR_STORE_UNAVAILABLE')) throw error;
-    console.warn(`${error.message}\nUsing the secret file in ${options.dataDir} from now on.`);
-    const authority = await TokenAuthority.open({ store: file });
+    console.warn(
+      `${error.message}\n` +
+        `No keychain at this first start: the secret is kept in the file ${file.path} instead. The choice is ` +
+        `permanent (recorded in ${choice}): this launcher stays with the file even once a keychain is available. ` +
+        `To choose again, stop it and delete both files; the token then changes.`,
+    );
+    const authority = await TokenAuthority.open({ store: file, onStoreError });
     await choose('file');
     return { authority, kept: 'file' };
   }
 }
 
 export async function start(options: StartOptions = {}): Promise<Started> {
+  const dataDir = options.dataDir ?? fileURLToPath(new URL('../.data/keyring/', import.meta.url));
   const { authority, kept } = await openAuthority({
     service: options.service ?? 'com.example.launcher',
     account: options.account ?? 'automation',
-    dataDir: options.dataDir ?? fileURLToPath(new URL('../.data/keyring/', import.meta.url)),
+    dataDir,
   });
   const server: Server = createServer(
     withAuth(authority, (req, res) => {
@@ -72,7 +82,7 @@ export async function start(options: StartOptions = {}): Promise<Started> {
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(options.port ?? Number(process.env.PORT ?? 7806), '127.0.0.1', resolve);
+      server.listen(options.port ?? Number(process.env.PORT ?? 7808), '127.0.0.1', resolve);
     });
   } catch (error) {
     await authority.close();
@@ -82,6 +92,7 @@ export async function start(options: StartOptions = {}): Promise<Started> {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     authority,
     kept,
+    secretFile: join(dataDir, 'secret.json'),
     async close() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
@@ -92,8 +103,9 @@ export async function start(options: StartOptions = {}): Promise<Started> {
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const { url, authority, kept } = await start();
-  console.log(`Automation API listening on ${url}, secret kept in the ${kept}`);
+  const { url, authority, kept, secretFile } = await start();
+  const where = kept === 'keychain' ? 'the OS keychain' : `the file ${secretFile} (chosen at the first start, for good)`;
+  console.log(`Automation API listening on ${url}, secret kept in ${where}`);
   // The token is shown on purpose: this is the launcher's own terminal, like its settings page.
   console.log(`curl -H "Authorization: Bearer ${authority.issue()}" ${url}/api/status`);
 }

@@ -16,12 +16,36 @@ interface Instance {
   close(): Promise<void>;
 }
 
+/**
+ * A connected client, or an error that says Redis is not there: node-redis's connect() would otherwise retry in
+ * silence for as long as Redis stays away. Once connected, it reconnects by itself after an outage.
+ */
+async function connect(redisUrl: string) {
+  const client = createClient({ url: redisUrl, socket: { connectTimeout: 3000 } });
+  const where = new URL(redisUrl).host; // never the password a URL may hold
+  try {
+    await Promise.race([
+      client.connect(),
+      new Promise((_resolve, reject) => client.once('error', reject)), // the first failed attempt
+    ]);
+  } catch (error) {
+    client.destroy();
+    throw new Error(`Cannot reach Redis (${(error as Error).message}): is Redis running at ${where}?`, { cause: error });
+  }
+  client.on('error', () => undefined); // an outage makes the instance refuse (onStoreError says why), not crash
+  return client;
+}
+
 /** One instance: its own Redis connection (as on its own host), its authority, node:http on a free port. */
 async function startInstance(redisUrl: string, key: string): Promise<Instance> {
-  const client = createClient({ url: redisUrl });
-  client.on('error', () => undefined); // reconnects by itself; an outage makes the instance refuse, not crash
-  await client.connect();
-  const authority = await TokenAuthority.open({ store: new RedisSecretStore({ client, key }) });
+  const client = await connect(redisUrl);
+  const authority = await TokenAuthority.open({
+    store: new RedisSecretStore({ client, key }),
+    onStoreError: (error) => console.error(`secret store: ${error.message}`),
+  }).catch((error: unknown) => {
+    client.destroy();
+    throw error;
+  });
   const server: Server = createServer(withAuth(authority, (_request, response) => response.end('ok\n')));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
@@ -60,5 +84,8 @@ export async function main(redisUrl: string, key = 'launcher-auth:example'): Pro
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  await main(process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379');
+  await main(process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379').catch((error: unknown) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exitCode = 1;
+  });
 }

@@ -76,6 +76,8 @@ export async function startDemo(options: DemoOptions = {}): Promise<Demo> {
   // The first run creates the secret; later runs load it, so the token printed last time still works.
   const authority = await TokenAuthority.open({
     store: redis?.store ?? new FileSecretStore(join(resolve(dataDir), 'secret.json')),
+    // Redis gone or back empty, a damaged file: the cause, beside the refusals it brings.
+    onStoreError: (error) => console.error(`demo: secret store: ${error.message}`),
   }).catch((error: unknown) => {
     redis?.client.destroy();
     throw error;

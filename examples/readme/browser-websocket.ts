@@ -4,7 +4,8 @@ import { WebSocketServer } from 'ws';
 import { FileSecretStore, TokenAuthority } from 'launcher-auth';
 import { withAuth, withUpgradeAuth } from 'launcher-auth/node';
 
-const authority = await TokenAuthority.open({ store: new FileSecretStore('.data/secret.json') });
+const store = new FileSecretStore('.data/secret.json'); // holds the key: add .data/ to your .gitignore
+const authority = await TokenAuthority.open({ store, onStoreError: (error) => console.error(error.message) });
 // The token entry is removed before ws sees the request: the host chooses among the page's other protocols.
 const wss = new WebSocketServer({ noServer: true, handleProtocols: (offered) => offered.has('launcher.v1') && 'launcher.v1' });
 const onSocket = withUpgradeAuth(

@@ -5,7 +5,8 @@ const { FileSecretStore, TokenAuthority } = require('launcher-auth');
 const { withAuth } = require('launcher-auth/node');
 
 async function main() {
-  const authority = await TokenAuthority.open({ store: new FileSecretStore('.data/secret.json') });
+  const store = new FileSecretStore('.data/secret.json'); // holds the key: add .data/ to your .gitignore
+  const authority = await TokenAuthority.open({ store, onStoreError: (error) => console.error(error.message) });
   const handler = withAuth(authority, (req, res) => res.end(`hello, key ${req.auth.keyId}`), {
     health: (_req, res) => res.end('ok'),
   });

@@ -3,7 +3,8 @@ import { createServer } from 'node:http';
 import { FileSecretStore, TokenAuthority } from 'launcher-auth';
 import { withAuth } from 'launcher-auth/node';
 
-const authority = await TokenAuthority.open({ store: new FileSecretStore('.data/secret.json') });
+const store = new FileSecretStore('.data/secret.json'); // holds the key: add .data/ to your .gitignore
+const authority = await TokenAuthority.open({ store, onStoreError: (error) => console.error(error.message) });
 
 const handler = withAuth(authority, (req, res) => res.end(`hello, key ${req.auth.keyId}`), {
   health: (_req, res) => res.end('ok'),

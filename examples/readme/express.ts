@@ -3,7 +3,8 @@ import express from 'express';
 import { FileSecretStore, TokenAuthority } from 'launcher-auth';
 import { authenticated, expressAuth } from 'launcher-auth/express';
 
-const authority = await TokenAuthority.open({ store: new FileSecretStore('.data/secret.json') });
+const store = new FileSecretStore('.data/secret.json'); // holds the key: add .data/ to your .gitignore
+const authority = await TokenAuthority.open({ store, onStoreError: (error) => console.error(error.message) });
 
 const app = express();
 app.use(expressAuth(authority));

@@ -3,7 +3,8 @@ import Fastify from 'fastify';
 import { FileSecretStore, TokenAuthority } from 'launcher-auth';
 import { fastifyAuth, health } from 'launcher-auth/fastify';
 
-const authority = await TokenAuthority.open({ store: new FileSecretStore('.data/secret.json') });
+const store = new FileSecretStore('.data/secret.json'); // holds the key: add .data/ to your .gitignore
+const authority = await TokenAuthority.open({ store, onStoreError: (error) => console.error(error.message) });
 
 const app = Fastify();
 await app.register(fastifyAuth, { authority });

@@ -6,7 +6,8 @@ import { FileSecretStore, TokenAuthority } from 'launcher-auth';
 import { withAuth, withContinueAuth, withUpgradeAuth } from 'launcher-auth/node';
 import type { AuthenticatedRequest, HealthRequest } from 'launcher-auth/node';
 
-const authority = await TokenAuthority.open({ store: new FileSecretStore('.data/secret.json') });
+const store = new FileSecretStore('.data/secret.json'); // holds the key: add .data/ to your .gitignore
+const authority = await TokenAuthority.open({ store, onStoreError: (error) => console.error(error.message) });
 const api = (req: AuthenticatedRequest, res: ServerResponse) => res.end(`hello, key ${req.auth.keyId}`);
 const options = { health: (_req: HealthRequest, res: ServerResponse) => res.end('ok') };
 const wss = new WebSocketServer({ noServer: true });

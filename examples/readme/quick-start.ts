@@ -2,7 +2,8 @@
 import { FileSecretStore, TokenAuthority } from 'launcher-auth';
 
 // Loads the secret file, or creates it (mode 0600) with a fresh secret on the first run.
-const authority = await TokenAuthority.open({ store: new FileSecretStore('.data/secret.json') });
+const store = new FileSecretStore('.data/secret.json'); // holds the key: add .data/ to your .gitignore
+const authority = await TokenAuthority.open({ store, onStoreError: (error) => console.error(error.message) });
 
 // The one permanent token: the settings page shows it; it stays the same across restarts.
 const token = authority.issue();

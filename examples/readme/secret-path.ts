@@ -13,5 +13,6 @@ function secretPath(app: string): string {
 }
 
 // The folder is made 0700 and the file 0600 on first use; Electron's app.getPath('userData') is the same place.
-const authority = await TokenAuthority.open({ store: new FileSecretStore(secretPath('my-launcher')) });
+const store = new FileSecretStore(secretPath('my-launcher'));
+const authority = await TokenAuthority.open({ store, onStoreError: (error) => console.error(error.message) });
 console.log(authority.keyId); // the key's id, not a secret

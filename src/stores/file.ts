@@ -53,7 +53,9 @@ function describe(error: unknown): string {
     ENOTDIR: 'a part of the path is not a directory',
     EISDIR: 'the path is a directory',
   }[code ?? ''];
-  return code === undefined ? 'an unexpected error' : text === undefined ? code : `${code}, ${text}`;
+  // Without a code, the error's own first line names the cause (Deno without --allow-sys: "Requires sys access").
+  const named = error instanceof Error && error.message !== '' ? `an unexpected error: ${error.message.split('\n', 1)[0]}` : 'an unexpected error';
+  return code === undefined ? named : text === undefined ? code : `${code}, ${text}`;
 }
 
 function octal(mode: number): string {

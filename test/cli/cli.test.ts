@@ -193,11 +193,14 @@ describe('launcher-auth usage', () => {
       const help = await run(...argv);
       expect(help.code).toBe(0);
       expect(help.err).toBe('');
-      expect(help.out).toMatch(/^Usage:\n {2}launcher-auth token {2}--store <file> \[--init\]\n/);
-      expect(help.out).toContain('launcher-auth rotate --store <file>');
+      expect(help.out).toMatch(/^Usage:\n {2}launcher-auth token {2}<store> \[--init\]\n/);
+      expect(help.out).toContain('launcher-auth rotate <store>');
+      for (const option of ['--store <file>', '--keyring <service>/<account>', '--redis <url> [--redis-key <key>]']) {
+        expect(help.out).toContain(`\n      ${option} `);
+      }
       expect(help.out).toContain('launcher-auth check  <base-url>');
       expect(help.out).toContain('--timeout is the\n      deadline of the whole check, in ms from 1 to 600000 (default 5000).');
-      expect(help.out).toContain('Exit codes: 0 success; 1 a check failed (or the server did not answer); 2 usage error;\n3 the secret file');
+      expect(help.out).toContain('Exit codes: 0 success; 1 a check failed (or the server did not answer); 2 usage error;\n3 the store cannot be used');
     }
   });
 
@@ -216,11 +219,19 @@ describe('launcher-auth usage', () => {
 
   it.each([
     [['bogus'], 'unknown command; the commands are token, rotate and check.'],
-    [['token'], '--store <file> is required (or --keyring <service>/<account>).'],
-    [['token', '--store'], "Option '--store <value>' argument missing"],
-    [['token', '--store', 'x', '--unknown'], "Unknown option '--unknown'"],
-    [['rotate', '--store', 'x', '--init'], "Unknown option '--init'"],
-    [['token', '--store', 'x', '--init=yes'], "Option '--init' does not take an argument"],
+    [['token'], '--store <file> is required (or --keyring <service>/<account>, or --redis <url>).'],
+    [['token', '--store'], '--store needs a value.'],
+    [['token', '--store', '--init'], '--store needs a value; one that starts with "-" goes as --store=<value>.'],
+    [['token', '--store', 'x', '--unknown'], 'unknown option --unknown for token.'],
+    [['rotate', '--store', 'x', '--init'], 'unknown option --init for rotate.'],
+    [['token', '--store', 'x', '--init=yes'], '--init takes no value.'],
+    [['token', '--store', 'x', 'y'], 'token takes no arguments besides its options.'],
+    [['token', '--store', 'x', '--redis', 'redis://127.0.0.1:1'], 'give one of --store, --keyring or --redis, not several.'],
+    [['token', '--redis-key', 'k'], '--redis-key goes with --redis <url>.'],
+    [['rotate', '--redis', 'http://127.0.0.1:6379'], '--redis must be a redis:// or rediss:// URL, such as redis://127.0.0.1:6379.'],
+    [['rotate', '--redis', '127.0.0.1:6379'], '--redis must be a redis:// or rediss:// URL, such as redis://127.0.0.1:6379.'],
+    [['token', '--redis', 'redis://127.0.0.1:1', '--redis-key', ''], '--redis-key must not be empty.'],
+    [['token', '--redis', 'redis://127.0.0.1:1/apps'], '--redis: the path of the URL is a database number, such as redis://127.0.0.1:6379/0.'],
     [['check'], 'check takes exactly one <base-url>.'],
     [['check', 'http://127.0.0.1:1', 'http://127.0.0.1:2', '--token', 't'], 'check takes exactly one <base-url>.'],
     [['check', 'http://127.0.0.1:1'], 'check needs --token <t> or --token-env <NAME>.'],
@@ -232,21 +243,20 @@ describe('launcher-auth usage', () => {
     [['check', 'not-a-url', '--token', 't'], '<base-url> must be an absolute http(s) URL.'],
     [['check', 'ftp://127.0.0.1/', '--token', 't'], '<base-url> must be an absolute http(s) URL.'],
     [['check', 'http://u:p@127.0.0.1:1', '--token', 't'], '<base-url> must not contain a user name or password.'],
-    [['check', 'http://127.0.0.1:1', '--token', 't', '--path', 'apps'], '--path must be a path that starts with a single "/"'],
-    [['check', 'http://127.0.0.1:1', '--token', 't', '--health-path', '/he alth'], '--health-path must be a path that starts with a single "/"'],
+    [['check', 'http://127.0.0.1:1', '--token', 't', '--path', 'apps'], '--path must be a path that starts with a single "/" and has no spaces, backslashes, "?" or "#".'],
+    [['check', 'http://127.0.0.1:1', '--token', 't', '--health-path', '/he alth'], '--health-path must be a path that starts with a single "/" and has no spaces, backslashes, "?" or "#".'],
     ...['soon', '0', '1.5', '1e3', '600001', '3000000000'].map((timeout) => [
       ['check', 'http://127.0.0.1:1', '--token', 't', '--timeout', timeout],
       '--timeout must be a whole number of milliseconds from 1 to 600000.',
     ]),
-  ])('%j is a usage error (exit 2) that says what is wrong', async (argv, message) => {
+  ])('%j is a usage error (exit 2): one line that says what is wrong, and where to read more', async (argv, message) => {
     process.env.LAUNCHER_AUTH_CLI_TEST_EMPTY = ' ';
     onTestFinished(() => void delete process.env.LAUNCHER_AUTH_CLI_TEST_EMPTY);
     const { code, out, err } = await run(...(argv as string[]));
     expect(code).toBe(EXIT.usage);
     expect(code).toBe(2);
     expect(out).toBe('');
-    expect(err.startsWith(`launcher-auth: ${message}`)).toBe(true);
-    expect(err).toContain('\n\nUsage:\n');
+    expect(err).toBe(`launcher-auth: ${message} See launcher-auth --help.\n`);
   });
 
   it('a folder as --store is a usage error that asks for the path of a file, for token and rotate alike', async () => {
@@ -254,7 +264,7 @@ describe('launcher-auth usage', () => {
       const { code, out, err } = await run(command, '--store', folder);
       expect(code).toBe(EXIT.usage);
       expect(out).toBe('');
-      expect(err.startsWith(`launcher-auth: --store needs the path of the secret file, not a folder: ${folder} is a folder.\n`)).toBe(true);
+      expect(err).toBe(`launcher-auth: --store needs the path of the secret file, not a folder: ${folder} is a folder. See launcher-auth --help.\n`);
       expect(err).not.toContain('backup');
     }
   });

@@ -565,7 +565,15 @@ async function runMain(args: string[], env: Record<string, string> = {}): Promis
   const cwd = await tempDir();
   const child = spawn(process.execPath, ['--import', TSX_LOADER, MAIN, ...args], {
     cwd,
-    env: { ...process.env, TSX_TSCONFIG_PATH: join(REPO, 'tsconfig.json'), LAUNCHER_DATA_DIR: cwd, ...env },
+    // Free ports unless a test says otherwise: the demo's own 7878 and 7879 may be taken by a running demo.
+    env: {
+      ...process.env,
+      TSX_TSCONFIG_PATH: join(REPO, 'tsconfig.json'),
+      LAUNCHER_DATA_DIR: cwd,
+      LAUNCHER_API_PORT: '0',
+      LAUNCHER_SETTINGS_PORT: '0',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -510,5 +510,20 @@ describe('EncryptedSecretStore (examples/encrypted-store.ts)', () => {
     const fresh = await rotator.rotate();
     await followed;
     expect(follower.issue() === fresh).toBe(true);
+  });
+});
+
+describe('the runnable examples\' ports', () => {
+  it('each example that serves has a default port of its own, and docs/adapters.md says which', async () => {
+    const ports = new Map<string, number>();
+    for (const name of (await readdir(join(REPO, 'examples'))).filter((file) => file.endsWith('.ts')).sort()) {
+      const found = /process\.env\.PORT \?\? (\d+)/.exec(await readFile(join(REPO, 'examples', name), 'utf8'));
+      if (found !== null) ports.set(name, Number(found[1]));
+    }
+    expect(ports.size).toBeGreaterThanOrEqual(8);
+    expect(new Set(ports.values()).size).toBe(ports.size);
+    const guide = (await readFile(join(REPO, 'docs/adapters.md'), 'utf8')).replace(/\s+/g, ' ');
+    const missing = [...ports].filter(([name, port]) => !new RegExp(`\`(?:npx tsx examples/)?${name.replace('.', '\\.')}\` \\(${port}\\)`).test(guide));
+    expect(missing).toEqual([]);
   });
 });

@@ -1,12 +1,15 @@
 // Runs the README's code blocks (examples/readme/*.ts) as a reader would: each in an empty folder, with tsx.
-// They listen on the README's fixed port 7878, so they run one after another in this one file.
+// They are written for port 7878, the demo's; each runs on a free port instead (test/support/readme-port.ts), and
+// the demo's ports 7878 and 7879 are held by another listener the whole time, as when a reader's demo is running.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { request } from 'node:http';
+import { createServer, request, type Server } from 'node:http';
+import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { KeychainSecretStore, type Keychain } from '../../examples/readme/secret-store.js';
 import { WebSocket } from 'ws';
 import { FileSecretStore, TokenAuthority } from 'launcher-auth';
@@ -14,6 +17,7 @@ import { FileSecretStore, TokenAuthority } from 'launcher-auth';
 const root = fileURLToPath(new URL('../../', import.meta.url));
 // tsx's loader by path: `--import tsx` would be resolved from the child's (empty) working folder.
 const tsxLoader = pathToFileURL(join(root, 'node_modules/tsx/dist/loader.mjs')).href;
+const readmePort = pathToFileURL(join(root, 'test/support/readme-port.ts')).href;
 const running: ChildProcess[] = [];
 const folders: string[] = [];
 
@@ -28,13 +32,56 @@ afterEach(async () => {
   for (const folder of folders.splice(0)) await rm(folder, { recursive: true, force: true });
 });
 
-async function run(name: string): Promise<{ child: ChildProcess; output: () => string; exited: Promise<number | null> }> {
+/** The demo's ports that this file holds; `elsewhere`, those another program held already. */
+const holders: Array<{ port: number; server: Server }> = [];
+const elsewhere: number[] = [];
+
+beforeAll(async () => {
+  for (const port of [7878, 7879]) {
+    // A plain answer for whatever else on this machine calls the demo meanwhile.
+    const holder = { port, server: createServer((_req, res) => res.writeHead(503).end()) };
+    const error = await new Promise<NodeJS.ErrnoException | undefined>((resolve) => {
+      holder.server.once('error', resolve).listen(port, '127.0.0.1', () => resolve(undefined));
+    });
+    if (error === undefined) holders.push(holder);
+    // EADDRINUSE: already held by another program (a running demo), which is just as much in the way.
+    else if (error.code === 'EADDRINUSE') elsewhere.push(port);
+    else throw error;
+  }
+});
+
+afterAll(async () => {
+  for (const holder of holders.splice(0)) await new Promise((resolve) => holder.server.close(resolve));
+});
+
+/** A port that was free a moment ago. */
+async function freePort(): Promise<number> {
+  const server = createNetServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Where the running snippet's 7878 is: where it listens, or where nothing listens for one that connects. */
+let port = 0;
+
+interface Run {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+  /** Resolves once the snippet's server listens, with `port` set to its port. */
+  listening: () => Promise<void>;
+}
+
+async function run(name: string): Promise<Run> {
   const cwd = await mkdtemp(join(tmpdir(), 'launcher-auth-readme-'));
   folders.push(cwd);
-  // One process (node with tsx's loader), so that killing it frees the port for the next block.
-  const child = spawn(process.execPath, ['--import', tsxLoader, join(root, 'examples/readme', name)], {
+  port = await freePort();
+  // One process (node with tsx's loader), so that killing it frees its port.
+  const child = spawn(process.execPath, ['--import', tsxLoader, '--import', readmePort, join(root, 'examples/readme', name)], {
     cwd,
-    env: { ...process.env, TSX_TSCONFIG_PATH: join(root, 'tsconfig.json') },
+    env: { ...process.env, TSX_TSCONFIG_PATH: join(root, 'tsconfig.json'), LAUNCHER_README_PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.push(child);
@@ -42,13 +89,16 @@ async function run(name: string): Promise<{ child: ChildProcess; output: () => s
   child.stdout?.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
   child.stderr?.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, output: () => text, exited };
+  const listening = async (): Promise<void> => {
+    port = Number(await until(() => /^readme-port: listening on (\d+)$/m.exec(text)?.[1], 'the server to listen'));
+  };
+  return { child, output: () => text, exited, listening };
 }
 
 function get(path: string, token?: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: '127.0.0.1', port: 7878, path, headers: token === undefined ? {} : { authorization: `Bearer ${token}` } },
+      { host: '127.0.0.1', port, path, headers: token === undefined ? {} : { authorization: `Bearer ${token}` } },
       (res) => {
         let body = '';
         res.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
@@ -79,7 +129,8 @@ describe('README code blocks, run', { timeout: 60_000 }, () => {
   });
 
   it.each(['node.ts', 'express.ts', 'fastify.ts', 'hono.ts'])('%s serves: the printed curl line works', async (name) => {
-    const { output } = await run(name);
+    const { output, listening } = await run(name);
+    await listening();
     const token = await until(() => /Bearer ([\w.-]+)"/.exec(output())?.[1], 'the curl line');
     const path = await until(() => / (http:\/\/127\.0\.0\.1:7878\/\S*)$/m.exec(output())?.[1], 'the URL');
     const url = new URL(path);
@@ -89,19 +140,19 @@ describe('README code blocks, run', { timeout: 60_000 }, () => {
   });
 
   it('long-lived.ts answers /health and refuses the event stream without a token', async () => {
-    await run('long-lived.ts');
+    await (await run('long-lived.ts')).listening();
     expect(await until(() => get('/health'), 'the server')).toEqual({ status: 200, body: 'ok' });
     expect(await get('/events')).toEqual({ status: 401, body: '' });
   });
 
   it('conformance.ts run against nothing exits 1 and prints why each server case failed', async () => {
-    // Nothing listens on 7878 here: every block before this one was killed, and the port is the README's.
+    // Nothing listens on the port that stands in for 7878: it was free when chosen.
     const { output, exited } = await run('conformance.ts');
     expect(await exited).toBe(1);
     const lines = output().trim().split('\n');
     const failures = lines.filter((line) => line.startsWith('FAIL'));
     expect(failures.length).toBe(13);
-    for (const line of failures) expect(line).toMatch(/^FAIL {2}\S.*: connect ECONNREFUSED 127\.0\.0\.1:7878$/);
+    for (const line of failures) expect(line).toMatch(new RegExp(`^FAIL {2}\\S.*: connect ECONNREFUSED 127\\.0\\.0\\.1:${port}$`));
     expect(output()).not.toMatch(/undefined undefined|: undefined$/m);
     expect(lines.filter((line) => line.startsWith('ok    ')).length).toBeGreaterThan(0); // the store's clauses
   });
@@ -121,7 +172,8 @@ describe('README code blocks, run', { timeout: 60_000 }, () => {
   });
 
   it('browser-websocket.ts opens a socket for the token entry, with its own protocol, and refuses one without', async () => {
-    const { output } = await run('browser-websocket.ts');
+    const { output, listening } = await run('browser-websocket.ts');
+    await listening();
     await until(() => (output().includes('ws://127.0.0.1:7878/') ? true : undefined), 'the server');
     // The block's secret file, in its working folder: the token a settings page would show.
     const reader = await TokenAuthority.open({ store: new FileSecretStore(join(folders.at(-1) as string, '.data/secret.json')) });
@@ -129,7 +181,7 @@ describe('README code blocks, run', { timeout: 60_000 }, () => {
     const keyId = reader.keyId;
     await reader.close();
     const opened = await new Promise<{ protocol: string; first: string }>((resolve, reject) => {
-      const ws = new WebSocket('ws://127.0.0.1:7878/', ['launcher.v1', `authorization.bearer.${token}`]);
+      const ws = new WebSocket(`ws://127.0.0.1:${port}/`, ['launcher.v1', `authorization.bearer.${token}`]);
       ws.once('message', (data) => {
         resolve({ protocol: ws.protocol, first: String(data) });
         ws.close();
@@ -138,7 +190,7 @@ describe('README code blocks, run', { timeout: 60_000 }, () => {
     });
     expect(opened).toEqual({ protocol: 'launcher.v1', first: `hello, key ${keyId}` });
     const refused = await new Promise<number>((resolve, reject) => {
-      const ws = new WebSocket('ws://127.0.0.1:7878/', ['launcher.v1']);
+      const ws = new WebSocket(`ws://127.0.0.1:${port}/`, ['launcher.v1']);
       ws.once('unexpected-response', (req, res) => {
         resolve(res.statusCode ?? 0);
         req.destroy();
@@ -146,5 +198,10 @@ describe('README code blocks, run', { timeout: 60_000 }, () => {
       ws.once('open', () => reject(new Error('opened without a token')));
     });
     expect(refused).toBe(401);
+  });
+
+  it('ran with the demo\'s ports held by another listener all along', () => {
+    expect([...holders.map((holder) => holder.port), ...elsewhere].sort()).toEqual([7878, 7879]);
+    for (const holder of holders) expect(holder.server.listening).toBe(true);
   });
 });

@@ -6,13 +6,22 @@ import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { startDemo } from '../../examples/demo/main.ts';
 import { main } from '../../examples/several-instances.ts';
-import { SKIP_REASON, sharedRedis } from '../stores/redis/server.js';
+import { SKIP_REASON, freePort, sharedRedis } from '../stores/redis/server.js';
 
 describe.skipIf(SKIP_REASON !== undefined)('examples/several-instances.ts', () => {
   const shared = sharedRedis();
 
   it('instance B accepts the token before, refuses it after the regenerate on A, accepts the new one', async () => {
     expect(await main(shared.server.url)).toEqual([200, 401, 200]);
+  });
+});
+
+describe('examples/several-instances.ts without Redis', () => {
+  it('says at once that Redis is not running there, naming where it looked', async () => {
+    const port = await freePort();
+    await expect(main(`redis://user:password@127.0.0.1:${port}`)).rejects.toThrow(
+      new RegExp(`^Cannot reach Redis \\(connect ECONNREFUSED [^)]+\\): is Redis running at 127\\.0\\.0\\.1:${port}\\?$`),
+    );
   });
 });
 

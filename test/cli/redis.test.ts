@@ -1,0 +1,169 @@
+// launcher-auth token and rotate with --redis <url>, against a real redis-server: a rotation through the CLI is
+// followed by a running instance (a RedisSecretStore in this process) as one made inside it would be.
+import { spawn } from 'node:child_process';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { TokenAuthority } from 'launcher-auth';
+import { RedisSecretStore } from 'launcher-auth/redis';
+import { EXIT } from '../../src/cli/main.js';
+import { SKIP_REASON, connectedClient, freePort, startRedis, type RedisServer } from '../support/redis-server.js';
+import { JWT_SHAPED, runCli } from './run.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const TSX_LOADER = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
+
+let redis: RedisServer;
+let keys = 0;
+/** A Redis key of its own for each test. */
+const freshKey = (): string => `launcher-auth-cli-test-${++keys}`;
+
+/** An instance of a service on `key`, as a launcher runs one; closed when the test ends. */
+async function running(key: string): Promise<TokenAuthority> {
+  const client = await connectedClient(redis.url);
+  const authority = await TokenAuthority.open({ store: new RedisSecretStore({ client, key }) });
+  onTestFinished(async () => {
+    await authority.close();
+    client.destroy();
+  });
+  return authority;
+}
+
+/** The CLI as a child process, as `npx launcher-auth` runs it: its exit code and output, tokens redacted. */
+function child(args: string[], imports: string[] = []): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((resolve, reject) => {
+    const spawned = spawn(process.execPath, ['--import', TSX_LOADER, ...imports.flatMap((i) => ['--import', i]), 'src/cli/main.ts', ...args], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    spawned.stdout.on('data', (chunk: Buffer) => void (out += chunk.toString('utf8')));
+    spawned.stderr.on('data', (chunk: Buffer) => void (err += chunk.toString('utf8')));
+    spawned.on('error', reject);
+    spawned.on('close', (code) => resolve({ code, out: out.replace(JWT_SHAPED, '<token>'), err: err.replace(JWT_SHAPED, '<token>') }));
+  });
+}
+
+describe.skipIf(SKIP_REASON !== undefined)(`launcher-auth --redis${SKIP_REASON === undefined ? '' : ` (skipped: ${SKIP_REASON})`}`, () => {
+  beforeAll(async () => {
+    redis = await startRedis();
+  });
+  afterAll(async () => {
+    await redis?.kill();
+  });
+
+  it('token: no record is a store error naming the server and key; --init creates the one a running instance uses', async () => {
+    const key = freshKey();
+    const none = await runCli('token', '--redis', redis.url, '--redis-key', key);
+    expect(none).toMatchObject({ code: EXIT.store, out: '' });
+    expect(none.err).toBe(`launcher-auth: no secret in Redis at ${redis.url} under the key "${key}" (use --init to create one).\n`);
+
+    const created = await runCli('token', '--redis', redis.url, '--redis-key', key, '--init');
+    expect(created).toMatchObject({ code: EXIT.ok, out: '<token>\n', err: '' });
+    const instance = await running(key);
+    expect(created.raw().out === `${instance.issue()}\n`).toBe(true);
+    const again = await runCli('token', '--redis', redis.url, '--redis-key', key);
+    expect(again.raw().out === created.raw().out).toBe(true);
+  });
+
+  it('leaves no entry in the table of instances that a rotation waits for', async () => {
+    const key = freshKey();
+    await runCli('token', '--redis', redis.url, '--redis-key', key, '--init');
+    await runCli('rotate', '--redis', redis.url, '--redis-key', key);
+    const client = await connectedClient(redis.url);
+    onTestFinished(() => client.destroy());
+    const tables = (await client.keys('*')).filter((name) => name.includes(key) && name.endsWith(':instances'));
+    expect(tables.length).toBeLessThanOrEqual(1);
+    for (const table of tables) expect(await client.hLen(table)).toBe(0);
+  });
+
+  it('rotate: when it prints the new token, the running instance accepts it and refuses the old one', async () => {
+    const key = freshKey();
+    const missing = await runCli('rotate', '--redis', redis.url, '--redis-key', key);
+    expect(missing.err).toBe(
+      `launcher-auth: no secret in Redis at ${redis.url} under the key "${key}" ` +
+        `(create one with: launcher-auth token --redis ${redis.url} --redis-key ${key} --init).\n`,
+    );
+    await runCli('token', '--redis', redis.url, '--redis-key', key, '--init');
+    const instance = await running(key);
+    const old = instance.issue();
+    let followed = 0;
+    instance.onRotate(() => followed++);
+
+    const rotated = await runCli('rotate', '--redis', redis.url, '--redis-key', key);
+    expect(rotated).toMatchObject({ code: EXIT.ok, out: '<token>\n', err: '' });
+    const fresh = rotated.raw().out.trim();
+    // rotate() resolved in the CLI only once every live instance had the new key: nothing to wait for here.
+    expect(followed).toBe(1);
+    expect(instance.issue() === fresh).toBe(true);
+    expect((await instance.verify(fresh)).ok).toBe(true);
+    expect(await instance.verify(old)).toEqual({ ok: false, reason: 'rotated' });
+  });
+
+  it('the default key is the store\'s default: an instance on RedisSecretStore\'s default follows a rotate without --redis-key', async () => {
+    const created = await runCli('token', '--redis', redis.url, '--init');
+    expect(created.code).toBe(EXIT.ok);
+    const client = await connectedClient(redis.url);
+    const instance = await TokenAuthority.open({ store: new RedisSecretStore({ client }) });
+    onTestFinished(async () => {
+      await instance.close();
+      client.destroy();
+    });
+    expect(created.raw().out === `${instance.issue()}\n`).toBe(true);
+    const rotated = await runCli('rotate', '--redis', redis.url);
+    expect(rotated.code).toBe(EXIT.ok);
+    expect(instance.issue() === rotated.raw().out.trim()).toBe(true);
+  });
+
+  it('Redis not running: one line that names the server and asks whether it runs, exit 3', async () => {
+    const port = await freePort();
+    const result = await runCli('token', '--redis', `redis://127.0.0.1:${port}`, '--init');
+    expect(result).toMatchObject({ code: EXIT.store, out: '' });
+    expect(result.err).toMatch(
+      new RegExp(`^launcher-auth: cannot reach Redis at redis://127\\.0\\.0\\.1:${port} \\(connect ECONNREFUSED [^)]+\\): is Redis running there\\?\\n$`),
+    );
+  });
+
+  it('a password in the URL is never printed, not even in the command it suggests', async () => {
+    const key = freshKey();
+    const url = `redis://default:some-password@127.0.0.1:${redis.port}`;
+    const missing = await runCli('rotate', '--redis', url, '--redis-key', key);
+    expect(missing.code).toBe(EXIT.store);
+    expect(missing.err).toBe(
+      `launcher-auth: no secret in Redis at redis://127.0.0.1:${redis.port} under the key "${key}" ` +
+        `(create one with: launcher-auth token --redis <url> --redis-key ${key} --init).\n`,
+    );
+  });
+
+  it('as a child process: rotate prints the token and the process ends by itself', async () => {
+    const key = freshKey();
+    expect((await runCli('token', '--redis', redis.url, '--redis-key', key, '--init')).code).toBe(EXIT.ok);
+    const instance = await running(key);
+    const old = instance.issue();
+    const rotated = await child(['rotate', '--redis', redis.url, '--redis-key', key]);
+    expect(rotated).toEqual({ code: 0, out: '<token>\n', err: '' });
+    expect(instance.issue() === old).toBe(false);
+  });
+});
+
+describe('launcher-auth without the package redis installed', () => {
+  // A resolve hook that answers for `redis` as Node does for a package that is not installed.
+  const hooks = `data:text/javascript,${encodeURIComponent(`
+    export async function resolve(specifier, context, next) {
+      if (specifier === 'redis') throw Object.assign(new Error("Cannot find package 'redis'"), { code: 'ERR_MODULE_NOT_FOUND' });
+      return next(specifier, context);
+    }`)}`;
+  const register = `data:text/javascript,${encodeURIComponent(`import { register } from 'node:module'; register(${JSON.stringify(hooks)});`)}`;
+
+  it('--store works (redis is loaded only for --redis), and --redis says which package to install', async () => {
+    const usage = await child(['token', '--store'], [register]);
+    expect(usage).toEqual({ code: 2, out: '', err: 'launcher-auth: --store needs a value. See launcher-auth --help.\n' });
+    const missing = await child(['token', '--redis', 'redis://127.0.0.1:6379'], [register]);
+    expect(missing).toEqual({
+      code: EXIT.store,
+      out: '',
+      err: 'launcher-auth: --redis needs the package redis beside launcher-auth: npm install redis\n',
+    });
+  });
+});
