@@ -55,7 +55,8 @@ export interface FetchGuard {
   /**
    * With the `cors` option: adds the CORS headers for `request`'s origin to the `response` of a request that
    * passed, so that the page can read it (a `fetch()` response's headers are immutable: then a copy is
-   * returned). Without `cors`, or for an origin not allowed, returns `response` unchanged.
+   * returned); for an origin not allowed, or none, only `Vary: Origin`. Without `cors`, returns `response`
+   * unchanged.
    */
   cors(request: Request, response: Response): Response;
 }
@@ -90,13 +91,15 @@ export function fetchAuth(
   };
   const cors = (request: Request, response: Response): Response => {
     const found = resolved.cors === undefined ? undefined : corsFor(resolved.cors, request.method, request.headers);
-    if (found === undefined || found.answer !== undefined) return response;
+    if (found === undefined || found.answer !== undefined || found.pass.length === 0) return response;
     const add = (target: Response): Response => {
       const list = found.pass;
       for (let i = 0; i < list.length; i += 2) {
         const name = list[i] as string;
-        // The host's own Vary stays: Origin is added to it.
-        if (name === 'Vary') target.headers.append(name, list[i + 1] as string);
+        // The host's own Vary stays: Origin is added to it, once.
+        if (name === 'Vary') {
+          if (!/(?:^|,)\s*origin\s*(?:,|$)/i.test(target.headers.get('vary') ?? '')) target.headers.append(name, 'Origin');
+        }
         else target.headers.set(name, list[i + 1] as string);
       }
       return target;
