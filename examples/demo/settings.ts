@@ -207,14 +207,21 @@ export function createSettingsServer(authority: TokenAuthority, apiUrl: string, 
       const next = renewLaunchKey?.();
       if (next !== undefined) launchKey = Buffer.from(next);
       // The owner's own navigation: trade the key for the cookie, and send them to `/` so that the key leaves
-      // the address bar (the page's script then removes the fragment too).
-      res.writeHead(303, {
+      // the address bar (the page's script then removes the fragment too). Not by a 303: a navigation that came
+      // from elsewhere (the redirect file is a file: page) would follow it as a cross-site one, without the
+      // SameSite=Strict cookie; a refresh by this page itself is same-site.
+      const body = Buffer.from(
+        `<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n` +
+          `<meta http-equiv="refresh" content="0;url=/#${pageKey}">\n<title>Settings · Example Launcher</title>\n` +
+          '</head>\n<body></body>\n</html>\n',
+      );
+      res.writeHead(200, {
         ...HEADERS,
-        location: `/#${pageKey}`,
+        'content-type': 'text/html; charset=utf-8',
         'set-cookie': `${cookie}=${session}; HttpOnly; SameSite=Strict; Path=/`,
-        'content-length': 0,
+        'content-length': body.byteLength,
       });
-      res.end();
+      res.end(body);
       return;
     }
     if (!hasCookie(req, cookie, sessionBytes)) return refuse(res);
@@ -388,7 +395,7 @@ function page(apiUrl: string): string {
         <p class="hint">From a terminal on this computer (Copy copies the command with the token):</p>
         <div class="token-line">
           <pre class="example"><code id="try" data-api="${api}" aria-labelledby="try-label">curl -H "Authorization: Bearer …" ${api}/apps</code></pre>
-          <button type="button" id="copy-try" disabled>Copy</button>
+          <button type="button" id="copy-try" aria-label="Copy the command" disabled>Copy</button>
         </div>
       </div>
       <div class="field danger-zone">
@@ -478,7 +485,9 @@ const SCRIPT = `'use strict';
 
   function signedOut(html) {
     current = null;
-    const refused = new DOMParser().parseFromString(html, 'text/html').getElementById('refused');
+    // Without its style, which this page's policy does not allow (this page's own style sheet has the class).
+    const bare = html.replace(/<style>[^<]*<\\/style>/, '');
+    const refused = new DOMParser().parseFromString(bare, 'text/html').getElementById('refused');
     const message = refused === null ? document.createElement('p') : document.adoptNode(refused);
     if (refused === null) message.textContent = 'Open the settings page again from the launcher.';
     message.classList.add('refused');
@@ -641,7 +650,7 @@ button.danger:hover:not(:disabled) { background: var(--danger-soft); border-colo
 button.danger.solid { background: var(--danger); color: #fff; border-color: var(--danger); }
 button.danger.solid:hover { filter: brightness(1.08); background: var(--danger); }
 .example { flex: 1; min-width: 0; margin: 0; padding: 7px 10px; background: var(--field); border: 1px solid var(--line);
-  border-radius: 6px; white-space: pre-wrap; word-break: break-all; }
+  border-radius: 6px; white-space: pre-wrap; overflow-wrap: anywhere; }
 .example code { background: none; padding: 0; line-height: 1.6; }
 .field .hint + .token-line { margin-top: 8px; }
 .refused { max-width: 560px; margin: 12vh auto; padding: 24px 28px; background: var(--panel); border: 1px solid var(--line);
@@ -662,7 +671,8 @@ dialog p { margin: 0 0 20px; color: var(--muted); }
 .actions { display: flex; justify-content: flex-end; gap: 8px; }
 @media (max-width: 640px) { .sidebar { display: none; } main { padding: 20px; } .card { padding: 16px; }
   .danger-zone { flex-direction: column; align-items: flex-start; } }
-@media (max-width: 420px) { main { padding: 12px; } .token-line { flex-wrap: wrap; } .token-line button { flex: 1; } }
+@media (max-width: 420px) { main { padding: 12px; } .token-line { flex-wrap: wrap; } .token, .example { flex-basis: 100%; }
+  .token-line button { flex: 1; } }
 `;
 
 const ICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">

@@ -146,18 +146,25 @@ async function until(probe: () => Promise<boolean> | boolean, what: string): Pro
   }
 }
 
+/** The page key in the launch link's answer: a page that refreshes itself to `/#<page key>`. */
+function pageKeyOf(answer: Answer): string | undefined {
+  return /^<!doctype html>\n[^]*<meta http-equiv="refresh" content="0;url=\/#([\w-]{43})">\n/.exec(answer.body.toString('utf8'))?.[1];
+}
+
 /**
- * Opens the launch link as the owner's browser does: 303 to `/#<page key>` with the cookie. Answers the cookie
- * as `name=value` and the page key, which the page's script keeps and sends in its header.
+ * Opens the launch link as the owner's browser does: 200, the cookie, and a page that refreshes itself to
+ * `/#<page key>`. Answers the cookie as `name=value` and the page key, which the page's script keeps and sends in
+ * its header.
  */
 async function owner(launchUrl: string): Promise<{ cookie: string; pageKey: string }> {
   const answer = await call(launchUrl);
-  expect(answer.status).toBe(303);
-  expect(answer.headers.location).toMatch(/^\/#[\w-]{43}$/);
-  expect(answer.body.byteLength).toBe(0);
+  expect(answer.status).toBe(200);
+  expect(answer.headers.location).toBeUndefined();
+  const pageKey = pageKeyOf(answer);
+  expect(pageKey).toMatch(/^[\w-]{43}$/);
   const cookie = answer.headers['set-cookie']?.[0]?.split(';', 1)[0];
   expect(cookie).toMatch(/^launcher_settings_\d+=[\w-]{43}$/);
-  return { cookie: cookie ?? '', pageKey: answer.headers.location?.slice(2) ?? '' };
+  return { cookie: cookie ?? '', pageKey: pageKey ?? '' };
 }
 
 async function ownerCookie(launchUrl: string): Promise<string> {
@@ -347,8 +354,9 @@ describe('the settings server (examples/demo/settings.ts)', () => {
     const { settingsUrl, launchUrl, launchFile } = started;
     expect(launchUrl).toMatch(new RegExp(`^${settingsUrl}/\\?key=[\\w-]{43}$`));
     const answer = await call(launchUrl);
-    expect(answer.status).toBe(303);
-    expect(answer.headers.location).toMatch(/^\/#[\w-]{43}$/);
+    expect(answer.status).toBe(200);
+    expect(pageKeyOf(answer)).toMatch(/^[\w-]{43}$/);
+    expect(answer.headers['content-security-policy']).toBe(CONTENT_SECURITY_POLICY);
     expect(answer.headers['cache-control']).toBe('no-store');
     expect(answer.headers['referrer-policy']).toBe('no-referrer');
     const setCookie = answer.headers['set-cookie'] ?? [];
@@ -365,7 +373,7 @@ describe('the settings server (examples/demo/settings.ts)', () => {
     const fresh = started.launchUrl;
     expect(fresh === launchUrl).toBe(false);
     expect(await readFile(launchFile, 'utf8')).toBe(`${fresh}\n`);
-    expect(await owner(fresh)).toEqual({ cookie: pair, pageKey: answer.headers.location?.slice(2) });
+    expect(await owner(fresh)).toEqual({ cookie: pair, pageKey: pageKeyOf(answer) });
     const page = await call(`${settingsUrl}/`, { headers: { cookie: pair } });
     expect(page.status).toBe(200);
     expect(page.headers['x-frame-options']).toBe('DENY');
@@ -399,7 +407,7 @@ describe('the settings server (examples/demo/settings.ts)', () => {
     expect((await call(`${apiUrl}/apps`, { token: authority.issue() })).status).toBe(200);
     // Two fresh links in a row: each works once, the first one's replay still fails.
     const second = started.launchUrl;
-    expect((await call(second)).status).toBe(303);
+    expect((await call(second)).status).toBe(200);
     expectForbidden(await call(second));
     expectForbidden(await call(link));
   });
@@ -417,14 +425,14 @@ describe('the settings server (examples/demo/settings.ts)', () => {
     expect(html).toContain(`<meta http-equiv="refresh" content="0;url=${first}">`);
     expect(html).toContain('<meta name="referrer" content="no-referrer">');
     // What the browser does with it: the link in it trades for the cookie, once.
-    expect((await call(first)).status).toBe(303);
+    expect((await call(first)).status).toBe(200);
     await started.written();
     const second = started.launchUrl;
     expect(second.startsWith(`${settingsUrl}/?key=`) && second !== first).toBe(true);
     expect(await readFile(redirectFile, 'utf8')).toBe(launchFileHtml(second));
     expect((await stat(redirectFile)).mode & 0o777).toBe(0o600);
     expectForbidden(await call(first));
-    expect((await call(second)).status).toBe(303);
+    expect((await call(second)).status).toBe(200);
     // A folder made more open in between is closed again at the next start.
     await started.close();
     const { chmod } = await import('node:fs/promises');
