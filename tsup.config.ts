@@ -6,7 +6,7 @@ const shared: Options = {
   sourcemap: false,
   treeshake: true,
   removeNodeProtocol: false,
-  external: ['express', 'fastify', 'jose', 'redis', '@napi-rs/keyring'],
+  external: ['express', 'fastify', 'hono', 'koa', 'jose', 'redis', '@napi-rs/keyring'],
 };
 
 export default defineConfig([
@@ -21,6 +21,8 @@ export default defineConfig([
       express: 'src/adapters/express.ts',
       fastify: 'src/adapters/fastify.ts',
       fetch: 'src/adapters/fetch.ts',
+      hono: 'src/adapters/hono.ts',
+      koa: 'src/adapters/koa.ts',
       testing: 'src/testing/index.ts',
       redis: 'src/stores/redis/index.ts',
       keyring: 'src/stores/keyring/index.ts',

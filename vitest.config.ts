@@ -7,7 +7,7 @@ export default defineConfig({
     alias: [
       { find: /^launcher-auth$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
       {
-        find: /^launcher-auth\/(node|express|fastify|fetch)$/,
+        find: /^launcher-auth\/(node|express|fastify|fetch|hono|koa)$/,
         replacement: fileURLToPath(new URL('./src/adapters/$1.ts', import.meta.url)),
       },
       { find: /^launcher-auth\/testing$/, replacement: fileURLToPath(new URL('./src/testing/index.ts', import.meta.url)) },

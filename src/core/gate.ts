@@ -125,6 +125,24 @@ export function unauthorizedHeaderList(options: ResolvedAuthOptions, cors: CorsO
   return cors?.unauthorized ?? options.unauthorizedHeaderList;
 }
 
+/**
+ * True when an `Upgrade` field value (RFC 9110 §7.8: a list such as `h2c, websocket/13`) names a protocol of
+ * `accepted` (lower-case names, compared without their `/version` and in any letter case). Such a request asks
+ * for a long-lived connection: it is never the health check, whatever its path.
+ */
+export function upgradeNames(value: string, accepted: ReadonlySet<string>): boolean {
+  for (const item of value.split(',')) {
+    const name = item.split('/', 1)[0]?.trim().toLowerCase() ?? '';
+    if (accepted.has(name)) return true;
+  }
+  return false;
+}
+
+/** The options with nothing exempt, for upgrade requests: built once per options, never per request. */
+export function withoutExemption(options: ResolvedAuthOptions): ResolvedAuthOptions {
+  return options.healthPath === false ? options : Object.freeze({ ...options, healthPath: false });
+}
+
 /** Checks that `authority` is a TokenAuthority, at construction. */
 export function assertAuthority(authority: unknown, where: string): asserts authority is TokenAuthority {
   if (typeof authority !== 'object' || authority === null || typeof (authority as TokenAuthority).issue !== 'function') {

@@ -6,6 +6,8 @@ import type { AuthOptions, RejectInfo, TokenAuthority } from 'launcher-auth';
 import { expressAuth } from '../../src/adapters/express.js';
 import { fastifyAuth } from '../../src/adapters/fastify.js';
 import { fetchAuth } from '../../src/adapters/fetch.js';
+import { honoAuth } from '../../src/adapters/hono.js';
+import { koaAuth } from '../../src/adapters/koa.js';
 import { withAuth, withUpgradeAuth } from '../../src/adapters/node.js';
 import { CASES, expectationFor, openCaseAuthority, requestText, type AdapterCase, type Tokens } from './cases.js';
 import {
@@ -297,6 +299,8 @@ describe.each(HOST_KINDS)('%s adapter', (kind) => {
       try {
         if (target === 'node') withAuth(a, () => undefined, o);
         else if (target === 'fetch') fetchAuth(a, o);
+        else if (target === 'hono') honoAuth(a, o);
+        else if (target === 'koa') koaAuth(a, o);
         else expressAuth(a, o);
         return undefined;
       } catch (error) {
@@ -310,6 +314,8 @@ describe.each(HOST_KINDS)('%s adapter', (kind) => {
       express4: 'expressAuth',
       fastify: 'fastifyAuth',
       fetch: 'fetchAuth',
+      hono: 'honoAuth',
+      koa: 'koaAuth',
     };
 
     it.each([

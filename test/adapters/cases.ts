@@ -156,7 +156,7 @@ const twice =
 
 /** The fetch platform parses the target as a WHATWG URL before any code sees it. */
 const FETCH_RESOLVES =
-  'the fetch platform resolves the URL before the guard and the router see it, so this request IS GET /health ' +
+  'the fetch platform (fetch and Hono on @hono/node-server) resolves the URL before the guard and the router see it, so this request IS GET /health ' +
   'there: only the health handler can run, which is safe';
 const NOT_FOUND = { status: 404 } as const;
 
@@ -255,23 +255,23 @@ export const CASES: readonly AdapterCase[] = [
   { name: 'GET /health/x', request: get('/health/x'), expect: 401 },
   { name: 'GET /health.json', request: get('/health.json'), expect: 401 },
   { name: 'GET /health/..', request: get('/health/..'), expect: 401 },
-  { name: 'GET /files/../health', request: get('/files/../health'), expect: 401, per: { fetch: 'health' }, why: FETCH_RESOLVES },
-  { name: 'GET /./health', request: get('/./health'), expect: 401, per: { fetch: 'health' }, why: FETCH_RESOLVES },
-  { name: 'GET /files/%2e%2e/health', request: get('/files/%2e%2e/health'), expect: 401, per: { fetch: 'health' }, why: FETCH_RESOLVES },
-  { name: 'GET /apps/../health', request: get('/apps/../health'), expect: 401, per: { fetch: 'health' }, why: FETCH_RESOLVES },
-  { name: 'GET /health#fragment', request: get('/health#x'), expect: 401, per: { fetch: 'health' }, why: FETCH_RESOLVES },
+  { name: 'GET /files/../health', request: get('/files/../health'), expect: 401, per: { fetch: 'health', hono: 'health' }, why: FETCH_RESOLVES },
+  { name: 'GET /./health', request: get('/./health'), expect: 401, per: { fetch: 'health', hono: 'health' }, why: FETCH_RESOLVES },
+  { name: 'GET /files/%2e%2e/health', request: get('/files/%2e%2e/health'), expect: 401, per: { fetch: 'health', hono: 'health' }, why: FETCH_RESOLVES },
+  { name: 'GET /apps/../health', request: get('/apps/../health'), expect: 401, per: { fetch: 'health', hono: 'health' }, why: FETCH_RESOLVES },
+  { name: 'GET /health#fragment', request: get('/health#x'), expect: 401, per: { fetch: 'health', hono: 'health' }, why: FETCH_RESOLVES },
   {
     name: 'GET absolute-form http://127.0.0.1/health',
     request: { raw: (_t, host) => `GET http://127.0.0.1/health HTTP/1.1\r\nHost: ${host}\r\n\r\n` },
     expect: 401,
-    per: { fetch: 'health' },
+    per: { fetch: 'health', hono: 'health' },
     why: FETCH_RESOLVES,
   },
   {
     name: 'GET absolute-form http://evil.example/health',
     request: { raw: (_t, host) => `GET http://evil.example/health HTTP/1.1\r\nHost: ${host}\r\n\r\n` },
     expect: 401,
-    per: { fetch: 'health' },
+    per: { fetch: 'health', hono: 'health' },
     why: FETCH_RESOLVES,
   },
   {
@@ -283,7 +283,7 @@ export const CASES: readonly AdapterCase[] = [
     name: 'GET /health with a backslash (/\\health)',
     request: get('/\\health'),
     expect: 401,
-    per: { fetch: { status: 400 } },
+    per: { fetch: { status: 400 }, hono: { status: 400 } },
     why: '@hono/node-server refuses a backslash in the path with 400 before any handler',
   },
   // Node's HTTP parser refuses these before any handler: the same 400 on every platform here.
@@ -292,7 +292,7 @@ export const CASES: readonly AdapterCase[] = [
     name: 'GET * (asterisk-form)',
     request: get('*'),
     expect: 401,
-    per: { fetch: { status: 400 } },
+    per: { fetch: { status: 400 }, hono: { status: 400 } },
     why: '@hono/node-server cannot build a URL from it and answers 400 before any handler',
   },
   { name: 'GET /health with a latin1 byte', request: get('/health\xe9'), expect: { status: 400 } },

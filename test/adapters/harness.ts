@@ -1,4 +1,5 @@
-// Real loopback hosts, one per adapter (node:http, Express 5 and 4, Fastify 5, fetch on @hono/node-server),
+// Real loopback hosts, one per adapter (node:http, Express 5 and 4, Fastify 5, fetch and Hono on @hono/node-server,
+// Koa),
 // all with the same routes and handler-run counters, plus a raw TCP client for request lines Node would normalise.
 //
 // Every host serves the same application:
@@ -29,20 +30,24 @@ import express from 'express';
 // Express 5 types below, which cover the few calls made here.
 import express4Untyped from 'express4';
 import Fastify from 'fastify';
+import { Hono } from 'hono';
+import Koa from 'koa';
 import { expect } from 'vitest';
 import type { AuthContext, AuthOptions, TokenAuthority } from 'launcher-auth';
 import { expressAuth, type AuthenticatedRequest } from '../../src/adapters/express.js';
 import { fastifyAuth } from '../../src/adapters/fastify.js';
 import { fetchAuth } from '../../src/adapters/fetch.js';
+import { honoAuth, type HonoMaybeAuthEnv } from '../../src/adapters/hono.js';
+import { koaAuth, type KoaMaybeAuthState } from '../../src/adapters/koa.js';
 import { withAuth, withContinueAuth, withUpgradeAuth } from '../../src/adapters/node.js';
 import { expectationFor, requestText, type AdapterCase, type Tokens } from './cases.js';
 
 const express4 = express4Untyped as typeof express;
 
-export type HostKind = 'node' | 'express5' | 'express4' | 'fastify' | 'fetch';
+export type HostKind = 'node' | 'express5' | 'express4' | 'fastify' | 'fetch' | 'hono' | 'koa';
 
 /** Every kind, in the order the suites run them. */
-export const HOST_KINDS: readonly HostKind[] = ['node', 'express5', 'express4', 'fastify', 'fetch'];
+export const HOST_KINDS: readonly HostKind[] = ['node', 'express5', 'express4', 'fastify', 'fetch', 'hono', 'koa'];
 
 /** Which of the host's handlers ran last. */
 export type RouteName = 'health' | 'apps' | 'launch' | 'events' | 'page' | 'upgrade';
@@ -319,20 +324,7 @@ async function fetchHost(authority: TokenAuthority, options: HostOptions, rec: R
       rec.ran('launch', result);
       return text(`launched ${launch}`);
     }
-    if (request.method === 'GET' && path === '/events') {
-      rec.ran('events', result);
-      let watch: { cancel(): void } | undefined;
-      const body = new ReadableStream<Uint8Array>({
-        start(controller) {
-          controller.enqueue(new TextEncoder().encode(SSE_FIRST_EVENT));
-          watch = rec.watch(result?.signal, () => controller.close());
-        },
-        cancel() {
-          watch?.cancel();
-        },
-      });
-      return new Response(body, { headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-store' } });
-    }
+    if (request.method === 'GET' && path === '/events') return eventStream(rec, result);
     if (options.catchAll === true && request.method === 'GET' && PAGE.test(path)) {
       rec.ran('page', result);
       return text('page');
@@ -340,11 +332,99 @@ async function fetchHost(authority: TokenAuthority, options: HostOptions, rec: R
     return text('not found', 404);
   };
 
+  return serveFetch(handler);
+}
+
+/** An SSE body for a Web Response: the first event, then the end when `signal` aborts or the client goes away. */
+function eventStream(rec: Recorder, auth: AuthContext | undefined): Response {
+  rec.ran('events', auth);
+  let watch: { cancel(): void } | undefined;
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(new TextEncoder().encode(SSE_FIRST_EVENT));
+      watch = rec.watch(auth?.signal, () => controller.close());
+    },
+    cancel() {
+      watch?.cancel();
+    },
+  });
+  return new Response(body, { headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-store' } });
+}
+
+/** Serves `fetch` with @hono/node-server on 127.0.0.1, a free port. */
+async function serveFetch(fetch: (request: Request, env: HttpBindings | Http2Bindings) => unknown) {
   const server = await new Promise<Server>((resolve, reject) => {
-    const started = serve({ fetch: handler, port: 0, hostname: '127.0.0.1' }, () => resolve(started as Server));
+    const started = serve({ fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(started as Server));
     started.once('error', reject);
   });
   const port = (server.address() as AddressInfo).port;
+  return { server, port, close: () => closeServer(server) };
+}
+
+/** Hono 4 on @hono/node-server: honoAuth first, then the routes; unknown paths reach Hono's own 404. */
+async function honoHost(authority: TokenAuthority, options: HostOptions, rec: Recorder) {
+  const healthRoute = healthRouteOf(options);
+  const app = new Hono<HonoMaybeAuthEnv>();
+  app.use(honoAuth(authority, options.auth));
+  if (healthRoute !== false) {
+    app.get(healthRoute, (c) => {
+      rec.ran('health', c.get('auth'));
+      return c.text('ok');
+    });
+  }
+  app.get('/apps', (c) => {
+    rec.ran('apps', c.get('auth'));
+    return c.text('apps');
+  });
+  app.post('/apps/:id/launch', (c) => {
+    rec.ran('launch', c.get('auth'));
+    return c.text(`launched ${c.req.param('id')}`);
+  });
+  app.get('/events', (c) => eventStream(rec, c.get('auth')));
+  if (options.catchAll === true) {
+    app.get('/:page', (c) => {
+      rec.ran('page', c.get('auth'));
+      return c.text('page');
+    });
+  }
+  return serveFetch(app.fetch);
+}
+
+/** Koa 3: koaAuth first, then one routing middleware on `ctx.path`; anything else is Koa's own 404. */
+async function koaHost(authority: TokenAuthority, options: HostOptions, rec: Recorder) {
+  const healthRoute = healthRouteOf(options);
+  const app = new Koa<KoaMaybeAuthState>();
+  // Koa logs every error of a response to stderr, clients' broken pipelines included; the tests assert on the wire.
+  app.silent = true;
+  app.use(koaAuth(authority, options.auth));
+  app.use((ctx) => {
+    const { method, path } = ctx;
+    const launch = LAUNCH.exec(path)?.[1];
+    const auth = ctx.state.auth;
+    if ((method === 'GET' || method === 'HEAD') && path === healthRoute) {
+      rec.ran('health', auth);
+      ctx.type = 'text/plain';
+      ctx.body = 'ok';
+    } else if (method === 'GET' && path === '/apps') {
+      rec.ran('apps', auth);
+      ctx.type = 'text/plain';
+      ctx.body = 'apps';
+    } else if (method === 'POST' && launch !== undefined) {
+      rec.ran('launch', auth);
+      ctx.type = 'text/plain';
+      ctx.body = `launched ${launch}`;
+    } else if (method === 'GET' && path === '/events') {
+      // Written on the raw response, as the other node:http hosts do.
+      ctx.respond = false;
+      rec.events(ctx.res, auth);
+    } else if (options.catchAll === true && method === 'GET' && PAGE.test(path)) {
+      rec.ran('page', auth);
+      ctx.type = 'text/plain';
+      ctx.body = 'page';
+    }
+  });
+  const server = createServer(app.callback());
+  const port = await listen(server);
   return { server, port, close: () => closeServer(server) };
 }
 
@@ -363,7 +443,11 @@ export async function startHost(kind: HostKind, authority: TokenAuthority, optio
           ? await expressHost(express4, authority, options, rec)
           : kind === 'fastify'
             ? await fastifyHost(authority, options, rec)
-            : await fetchHost(authority, options, rec);
+            : kind === 'fetch'
+              ? await fetchHost(authority, options, rec)
+              : kind === 'hono'
+                ? await honoHost(authority, options, rec)
+                : await koaHost(authority, options, rec);
   if (options.upgrade === true) {
     started.server.on(
       'upgrade',

@@ -142,7 +142,7 @@ const RELAYED =
 const CONTINUED = 'the token is good: `100 Continue`, then the body, then the handler';
 
 const FETCH_RESOLVES =
-  'the fetch platform parses the target as a WHATWG URL before any code sees it: this request IS GET /health ' +
+  'the fetch platform (fetch and Hono on @hono/node-server) parses the target as a WHATWG URL before any code sees it: this request IS GET /health ' +
   'there, so only the health handler can run';
 
 // ---------------------------------------------------------------------------------------------------------
@@ -304,8 +304,8 @@ export const CORPUS: readonly CorpusCase[] = [
   { class: 'health spelling', name: 'GET /health/%2e%2e/apps', source: 'RFC 3986 §5.2.4 (encoded dot segments)', send: { method: 'GET', target: '/health/%2e%2e/apps' }, expect: 401 },
   { class: 'health spelling', name: 'GET /health/../apps', source: 'RFC 3986 §5.2.4 (dot segments)', send: { method: 'GET', target: '/health/../apps' }, expect: 401 },
   { class: 'health spelling', name: 'GET /apps/..%2fhealth', source: 'routing differential (encoded slash in a dot segment)', send: { method: 'GET', target: '/apps/..%2fhealth' }, expect: 401 },
-  { class: 'health spelling', name: 'GET /files/../health', source: 'RFC 3986 §5.2.4 (dot segments)', send: { method: 'GET', target: '/files/../health' }, expect: 401, per: { fetch: 'health' }, why: FETCH_RESOLVES },
-  { class: 'health spelling', name: 'GET absolute-form http://localhost/health', source: 'RFC 9112 §3.2.2 (absolute-form)', send: { raw: (_k, host) => `GET http://localhost/health HTTP/1.1\r\nHost: ${host}\r\n\r\n` }, expect: 401, per: { fetch: 'health' }, why: FETCH_RESOLVES },
+  { class: 'health spelling', name: 'GET /files/../health', source: 'RFC 3986 §5.2.4 (dot segments)', send: { method: 'GET', target: '/files/../health' }, expect: 401, per: { fetch: 'health', hono: 'health' }, why: FETCH_RESOLVES },
+  { class: 'health spelling', name: 'GET absolute-form http://localhost/health', source: 'RFC 9112 §3.2.2 (absolute-form)', send: { raw: (_k, host) => `GET http://localhost/health HTTP/1.1\r\nHost: ${host}\r\n\r\n` }, expect: 401, per: { fetch: 'health', hono: 'health' }, why: FETCH_RESOLVES },
   { class: 'health spelling', name: 'GET /health with X-Original-URL: /apps', source: 'routing differential (X-Original-URL override)', send: { raw: (_k, host) => `GET /health HTTP/1.1\r\nHost: ${host}\r\nX-Original-URL: /apps\r\nX-Rewrite-URL: /apps\r\n\r\n` }, expect: 'health', why: 'the exemption reaches the health handler and only it; the override headers are not routing input' },
   { class: 'health spelling', name: 'GET /health with a body smuggling a second request', source: 'RFC 9112 §6.3 (request smuggling)', send: { raw: (_k, host) => `GET /health HTTP/1.1\r\nHost: ${host}\r\nContent-Length: ${SMUGGLED.length}\r\n\r\n${SMUGGLED}` }, expect: 'health', why: 'the declared body is the health request\'s own; the smuggled line is never a request' },
   { class: 'health spelling', name: 'GET /health with Transfer-Encoding and Content-Length', source: 'RFC 9112 §6.1 (CL.TE smuggling)', send: { raw: (_k, host) => `GET /health HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /apps HTTP/1.1\r\nHost: x\r\n\r\n` }, expect: { status: 400 }, why: 'Node\'s parser refuses both framings at once' },

@@ -1,0 +1,89 @@
+// launcher-auth/hono: a Hono 4 middleware, on any runtime Hono runs on (Node through @hono/node-server, Bun, Deno).
+import type { Context, MiddlewareHandler } from 'hono';
+import type { AuthOptions, Peer } from '../core/gate.js';
+import type { CorsOptions } from '../core/cors.js';
+import type { TokenAuthority } from '../core/token-authority.js';
+import type { AuthContext } from '../core/types.js';
+import { webGuard } from './web.js';
+
+export type { AuthContext, AuthOptions, CorsOptions };
+export type { RejectInfo } from '../core/gate.js';
+
+/**
+ * The Hono environment of an app whose every handler is reached with a valid token: `c.get('auth')` is an
+ * `AuthContext`. What `honoAuth` gives with a `health` handler (or `healthPath: false`). It types the app it is
+ * given to, `new Hono<HonoAuthEnv>()` or `new Hono().use(honoAuth(…))`, and no other: nothing is added to Hono's
+ * global `ContextVariableMap`, which would type every Hono app of the program, the host's unprotected ones too.
+ */
+export interface HonoAuthEnv {
+  Variables: { auth: AuthContext };
+}
+
+/** The environment without a `health` handler: the health check reaches the app too, where `c.get('auth')` is undefined. */
+export interface HonoMaybeAuthEnv {
+  Variables: { auth: AuthContext | undefined };
+}
+
+/** Serves the health check (`GET`/`HEAD` of the health path, no token needed); it has no `auth`. */
+export type HonoHealthHandler = (c: Context) => Response | Promise<Response>;
+
+/** The options of {@link honoAuth}: those of every adapter, plus the health handler. */
+export interface HonoAuthOptions extends AuthOptions {
+  /**
+   * Serves the health check in the middleware itself, so that no route of the app sees a request without a
+   * token and `c.get('auth')` is always an `AuthContext`.
+   * @default undefined (the health check goes on to the app's routes, with `c.get('auth')` undefined)
+   */
+  health?: HonoHealthHandler;
+}
+
+/** The client's socket where the runtime puts it in `c.env` (@hono/node-server: `c.env.incoming.socket`). */
+function peerOf(c: Context): Peer | undefined {
+  const env: unknown = c.env;
+  if (typeof env !== 'object' || env === null) return undefined;
+  const incoming = (env as { incoming?: { socket?: Peer } }).incoming;
+  return typeof incoming === 'object' && incoming !== null ? incoming.socket : undefined;
+}
+
+/**
+ * Hono middleware: install it first, for every path (`app.use(honoAuth(authority, { health }))`), so that an
+ * unknown path without a token gets the 401 and not a 404. An authenticated request goes on with
+ * `c.get('auth')` set; `GET`/`HEAD` of the health path reach `options.health` (or, without it, the app's routes
+ * with `c.get('auth')` undefined); every other request, a WebSocket handshake to any path included, gets 401
+ * with an empty body and `WWW-Authenticate`, whatever the app's error handler would say. With `cors`, the CORS
+ * headers of an allowed origin are added to the app's answers. `onReject` gets the client's address on
+ * @hono/node-server; on Bun and Deno, `remoteAddress` is undefined.
+ *
+ * @example
+ * const app = new Hono().use(honoAuth(authority, { health: (c) => c.text('ok') }));
+ * app.get('/apps', (c) => c.json({ keyId: c.get('auth').keyId }));
+ */
+export function honoAuth(
+  authority: TokenAuthority,
+  options: HonoAuthOptions & ({ health: HonoHealthHandler } | { healthPath: false }),
+): MiddlewareHandler<HonoAuthEnv>;
+export function honoAuth(authority: TokenAuthority, options?: HonoAuthOptions): MiddlewareHandler<HonoMaybeAuthEnv>;
+export function honoAuth(authority: TokenAuthority, options?: HonoAuthOptions): MiddlewareHandler {
+  const web = webGuard(authority, options, 'honoAuth');
+  const health = options?.health;
+  if (health !== undefined && typeof health !== 'function') {
+    throw new TypeError('honoAuth: `health` must be a function when set.');
+  }
+  return async (c, next) => {
+    const result = await web.check(c.req.raw, peerOf(c));
+    // Returned, not thrown: an HTTPException would go through the app's onError, which may add a body.
+    if (result instanceof Response) return result;
+    if (result === undefined && health !== undefined) c.res = await health(c);
+    else {
+      if (result !== undefined) c.set('auth', result);
+      await next();
+    }
+    const pass = web.corsPass(c.req.raw);
+    if (pass === undefined) return;
+    // The app's own Vary stays: Origin is added to it.
+    for (let i = 0; i < pass.length; i += 2) {
+      const name = pass[i] as string;
+      c.header(name, pass[i + 1] as string, name === 'Vary' ? { append: true } : undefined);
+    }
+  };
+}
