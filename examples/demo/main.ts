@@ -281,10 +281,11 @@ async function main(): Promise<number> {
     return usage ? 2 : 1;
   }
 
-  const { apiUrl, launchUrl, redirectFile, authority } = demo;
+  const { apiUrl, launchFile, redirectFile, authority } = demo;
   const curl = (): string => `curl -H "Authorization: Bearer ${authority.issue()}" ${apiUrl}/apps`;
-  // The token and the launch link are printed on purpose: this is the launcher owner's own terminal, as the
-  // settings page is their window.
+  // The token is printed on purpose: this is the launcher owner's own terminal, as the settings page is their
+  // window. The launch link is not: a click on it starts a browser with the key on its command line, which every
+  // local user can read (and replay first, while the browser starts); its file's path is no secret.
   console.log(
     [
       'Example launcher running. Press Ctrl-C to stop.',
@@ -294,8 +295,8 @@ async function main(): Promise<number> {
       `  Token           ${authority.issue()}`,
       '',
       'Open the settings page by opening that file in your browser (or run the demo with --open): it holds a link',
-      'that works once, is readable by you alone, and gets a fresh link after each use. The same link, to paste',
-      `into a browser's address bar (not on a command line, where other users can see it): ${launchUrl}`,
+      'that works once, is readable by you alone, and gets a fresh link after each use. The link alone, to paste',
+      `into a browser's address bar (never on a command line, where other users can read it), is in ${launchFile}.`,
       '',
       'Try it:',
       `  ${curl()}`,

@@ -754,13 +754,14 @@ describe('npm run demo (examples/demo/main.ts)', { timeout: 60_000 }, () => {
     );
   });
 
-  it('prints the launch link, the API URL, the token and a curl line that works; Ctrl-C ends the streams and exits 0', async () => {
+  it('prints the redirect file (never the launch key), the API URL, the token and a curl line that works; Ctrl-C ends the streams and exits 0', async () => {
     const dataDir = await tempDir();
     const run = await runMain(['--api-port', '0', '--settings-port', '0', '--data-dir', dataDir]);
     await until(() => run.output().includes('\nTry it:\n') && run.output().endsWith('\n\n'), 'the banner');
     const text = run.output();
     const apiUrl = /^ {2}Automation API {2}(http:\/\/127\.0\.0\.1:\d+)$/m.exec(text)?.[1];
-    const launchUrl = /address bar \(not on a command line, where other users can see it\): (http:\/\/127\.0\.0\.1:\d+\/\?key=[\w-]{43})$/m.exec(text)?.[1];
+    const launchFile = join(dataDir, LAUNCH_FILE);
+    const launchUrl = /^(http:\/\/127\.0\.0\.1:\d+\/\?key=[\w-]{43})\n$/.exec(await readFile(launchFile, 'utf8'))?.[1];
     const token = /^ {2}Token {11}(\S+)$/m.exec(text)?.[1];
     const curl = /^ {2}curl -H "Authorization: Bearer (\S+)" (http:\/\/127\.0\.0\.1:\d+\/apps)$/m.exec(text);
     expect(apiUrl !== undefined && launchUrl !== undefined && token !== undefined && curl !== null).toBe(true);
@@ -774,14 +775,15 @@ describe('npm run demo (examples/demo/main.ts)', { timeout: 60_000 }, () => {
     const redirectFile = join(dataDir, REDIRECT_FOLDER, REDIRECT_FILE);
     expect(text).toContain(`\n  Settings page   ${pathToFileURL(redirectFile).href}\n`);
     expect(text).toContain('(or run the demo with --open)');
+    expect(text).toContain(`(never on a command line, where other users can read it), is in ${launchFile}.\n`);
+    // The link's key is nowhere in what the demo prints.
+    expect(text.includes(new URL(launchUrl).searchParams.get('key') ?? '')).toBe(false);
 
     // What the printed curl line does.
     const apps = await call(curl[2] as string, { token });
     expect(apps.status).toBe(200);
     expect(json(apps)).toEqual({ apps: INSTALLED_APPS });
-    // The settings page: only through the printed link, which is also kept in files only its owner reads.
-    const launchFile = join(dataDir, LAUNCH_FILE);
-    expect(await readFile(launchFile, 'utf8')).toBe(`${launchUrl}\n`);
+    // The settings page: only through the link kept in files only its owner reads.
     expect(await readFile(redirectFile, 'utf8')).toBe(launchFileHtml(launchUrl));
     expect((await stat(launchFile)).mode & 0o777).toBe(0o600);
     const settingsUrl = new URL(launchUrl).origin;
