@@ -1,6 +1,7 @@
 // `npm run demo`: an example launcher on loopback, its automation API and its settings page sharing one token
 // whose secret lives in .data/demo/ (git-ignored), so the token survives a restart. `npm run demo -- --help`.
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { chmod, lstat, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -8,7 +9,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { FileSecretStore, TokenAuthority, type SecretStore } from 'launcher-auth';
 import { createApiServer } from './api.ts';
-import { LAUNCH_KEY_PARAMETER, createSettingsServer, newLaunchKey } from './settings.ts';
+import { LAUNCH_KEY_PARAMETER, createSettingsServer, launchFileHtml, newLaunchKey } from './settings.ts';
 
 export interface DemoOptions {
   /**
@@ -23,7 +24,8 @@ export interface DemoOptions {
   settingsPort?: number;
   /**
    * Folder of the secret file, `secret.json` (the folder is created with mode 0700, the file with 0600), and of
-   * the settings page's launch link, `settings-url` (mode 0600).
+   * the settings page's launch link: `settings-url` (mode 0600) and the redirect file `launch/settings.html`
+   * (mode 0600 in a folder of mode 0700).
    * @default the repository's .data/demo/ (git-ignored)
    */
   dataDir?: string;
@@ -32,16 +34,31 @@ export interface DemoOptions {
    * @default undefined (the secret file in `dataDir`)
    */
   redisUrl?: string;
+  /**
+   * Any other secret store (a test's, or a launcher's own); `dataDir` then keeps only the launch link's files.
+   * @default undefined (the secret file in `dataDir`)
+   */
+  store?: SecretStore;
 }
 
 export interface Demo {
   apiUrl: string;
   /** The settings page's origin; it answers 403 until a browser has opened `launchUrl`. */
   settingsUrl: string;
-  /** `<settingsUrl>/?key=<launch key>`: the owner's way in, new at every start. Show it to the owner only. */
-  launchUrl: string;
+  /**
+   * `<settingsUrl>/?key=<launch key>`: the owner's way in, which works once; read anew, it is the fresh link that
+   * replaced a used one. Show it to the owner only.
+   */
+  readonly launchUrl: string;
   /** The file that keeps `launchUrl` for the owner (mode 0600, beside the secret). */
   launchFile: string;
+  /**
+   * The redirect file: an HTML page that sends a browser to `launchUrl` (mode 0600 in a folder of mode 0700).
+   * Opening it by its path, which is no secret, keeps the launch key off every command line.
+   */
+  redirectFile: string;
+  /** Resolves once both files hold the current `launchUrl` (they are rewritten after each use of a link). */
+  written(): Promise<void>;
   authority: TokenAuthority;
   /** Ends the event streams, then stops both servers. */
   close(): Promise<void>;
@@ -51,6 +68,9 @@ export const DEFAULT_DATA_DIR = fileURLToPath(new URL('../../.data/demo/', impor
 
 /** The launch link's file in the data folder. */
 export const LAUNCH_FILE = 'settings-url';
+/** The redirect file's folder (mode 0700) in the data folder, and its name there. */
+export const REDIRECT_FOLDER = 'launch';
+export const REDIRECT_FILE = 'settings.html';
 
 const PORTS = {
   api: { what: 'the automation API', variable: 'LAUNCHER_API_PORT', flag: '--api-port', fallback: 7878 },
@@ -72,19 +92,21 @@ export async function startDemo(options: DemoOptions = {}): Promise<Demo> {
   const { apiPort = PORTS.api.fallback, settingsPort = PORTS.settings.fallback, dataDir = DEFAULT_DATA_DIR } = options;
   const redis = options.redisUrl === undefined ? undefined : await redisStore(options.redisUrl);
   // The data folder still holds the launch link; the file store would have created it.
-  if (redis !== undefined) await mkdir(resolve(dataDir), { recursive: true, mode: 0o700 });
+  if (redis !== undefined || options.store !== undefined) await mkdir(resolve(dataDir), { recursive: true, mode: 0o700 });
   // The first run creates the secret; later runs load it, so the token printed last time still works.
   const authority = await TokenAuthority.open({
-    store: redis?.store ?? new FileSecretStore(join(resolve(dataDir), 'secret.json')),
+    store: options.store ?? redis?.store ?? new FileSecretStore(join(resolve(dataDir), 'secret.json')),
     // Redis gone or back empty, a damaged file: the cause, beside the refusals it brings.
     onStoreError: (error) => console.error(`demo: secret store: ${error.message}`),
   }).catch((error: unknown) => {
     redis?.client.destroy();
     throw error;
   });
-  // The settings page holds the key to the launcher: only who sees this key (the owner) may open it.
-  const launchKey = newLaunchKey();
+  // The settings page holds the key to the launcher: only who sees this key (the owner) may open it, once.
+  let launchKey = newLaunchKey();
   const servers: Server[] = [];
+  // The launch link's files, one write after another, each with the link current when it starts.
+  let writing = Promise.resolve();
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
     (closing ??= (async () => {
@@ -92,19 +114,49 @@ export async function startDemo(options: DemoOptions = {}): Promise<Demo> {
       await authority.close();
       redis?.client.destroy();
       await Promise.all(servers.map(stop));
+      await writing.catch(() => undefined);
     })());
 
   try {
     const api = createApiServer(authority);
     servers.push(api);
     const apiUrl = await listen(api, apiPort, 'api');
-    const settings = createSettingsServer(authority, apiUrl, { launchKey });
-    servers.push(settings);
-    const settingsUrl = await listen(settings, settingsPort, 'settings');
-    const launchUrl = `${settingsUrl}/?${LAUNCH_KEY_PARAMETER}=${launchKey}`;
     const launchFile = join(resolve(dataDir), LAUNCH_FILE);
-    await writePrivate(launchFile, `${launchUrl}\n`);
-    return { apiUrl, settingsUrl, launchUrl, launchFile, authority, close };
+    const redirectFolder = join(resolve(dataDir), REDIRECT_FOLDER);
+    const redirectFile = join(redirectFolder, REDIRECT_FILE);
+    let settingsUrl = '';
+    const launchUrl = (): string => `${settingsUrl}/?${LAUNCH_KEY_PARAMETER}=${launchKey}`;
+    const writeLinks = (): Promise<void> =>
+      (writing = writing.then(async () => {
+        const url = launchUrl();
+        await writePrivate(launchFile, `${url}\n`);
+        await writePrivate(redirectFile, launchFileHtml(url));
+      }));
+    const settings = createSettingsServer(authority, apiUrl, {
+      launchKey,
+      renewLaunchKey: () => {
+        launchKey = newLaunchKey();
+        writeLinks().catch(() => undefined); // a failed write leaves the old (used) link: the page says what to do
+        return launchKey;
+      },
+      freshLinkFile: redirectFile,
+    });
+    servers.push(settings);
+    settingsUrl = await listen(settings, settingsPort, 'settings');
+    await privateFolder(redirectFolder);
+    await writeLinks();
+    return {
+      apiUrl,
+      settingsUrl,
+      get launchUrl() {
+        return launchUrl();
+      },
+      launchFile,
+      redirectFile,
+      written: () => writing,
+      authority,
+      close,
+    };
   } catch (error) {
     await close();
     throw error;
@@ -134,6 +186,30 @@ function listen(server: Server, port: number, which: Which): Promise<string> {
   });
 }
 
+/** Makes `path` a folder of this user's that only they can enter (0700), refusing a link planted there. */
+async function privateFolder(path: string): Promise<void> {
+  await mkdir(path, { recursive: true, mode: 0o700 });
+  const stats = await lstat(path);
+  if (!stats.isDirectory() || (process.getuid !== undefined && stats.uid !== process.getuid())) {
+    throw new Error(`${path} is not a folder of this user's: remove it, and the demo makes it anew.`);
+  }
+  await chmod(path, 0o700);
+}
+
+/** Opens `file` in the desktop's browser, by its path: nothing secret goes on the command line. */
+function openInBrowser(file: string): void {
+  const url = pathToFileURL(file).href;
+  const [command, args] =
+    process.platform === 'darwin'
+      ? ['open', [url]]
+      : process.platform === 'win32'
+        ? ['cmd', ['/c', 'start', '', url]]
+        : ['xdg-open', [url]];
+  const child = spawn(command, args, { stdio: 'ignore', detached: true });
+  child.on('error', () => console.log(`Could not start a browser (${command}): open ${url} yourself.`));
+  child.unref();
+}
+
 /** Replaces `path` with a file that only this user can read, never through a symlink planted at either name. */
 async function writePrivate(path: string, text: string): Promise<void> {
   const temp = `${path}.${process.pid}.tmp`;
@@ -149,12 +225,13 @@ function stop(server: Server): Promise<void> {
   return stopped;
 }
 
-const USAGE = `Usage: npm run demo [-- [--api-port <port>] [--settings-port <port>] [--data-dir <folder> | --redis <url>]]
+const USAGE = `Usage: npm run demo [-- [--api-port <port>] [--settings-port <port>] [--data-dir <folder> | --redis <url>] [--open]]
 
   --api-port <port>       automation API port on 127.0.0.1 (env LAUNCHER_API_PORT, default 7878; 0: any free port)
   --settings-port <port>  settings page port on 127.0.0.1 (env LAUNCHER_SETTINGS_PORT, default 7879)
   --data-dir <folder>     folder of the secret file (env LAUNCHER_DATA_DIR, default .data/demo)
   --redis <url>           keep the secret in Redis instead (launcher-auth/redis), shared by every demo on that URL
+  --open                  open the settings page in the desktop's browser (through the redirect file)
   -h, --help              this text
 
 Exit codes: 0 stopped with Ctrl-C, 1 could not start (a busy port, an unusable secret file), 2 bad usage.`;
@@ -174,6 +251,7 @@ function portOption(flag: string | undefined, which: Which): number {
 
 async function main(): Promise<number> {
   let demo: Demo;
+  let open = false;
   try {
     const { values } = parseArgs({
       options: {
@@ -181,6 +259,7 @@ async function main(): Promise<number> {
         'settings-port': { type: 'string' },
         'data-dir': { type: 'string' },
         redis: { type: 'string' },
+        open: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -188,6 +267,7 @@ async function main(): Promise<number> {
       console.log(USAGE);
       return 0;
     }
+    open = values.open === true;
     demo = await startDemo({
       apiPort: portOption(values['api-port'], 'api'),
       settingsPort: portOption(values['settings-port'], 'settings'),
@@ -203,25 +283,29 @@ async function main(): Promise<number> {
     return usage ? 2 : 1;
   }
 
-  const { apiUrl, launchUrl, launchFile, authority } = demo;
+  const { apiUrl, launchFile, redirectFile, authority } = demo;
   const curl = (): string => `curl -H "Authorization: Bearer ${authority.issue()}" ${apiUrl}/apps`;
-  // The token and the launch link are printed on purpose: this is the launcher owner's own terminal, as the
-  // settings page is their window.
+  // The token is printed on purpose: this is the launcher owner's own terminal, as the settings page is their
+  // window. The launch link is not: a click on it starts a browser with the key on its command line, which every
+  // local user can read (and replay first, while the browser starts); its file's path is no secret.
   console.log(
     [
       'Example launcher running. Press Ctrl-C to stop.',
       '',
-      `  Settings page   ${launchUrl}`,
+      `  Settings page   ${pathToFileURL(redirectFile).href}`,
       `  Automation API  ${apiUrl}`,
       `  Token           ${authority.issue()}`,
       '',
-      `The settings page opens only through the link above (also kept, readable by you alone, in ${launchFile}).`,
+      'Open the settings page by opening that file in your browser (or run the demo with --open): it holds a link',
+      'that works once, is readable by you alone, and gets a fresh link after each use. The link alone, to paste',
+      `into a browser's address bar (never on a command line, where other users can read it), is in ${launchFile}.`,
       '',
       'Try it:',
       `  ${curl()}`,
       '',
     ].join('\n'),
   );
+  if (open) openInBrowser(redirectFile);
   authority.onRotate(() => {
     console.log(`Token regenerated: the previous token gets 401 and its event streams were closed. Now:\n  ${curl()}\n`);
   });

@@ -1,9 +1,22 @@
 // The demo launcher's settings page, standing in for the launcher's own settings window: it shows the automation
-// token (masked, Show, Copy) and regenerates it. Only the launcher's owner gets in: through the launch link that the
-// launcher printed, exchanged for a cookie. It answers only its own loopback origin, under a strict CSP.
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+// token (masked, Show, Copy) and regenerates it. Only the launcher's owner gets in: through a launch link that works
+// once, exchanged for a cookie. It answers only its own loopback origin, under a strict CSP.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { TokenAuthority } from 'launcher-auth';
+import { isLauncherAuthError, type TokenAuthority } from 'launcher-auth';
+
+/**
+ * What POST /regenerate tells the page besides the token that works now: `regenerated`, or the code `rotate()`
+ * rejected with, each of which leaves a token that works (see the docs' table of `rotate()` outcomes).
+ */
+export const REGENERATE_OUTCOMES = [
+  'regenerated',
+  'ERR_SAVE_FAILED',
+  'ERR_SAVE_CONFLICT',
+  'ERR_ROTATION_SUPERSEDED',
+  'ERR_SAVE_UNCERTAIN',
+] as const;
+export type RegenerateOutcome = (typeof REGENERATE_OUTCOMES)[number];
 
 /** What GET /token and POST /regenerate answer. */
 export interface TokenInfo {
@@ -12,6 +25,8 @@ export interface TokenInfo {
   keyId?: string;
   /** When the token's secret was made (its `iat`), ISO 8601. */
   createdAt?: string;
+  /** POST /regenerate only: what happened; `token` is the one that works now in every case. */
+  outcome?: RegenerateOutcome;
 }
 
 /**
@@ -50,11 +65,88 @@ export function newLaunchKey(): string {
 
 export interface SettingsServerOptions {
   /**
-   * The owner's credential: only a visit to `/?key=<launchKey>` gets the cookie that every route requires.
-   * Show it to the launcher's owner alone (their console, a file only they can read). At least 32 characters.
+   * The owner's credential: only a visit to `/?key=<launchKey>` gets the cookie that every route requires, and
+   * only the first one: any later use is refused, so that a link seen on a command line (a browser started with
+   * it, in `/proc/<pid>/cmdline`) is worth nothing once the owner used it. Show it to the launcher's owner alone
+   * (their console, a file only they can read). At least 32 characters.
    */
   launchKey: string;
+  /**
+   * Called when the launch key was used: returns the next one (the host keeps it where the owner finds it, such
+   * as {@link launchFileHtml}'s file), so that the owner can open the page again from another browser.
+   * @default undefined (a launch key per start, used once)
+   */
+  renewLaunchKey?: () => string;
+  /**
+   * Where the owner finds a fresh link, named on the page that every refused request gets (a path is no secret).
+   * @default undefined (the page says to look where the launcher printed its link)
+   */
+  freshLinkFile?: string;
 }
+
+/**
+ * A redirect file, as Jupyter writes one: opening it in a browser goes to `launchUrl`, so that the owner can open the
+ * page by the file's path, which is no secret, and the key never stands on a command line. Write it readable by the
+ * owner alone (mode 0600 in a 0700 folder).
+ */
+export function launchFileHtml(launchUrl: string): string {
+  const url = escapeHtml(launchUrl);
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="referrer" content="no-referrer">
+<meta http-equiv="refresh" content="0;url=${url}">
+<title>Opening the settings page · Example Launcher</title>
+</head>
+<body>
+<p>Opening the launcher's settings page. If nothing happens, <a href="${url}">open it here</a>.</p>
+<p>This file holds a link that works once; the launcher writes a fresh one here after each use.</p>
+</body>
+</html>
+`;
+}
+
+/**
+ * The page every refusal carries (403): it says how to get a fresh link and holds no secret, and it is the same
+ * whichever check failed, so that a prober learns nothing from it.
+ */
+export function refusalPage(freshLinkFile: string | undefined): string {
+  const where =
+    freshLinkFile === undefined
+      ? 'Open the settings link that the launcher printed when it started.'
+      : `Open the file <code>${escapeHtml(freshLinkFile)}</code> in this browser: it always holds a fresh link, and only ` +
+        'you can read it. The launcher printed its path when it started.';
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Open the settings from the launcher · Example Launcher</title>
+<style>${REFUSAL_STYLE}</style>
+</head>
+<body>
+<div id="refused" class="refused" role="alert">
+  <h1>Open the settings from the launcher</h1>
+  <p>This page opens only through the launcher's own link, and each link works once. A restarted launcher also
+    signs every browser out.</p>
+  <p>${where}</p>
+</div>
+</body>
+</html>
+`;
+}
+
+const REFUSAL_STYLE =
+  'body{margin:0;font:15px/1.5 system-ui,sans-serif;background:#eef0f4;color:#1d2330}' +
+  '.refused{max-width:560px;margin:12vh auto;padding:24px 28px;background:#fff;border:1px solid #dde1e8;border-radius:10px}' +
+  '.refused h1{font-size:19px;margin:0 0 10px}code{font-size:13px;word-break:break-all}' +
+  '@media (prefers-color-scheme:dark){body{background:#14161b;color:#e6e8ee}.refused{background:#1d2027;border-color:#2c313b}}';
+
+/** The refusal page's policy: its one inline style, by hash, and nothing else. */
+const REFUSAL_POLICY =
+  `default-src 'none'; style-src 'sha256-${createHash('sha256').update(REFUSAL_STYLE).digest('base64')}'; ` +
+  "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /**
  * The settings server, not yet listening (listen on 127.0.0.1 only). `apiUrl` is shown on the page.
@@ -65,7 +157,22 @@ export function createSettingsServer(authority: TokenAuthority, apiUrl: string, 
   if (typeof options?.launchKey !== 'string' || options.launchKey.length < 32) {
     throw new TypeError('`launchKey` must be a random string of at least 32 characters (see newLaunchKey()).');
   }
-  const launchKey = Buffer.from(options.launchKey);
+  // The key of the next launch: `undefined` once used, unless the host gives a new one.
+  let launchKey: Buffer | undefined = Buffer.from(options.launchKey);
+  const renewLaunchKey = options.renewLaunchKey;
+  if (renewLaunchKey !== undefined && typeof renewLaunchKey !== 'function') {
+    throw new TypeError('`renewLaunchKey` must be a function when set.');
+  }
+  const refused = Buffer.from(refusalPage(options.freshLinkFile));
+  const refuse = (res: ServerResponse): void => {
+    res.writeHead(403, {
+      ...HEADERS,
+      'content-security-policy': REFUSAL_POLICY,
+      'content-type': 'text/html; charset=utf-8',
+      'content-length': refused.byteLength,
+    });
+    res.end(refused);
+  };
   // The cookie holds its own secret, not the launch key, so that its value is never in a URL, a console or a
   // file. A new one at every start: a restart signs every browser out.
   const session = newLaunchKey();
@@ -94,16 +201,27 @@ export function createSettingsServer(authority: TokenAuthority, apiUrl: string, 
 
     const keys = new URLSearchParams(query).getAll(LAUNCH_KEY_PARAMETER);
     if (path === '/' && (req.method === 'GET' || req.method === 'HEAD') && keys.length > 0) {
-      if (keys.length !== 1 || !sameSecret(keys[0] ?? '', launchKey)) return refuse(res);
+      if (keys.length !== 1 || launchKey === undefined || !sameSecret(keys[0] ?? '', launchKey)) return refuse(res);
+      // Used: whoever else saw this link (on a command line, in a history) gets the refusal from now on.
+      launchKey = undefined;
+      const next = renewLaunchKey?.();
+      if (next !== undefined) launchKey = Buffer.from(next);
       // The owner's own navigation: trade the key for the cookie, and send them to `/` so that the key leaves
-      // the address bar (the page's script then removes the fragment too).
-      res.writeHead(303, {
+      // the address bar (the page's script then removes the fragment too). Not by a 303: a navigation that came
+      // from elsewhere (the redirect file is a file: page) would follow it as a cross-site one, without the
+      // SameSite=Strict cookie; a refresh by this page itself is same-site.
+      const body = Buffer.from(
+        `<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n` +
+          `<meta http-equiv="refresh" content="0;url=/#${pageKey}">\n<title>Settings · Example Launcher</title>\n` +
+          '</head>\n<body></body>\n</html>\n',
+      );
+      res.writeHead(200, {
         ...HEADERS,
-        location: `/#${pageKey}`,
+        'content-type': 'text/html; charset=utf-8',
         'set-cookie': `${cookie}=${session}; HttpOnly; SameSite=Strict; Path=/`,
-        'content-length': 0,
+        'content-length': body.byteLength,
       });
-      res.end();
+      res.end(body);
       return;
     }
     if (!hasCookie(req, cookie, sessionBytes)) return refuse(res);
@@ -114,9 +232,18 @@ export function createSettingsServer(authority: TokenAuthority, apiUrl: string, 
       if (req.method !== 'POST') return notAllowed(res, 'POST');
       req.resume(); // no body is expected; drain whatever came
       authority.rotate().then(
-        async (token) => sendJson(res, 200, await tokenInfo(authority, token)),
-        // The old token stays valid when a rotation fails; the authority's message names no secret.
-        (error: unknown) => sendJson(res, 500, { error: error instanceof Error ? error.message : 'regeneration failed' }),
+        async (token) => sendJson(res, 200, { ...(await tokenInfo(authority, token)), outcome: 'regenerated' }),
+        async (error: unknown) => {
+          // Each of these codes leaves a token that works: the one from before, another rotation's, or (uncertain)
+          // the one that works at this moment, which the page checks again. It is what the page must show.
+          const outcome = REGENERATE_OUTCOMES.find((code) => code !== 'regenerated' && isLauncherAuthError(error, code));
+          if (outcome !== undefined) {
+            sendJson(res, 200, { ...(await tokenInfo(authority, authority.issue())), outcome });
+            return;
+          }
+          // ERR_CLOSED or a bug: the authority's message names no secret.
+          sendJson(res, 500, { error: error instanceof Error ? error.message : 'regeneration failed' });
+        },
       );
       return;
     }
@@ -210,12 +337,6 @@ function reply(res: ServerResponse, status: number, type: string, body: string):
   res.end(body);
 }
 
-/** Every refusal alike: 403, no body, so that a prober learns nothing about which check failed. */
-function refuse(res: ServerResponse): void {
-  res.writeHead(403, { ...HEADERS, 'content-length': 0 });
-  res.end();
-}
-
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
   reply(res, status, 'application/json; charset=utf-8', JSON.stringify(body));
 }
@@ -270,9 +391,12 @@ function page(apiUrl: string): string {
         </div>
       </div>
       <div class="field">
-        <span class="label">Try it</span>
-        <p class="hint">From a terminal on this computer, with the token in place of <code>&lt;token&gt;</code>:</p>
-        <pre class="example"><code>curl -H "Authorization: Bearer &lt;token&gt;" ${api}/apps</code></pre>
+        <span id="try-label" class="label">Try it</span>
+        <p class="hint">From a terminal on this computer (Copy copies the command with the token):</p>
+        <div class="token-line">
+          <pre class="example"><code id="try" data-api="${api}" aria-labelledby="try-label">curl -H "Authorization: Bearer …" ${api}/apps</code></pre>
+          <button type="button" id="copy-try" aria-label="Copy the command" disabled>Copy</button>
+        </div>
       </div>
       <div class="field danger-zone">
         <div>
@@ -308,6 +432,8 @@ const SCRIPT = `'use strict';
   const tokenBox = $('token');
   const showButton = $('show');
   const copyButton = $('copy');
+  const tryBox = $('try');
+  const copyTryButton = $('copy-try');
   const regenerateButton = $('regenerate');
   const created = $('token-created');
   const status = $('status');
@@ -325,13 +451,17 @@ const SCRIPT = `'use strict';
   let shown = false;
   let busy = false;
 
+  // The real command: with the token itself when shown, masked otherwise; Copy always copies the real one.
+  const command = (token) => 'curl -H "Authorization: Bearer ' + token + '" ' + tryBox.dataset.api + '/apps';
+
   function render() {
     if (current !== null) tokenBox.textContent = shown ? current.token : MASK;
+    if (current !== null) tryBox.textContent = command(shown ? current.token : MASK);
     tokenBox.classList.toggle('masked', !shown);
     showButton.textContent = shown ? 'Hide' : 'Show';
     showButton.setAttribute('aria-pressed', String(shown));
     created.textContent = current !== null && current.createdAt ? 'Created ' + dates.format(new Date(current.createdAt)) : '';
-    showButton.disabled = copyButton.disabled = current === null;
+    showButton.disabled = copyButton.disabled = copyTryButton.disabled = current === null;
     regenerateButton.disabled = current === null || busy;
   }
 
@@ -343,24 +473,79 @@ const SCRIPT = `'use strict';
   // The page key in the page's own header: the server refuses /token and /regenerate without it.
   async function call(method, path) {
     const response = await fetch(path, { method, cache: 'no-store', headers: { 'X-Launcher-Settings': pageKey } });
+    if (response.status === 403) {
+      // The cookie or the kept page key is from an earlier run (a restart signs browsers out): the server's
+      // refusal page says how to get a fresh link; it takes this page's place, and the token leaves it.
+      signedOut(await response.text());
+      throw Object.assign(new Error('refused'), { status: 403 });
+    }
     if (!response.ok) throw Object.assign(new Error(method + ' ' + path + ': ' + response.status), { status: response.status });
     return response.json();
   }
 
-  // 403: the cookie or the kept page key is from an earlier run of the launcher (a restart signs browsers out).
-  function failed(error, what) {
-    say(error.status === 403
-      ? 'This page needs the link the launcher printed when it started: open that link again.'
-      : what, 'error');
+  function signedOut(html) {
+    current = null;
+    // Without its style, which this page's policy does not allow (this page's own style sheet has the class).
+    const bare = html.replace(/<style>[^<]*<\\/style>/, '');
+    const refused = new DOMParser().parseFromString(bare, 'text/html').getElementById('refused');
+    const message = refused === null ? document.createElement('p') : document.adoptNode(refused);
+    if (refused === null) message.textContent = 'Open the settings page again from the launcher.';
+    message.classList.add('refused');
+    document.body.replaceChildren(message);
+    document.title = 'Open the settings from the launcher · Example Launcher';
   }
+
+  function failed(error, what) {
+    if (error.status !== 403) say(what, 'error');
+  }
+
+  async function copy(text, done) {
+    try {
+      await navigator.clipboard.writeText(text);
+      say(done, 'ok');
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  // What each answer of POST /regenerate means for the token shown (the docs' table of rotate() outcomes).
+  const OUTCOMES = {
+    regenerated: ['New token created. The previous token no longer works: give this one to your scripts.', 'ok'],
+    ERR_SAVE_FAILED: ['Could not regenerate the token: nothing changed, and the token below still works.', 'error'],
+    ERR_SAVE_CONFLICT: ['Another regeneration (another window or launcher) came first, so this one did not happen. ' +
+      'The token below is the one that works now: give it to your scripts.', 'error'],
+    ERR_ROTATION_SUPERSEDED: ['The token was regenerated, then at once replaced by another regeneration ' +
+      '(another window or launcher). The token below is the one that works now: give it to your scripts.', 'error'],
+    ERR_SAVE_UNCERTAIN: ['The launcher cannot tell yet whether the token was regenerated (its secret store did not ' +
+      'answer in time). The token below works at this moment; this page checks again and shows the new one if it ' +
+      'changes.', 'error'],
+  };
 
   async function load() {
     try {
       const info = await call('GET', '/token');
-      if (current === null || info.token !== current.token) current = info;
+      const changed = current !== null && info.token !== current.token;
+      if (current === null || changed) current = info;
       render();
+      return changed;
     } catch (error) {
       failed(error, 'Could not read the token from the launcher. Is it still running?');
+      return false;
+    }
+  }
+
+  // After an uncertain outcome the launcher settles on what its store finally holds: look again for a while.
+  async function recheck() {
+    for (let i = 0; i < 15; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      if (await load()) {
+        shown = true;
+        render();
+        say('The regeneration did happen: the token below is the new one, the previous one no longer works.', 'ok');
+        return;
+      }
+      if (current === null) return;
     }
   }
 
@@ -370,15 +555,19 @@ const SCRIPT = `'use strict';
   });
 
   copyButton.addEventListener('click', async () => {
-    try {
-      await navigator.clipboard.writeText(current.token);
-      say('Token copied to the clipboard.', 'ok');
-    } catch {
-      shown = true;
-      render();
-      getSelection().selectAllChildren(tokenBox);
-      say('Could not copy: the token is selected, copy it yourself.', 'error');
-    }
+    if (await copy(current.token, 'Token copied to the clipboard.')) return;
+    shown = true;
+    render();
+    getSelection().selectAllChildren(tokenBox);
+    say('Could not copy: the token is selected, copy it yourself.', 'error');
+  });
+
+  copyTryButton.addEventListener('click', async () => {
+    if (await copy(command(current.token), 'Command copied to the clipboard.')) return;
+    shown = true;
+    render();
+    getSelection().selectAllChildren(tryBox);
+    say('Could not copy: the command is selected, copy it yourself.', 'error');
   });
 
   regenerateButton.addEventListener('click', () => dialog.showModal());
@@ -388,16 +577,21 @@ const SCRIPT = `'use strict';
     busy = true;
     render();
     say('Regenerating…');
+    let uncertain = false;
     try {
-      current = await call('POST', '/regenerate');
+      const info = await call('POST', '/regenerate');
+      const [text, kind] = OUTCOMES[info.outcome] || OUTCOMES.ERR_SAVE_UNCERTAIN;
+      current = info;
       shown = true;
-      say('New token created. The previous token no longer works: give this one to your scripts.', 'ok');
+      say(text, kind);
+      uncertain = info.outcome === 'ERR_SAVE_UNCERTAIN';
     } catch (error) {
-      failed(error, 'Could not regenerate the token; the current token still works.');
+      failed(error, 'Could not regenerate the token. Reload this page to see the token that works now.');
     } finally {
       busy = false;
-      render();
+      if (current !== null) render();
     }
+    if (uncertain) recheck();
   });
 
   // Another program (the CLI, a second window) may have regenerated it meanwhile.
@@ -455,9 +649,14 @@ button.danger { color: var(--danger); border-color: color-mix(in srgb, var(--dan
 button.danger:hover:not(:disabled) { background: var(--danger-soft); border-color: var(--danger); }
 button.danger.solid { background: var(--danger); color: #fff; border-color: var(--danger); }
 button.danger.solid:hover { filter: brightness(1.08); background: var(--danger); }
-.example { margin: 8px 0 0; padding: 9px 12px; background: var(--field); border: 1px solid var(--line); border-radius: 6px;
-  overflow-x: auto; }
-.example code { background: none; padding: 0; }
+.example { flex: 1; min-width: 0; margin: 0; padding: 7px 10px; background: var(--field); border: 1px solid var(--line);
+  border-radius: 6px; white-space: pre-wrap; overflow-wrap: anywhere; }
+.example code { background: none; padding: 0; line-height: 1.6; }
+.field .hint + .token-line { margin-top: 8px; }
+.refused { max-width: 560px; margin: 12vh auto; padding: 24px 28px; background: var(--panel); border: 1px solid var(--line);
+  border-radius: 10px; }
+.refused h1 { font-size: 19px; margin: 0 0 10px; }
+.refused code { word-break: break-all; }
 .danger-zone { display: flex; justify-content: space-between; align-items: center; gap: 24px; padding-bottom: 0; }
 .danger-zone button { flex: none; white-space: nowrap; }
 #status { margin: 12px 0 0; color: var(--muted); }
@@ -470,7 +669,10 @@ dialog::backdrop { background: rgba(20, 22, 27, .45); }
 dialog h3 { margin: 0 0 8px; font-size: 16px; }
 dialog p { margin: 0 0 20px; color: var(--muted); }
 .actions { display: flex; justify-content: flex-end; gap: 8px; }
-@media (max-width: 640px) { .sidebar { display: none; } main { padding: 20px; } .danger-zone { flex-direction: column; align-items: flex-start; } }
+@media (max-width: 640px) { .sidebar { display: none; } main { padding: 20px; } .card { padding: 16px; }
+  .danger-zone { flex-direction: column; align-items: flex-start; } }
+@media (max-width: 420px) { main { padding: 12px; } .token-line { flex-wrap: wrap; } .token, .example { flex-basis: 100%; }
+  .token-line button { flex: 1; } }
 `;
 
 const ICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">

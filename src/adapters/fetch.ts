@@ -21,7 +21,8 @@ export interface FetchGuard {
   /**
    * With the `cors` option: adds the CORS headers for `request`'s origin to the `response` of a request that
    * passed, so that the page can read it (a `fetch()` response's headers are immutable: then a copy is
-   * returned). Without `cors`, or for an origin not allowed, returns `response` unchanged.
+   * returned); for an origin not allowed, or none, only `Vary: Origin`. Without `cors`, returns `response`
+   * unchanged.
    */
   cors(request: Request, response: Response): Response;
 }
@@ -50,8 +51,10 @@ export function fetchAuth(
     const add = (target: Response): Response => {
       for (let i = 0; i < list.length; i += 2) {
         const name = list[i] as string;
-        // The host's own Vary stays: Origin is added to it.
-        if (name === 'Vary') target.headers.append(name, list[i + 1] as string);
+        // The host's own Vary stays: Origin is added to it, once.
+        if (name === 'Vary') {
+          if (!/(?:^|,)\s*origin\s*(?:,|$)/i.test(target.headers.get('vary') ?? '')) target.headers.append(name, 'Origin');
+        }
         else target.headers.set(name, list[i + 1] as string);
       }
       return target;

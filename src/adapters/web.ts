@@ -76,7 +76,7 @@ export function webGuard(authority: TokenAuthority, options: AuthOptions | undef
   };
   const corsPass = (request: Request): readonly string[] | undefined => {
     const found = resolved.cors === undefined ? undefined : corsFor(resolved.cors, request.method, request.headers);
-    return found === undefined || found.answer !== undefined ? undefined : found.pass;
+    return found === undefined || found.answer !== undefined || found.pass.length === 0 ? undefined : found.pass;
   };
   return { options: resolved, check, corsPass };
 }

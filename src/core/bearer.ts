@@ -1,8 +1,23 @@
 // Parsing of the Authorization value (RFC 6750 §2.1), kept apart from the JWT checks so each reads alone.
 import type { RejectReason } from './types.js';
 
-/** Longest token accepted, checked before any decoding. */
+/** The longest token any `maxTokenLength` allows: what the parsing below never scans past. */
 export const MAX_TOKEN_LENGTH = 4096;
+/** The shortest `maxTokenLength`: room for a token of this library with a short `issuer` and `audience`. */
+const MIN_TOKEN_LENGTH = 512;
+/** `maxTokenLength`'s default: several times a token of this library (~170 characters), far below a forgery's 4 KB. */
+export const DEFAULT_MAX_TOKEN_LENGTH = 1024;
+
+/** Validates `maxTokenLength` at construction: a `TypeError` names it. */
+export function resolveMaxTokenLength(value: unknown, where: string): number {
+  if (value === undefined) return DEFAULT_MAX_TOKEN_LENGTH;
+  if (!Number.isInteger(value) || (value as number) < MIN_TOKEN_LENGTH || (value as number) > MAX_TOKEN_LENGTH) {
+    throw new TypeError(
+      `${where}: \`maxTokenLength\` must be a whole number of characters from ${MIN_TOKEN_LENGTH} to ${MAX_TOKEN_LENGTH}.`,
+    );
+  }
+  return value as number;
+}
 
 /** An HTTP `token` (RFC 9110 §5.6.2): what a header name, a method or a protocol name is made of. */
 export const HTTP_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;

@@ -29,7 +29,7 @@ export interface CorsOptions {
   allowMethods?: readonly string[];
 }
 
-/** What an adapter does about CORS for one request; `undefined` (from {@link corsFor}) means nothing. */
+/** What an adapter does about CORS for one request, from {@link corsFor}. */
 export interface CorsOutcome {
   /** Set for a preflight: the whole answer (no body), written instead of asking for a token: 204 or the 401. */
   readonly answer: { readonly status: number; readonly headers: string[] } | undefined;
@@ -48,6 +48,8 @@ export interface ResolvedCors {
   /** For `origins: '*'`: the same outcomes for every origin. */
   readonly any: readonly [preflight: CorsOutcome, other: CorsOutcome] | undefined;
   readonly refusedPreflight: CorsOutcome;
+  /** A request without `Origin`, or from an origin not allowed: only `Vary: Origin`, so no cache mixes answers. */
+  readonly vary: CorsOutcome;
 }
 
 // scheme "://" host [":" port]: a browser's serialization of a tuple origin, lower case, nothing after it.
@@ -128,11 +130,20 @@ export function resolveCors(value: unknown, where: string, unauthorized: readonl
     allowMethods: tokenList(allowMethods, 'allowMethods', where) ?? DEFAULT_METHODS,
   };
   if (options.allowMethods.length === 0) throw new TypeError(`${where}: \`cors.allowMethods\` must not be empty.`);
+  // Every answer at a URL may differ by Origin once CORS is on, so every answer says so (Fetch standard,
+  // "CORS protocol and HTTP caches"): a cache must not hand one origin's answer to another, or to none.
+  const varied = Object.freeze([...unauthorized, 'Vary', 'Origin']) as string[];
   const refusedPreflight: CorsOutcome = Object.freeze({
-    answer: Object.freeze({ status: 401, headers: unauthorized as string[] }),
-    unauthorized: unauthorized as string[],
+    answer: Object.freeze({ status: 401, headers: varied }),
+    unauthorized: varied,
     pass: [],
     refused: true,
+  });
+  const vary: CorsOutcome = Object.freeze({
+    answer: undefined,
+    unauthorized: varied,
+    pass: Object.freeze(['Vary', 'Origin']),
+    refused: false,
   });
   return Object.freeze({
     byOrigin: new Map(
@@ -140,10 +151,14 @@ export function resolveCors(value: unknown, where: string, unauthorized: readonl
     ),
     any: origins === '*' ? outcomes('*', options, unauthorized) : undefined,
     refusedPreflight,
+    vary,
   });
 }
 
-/** The one value of header `name` (lower case) in Node's `rawHeaders`; `undefined` when absent or repeated. */
+// Neither a serialized origin nor a method has a comma: one in a value means the header was sent twice (a Web
+// `Headers` joins repeated values with ", ") or is not what a browser sends. Either way it counts as absent, so
+// that every adapter, whichever form of headers it sees, gives the same answer.
+/** The one value of header `name` (lower case) in Node's `rawHeaders`; `undefined` when absent, repeated or listed. */
 function single(raw: readonly string[], name: string): string | undefined {
   let found: string | undefined;
   for (let i = 0; i < raw.length; i += 2) {
@@ -153,32 +168,33 @@ function single(raw: readonly string[], name: string): string | undefined {
       found = raw[i + 1] ?? '';
     }
   }
-  return found;
+  return found === undefined || found.includes(',') ? undefined : found;
+}
+
+/** The same for a Web `Headers`, which has already joined repeated values. */
+function singleOf(headers: Headers, name: string): string | undefined {
+  const value = headers.get(name);
+  return value === null || value.includes(',') ? undefined : value;
+}
+
+function header(headers: readonly string[] | Headers, name: string): string | undefined {
+  return Array.isArray(headers) ? single(headers as readonly string[], name) : singleOf(headers as Headers, name);
 }
 
 /**
  * What CORS asks of an adapter for one request, from its headers (Node's `rawHeaders` or a Web `Headers`).
- * A preflight is `OPTIONS` with `Origin` and `Access-Control-Request-Method`; it never reaches a handler: an
- * allowed origin gets the 204, any other the uniform 401. Any other request from an allowed origin gets the
- * CORS headers on its 401 or its pass; from any other origin (or without one), nothing.
+ * A preflight is `OPTIONS` with one `Origin` and one `Access-Control-Request-Method`; it never reaches a
+ * handler: an allowed origin gets the 204, any other the uniform 401. Any other request from an allowed origin
+ * gets the CORS headers on its 401 or its pass; from any other origin (or without one), only `Vary: Origin`.
  */
-export function corsFor(
-  cors: ResolvedCors,
-  method: string | undefined,
-  headers: readonly string[] | Headers,
-): CorsOutcome | undefined {
-  const raw = Array.isArray(headers);
-  const origin = raw ? single(headers as readonly string[], 'origin') : ((headers as Headers).get('origin') ?? undefined);
-  if (origin === undefined) return undefined;
-  // A Web Headers object joins repeated values with ", ": such an origin matches no allowed origin.
+export function corsFor(cors: ResolvedCors, method: string | undefined, headers: readonly string[] | Headers): CorsOutcome {
+  const origin = header(headers, 'origin');
+  if (origin === undefined) return cors.vary;
   const allowed = cors.any ?? cors.byOrigin.get(origin);
-  if (method === 'OPTIONS') {
-    const requested = raw
-      ? single(headers as readonly string[], 'access-control-request-method')
-      : ((headers as Headers).get('access-control-request-method') ?? undefined);
-    if (requested !== undefined) return allowed === undefined ? cors.refusedPreflight : allowed[0];
+  if (method === 'OPTIONS' && header(headers, 'access-control-request-method') !== undefined) {
+    return allowed === undefined ? cors.refusedPreflight : allowed[0];
   }
-  return allowed?.[1];
+  return allowed?.[1] ?? cors.vary;
 }
 
 /** Sets a flat header list (name, value, …) on a node:http response, for a request that passes. */

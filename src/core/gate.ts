@@ -220,8 +220,7 @@ export function decide(
 }
 
 /**
- * What CORS asks of the adapter for this request (see {@link corsFor}), `undefined` when nothing, always when the
- * `cors` option is off. Call it before {@link decide}: when the outcome has an `answer` (a preflight), write that
+ * What CORS asks of the adapter for this request (see {@link corsFor}); `undefined` when the `cors` option is off. Call it before {@link decide}: when the outcome has an `answer` (a preflight), write that
  * and stop. A refused preflight is reported to `onReject` here.
  */
 export function decideCors(

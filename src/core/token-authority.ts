@@ -3,7 +3,7 @@ import { createSecretKey, timingSafeEqual, webcrypto, type KeyObject } from 'nod
 import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { jwtVerify, type JWTVerifyOptions } from 'jose';
-import { MAX_TOKEN_LENGTH, SCHEME_LENGTH, bearerToken, singleValue, startsWithScheme } from './bearer.js';
+import { SCHEME_LENGTH, bearerToken, resolveMaxTokenLength, singleValue, startsWithScheme } from './bearer.js';
 import { LauncherAuthError } from './errors.js';
 import { copyRecord, generateRecord } from './record.js';
 import { checkStructure, isCanonicalBase64url, signToken, signatureMatches, splitCompact, tokenClaims } from './token.js';
@@ -182,6 +182,8 @@ export class TokenAuthority {
   readonly #claimOptions: ClaimOptions;
   readonly #onStoreError: ((error: Error) => void) | undefined;
   readonly #saveTimeout: number;
+  /** `maxTokenLength`: set once in open(), right after construction. */
+  #maxTokenLength = 0;
   readonly #listeners = new Set<(event: RotateEvent) => void>();
   /** Rotations and reloads run one after another in this chain; the last one wins. */
   #queue: Promise<unknown> = Promise.resolve();
@@ -227,6 +229,7 @@ export class TokenAuthority {
       throw new TypeError('TokenAuthority.open: options must be an object with a `store`.');
     }
     const { store, issuer, audience, onStoreError, saveTimeout = DEFAULT_SAVE_TIMEOUT } = options;
+    const maxTokenLength = resolveMaxTokenLength(options.maxTokenLength, 'TokenAuthority.open');
     if (
       typeof store !== 'object' ||
       store === null ||
@@ -264,6 +267,13 @@ export class TokenAuthority {
     const claimOptions: ClaimOptions = Object.freeze({ issuer, audience });
     const authority = new TokenAuthority(await buildState(record, claimOptions), store, claimOptions, onStoreError, saveTimeout);
     authority.#remember(record.id);
+    authority.#maxTokenLength = maxTokenLength;
+    if (authority.issue().length > maxTokenLength) {
+      throw new TypeError(
+        `TokenAuthority.open: \`maxTokenLength\` (${maxTokenLength}) is shorter than this authority's own token ` +
+          `(${authority.issue().length} characters, with this \`issuer\` and \`audience\`).`,
+      );
+    }
     if (store.watch !== undefined) {
       const link: StoreLink = Object.freeze({
         get keyId(): string {
@@ -371,7 +381,7 @@ export class TokenAuthority {
 
   #verifyNow(token: string): VerifyResult | Promise<VerifyResult> {
     if (typeof token !== 'string' || token.length === 0) return REJECTED.missing;
-    if (token.length > MAX_TOKEN_LENGTH) return REJECTED.malformed;
+    if (token.length > this.#maxTokenLength) return REJECTED.malformed;
     if (!this.#trusted()) return this.#closed ? REJECTED.invalid : REJECTED.suspended;
     const state = this.#state;
     if (token.length === state.tokenBytes.length) {

@@ -117,4 +117,12 @@ export interface TokenAuthorityOptions {
    * @default 60000
    */
   saveTimeout?: number;
+  /**
+   * The longest token checked at all, in characters: a longer one is refused as `malformed` before any decoding
+   * or HMAC, so that a forged token costs no more than the current one. Tokens this authority issues are about
+   * 170 characters plus the lengths of `issuer` and `audience`; raise it only to accept longer tokens signed
+   * with the same key by other tools. From 512 to 4096; `open()` refuses a value shorter than its own token.
+   * @default 1024
+   */
+  maxTokenLength?: number;
 }

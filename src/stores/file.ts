@@ -1,8 +1,8 @@
 // The launcher's secret on disk: one JSON file, private from its first byte, replaced atomically and durably.
 import { randomBytes } from 'node:crypto';
 import { constants, watch as watchPath, watchFile, unwatchFile, type FSWatcher, type Stats } from 'node:fs';
-import { lstat, mkdir, open, readdir, realpath, rename, stat, unlink } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { lstat, mkdir, open, readdir, readlink, realpath, rename, stat, unlink } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, parse, resolve, sep } from 'node:path';
 import { LauncherAuthError } from '../core/errors.js';
 import { recordProblem } from '../core/record.js';
 import type { SaveOptions, SecretRecord, SecretStore } from '../core/types.js';
@@ -94,12 +94,51 @@ function processGone(pid: number): boolean {
   }
 }
 
+/** Links are followed at most this many times while resolving a path, as Linux does (ELOOP beyond). */
+const MAX_LINKS = 40;
+
+/**
+ * Every symbolic link that resolving `path` meets, in order, with the real folder that holds it and its owner; the
+ * walk stops quietly at a part that does not exist (realpath has then already failed, or a save creates it).
+ */
+async function linksOnTheWay(path: string): Promise<Array<{ path: string; folder: string; uid: number }>> {
+  const links: Array<{ path: string; folder: string; uid: number }> = [];
+  const rest = resolve(path).split(sep).filter((part) => part.length > 0).reverse();
+  let real = parse(resolve(path)).root;
+  while (rest.length > 0) {
+    const part = rest.pop() as string;
+    if (part === '.') continue;
+    if (part === '..') {
+      real = dirname(real);
+      continue;
+    }
+    const next = join(real, part);
+    let stats: Stats;
+    try {
+      stats = await lstat(next);
+    } catch {
+      return links;
+    }
+    if (!stats.isSymbolicLink()) {
+      real = next;
+      continue;
+    }
+    if (links.length === MAX_LINKS) return links;
+    links.push({ path: next, folder: real, uid: stats.uid });
+    const target = await readlink(next);
+    if (isAbsolute(target)) real = parse(target).root;
+    rest.push(...target.split(sep).filter((item) => item.length > 0).reverse());
+  }
+  return links;
+}
+
 /**
  * Keeps the secret in a JSON file: `{"version":1,"id":…,"key":<base64url>,"createdAt":<ISO 8601>}`.
  *
  * - The file is created with mode 0600 (a missing directory with 0700). On POSIX, every load and save refuses
  *   with `ERR_STORE_PERMISSIONS`, as OpenSSH's StrictModes: a file open to group or others or owned by another
- *   user, a symbolic link at the path, and folders that another user owns or may write (see `#checkedFolder`).
+ *   user, a symbolic link at the path, folders that another user owns or may write, and a symbolic link on the
+ *   way that another user owns or that sits in such a folder (see `#checkedFolder`).
  * - `save()` writes a temporary file in the same directory, fsyncs it, renames it over the old one and fsyncs
  *   the directory: a crash at any instant leaves the old secret or the new one, whole. Its `signal`, aborted
  *   before the rename, leaves the old one. Temporary files that crashes left are removed at the first load and
@@ -294,36 +333,67 @@ export class FileSecretStore implements SecretStore {
    * - Every folder above it, up to `/`: owned by this process's user or root, and writable by nobody else unless
    *   sticky (as /tmp is): in a sticky folder only an entry's owner may rename or remove it, and the entry leading
    *   here is checked in its turn.
-   * Links on the way are resolved first and the folders they lead to are the ones checked; the file is then
-   * opened through this real path, so what was checked is what is read.
+   * - Every symbolic link met while resolving the path (in the path as given or in a link's target): owned by this
+   *   process's user or root, and the folder that holds it and every folder above that one checked as the folders
+   *   above the secret are: whoever may replace a link re-points the path to another folder.
+   * The file is then opened through the real path, so what was checked is what is read.
    */
   async #checkedFolder(): Promise<string> {
     const folder = await realpath(dirname(this.path));
     const euid = process.geteuid?.();
     if (!POSIX || euid === undefined) return folder;
-    for (let current = folder; ; current = dirname(current)) {
+    await this.#checkFolders(folder, euid, undefined);
+    for (const link of await linksOnTheWay(dirname(this.path))) {
+      if (link.uid !== euid && link.uid !== 0) {
+        throw new LauncherAuthError(
+          'ERR_STORE_PERMISSIONS',
+          `The symbolic link ${link.path}, on the way to the secret file ${this.path}, is owned by uid ${link.uid}, ` +
+            `neither the user this process runs as (uid ${euid}) nor root: its owner could re-point it. Give the ` +
+            'real path of the secret file, or replace the link with one of your own.',
+        );
+      }
+      await this.#checkFolders(link.folder, euid, link.path);
+    }
+    return folder;
+  }
+
+  /**
+   * The StrictModes checks of `start` and every folder above it: `start` is the secret's own folder when `link` is
+   * `undefined`, else the folder that holds `link` (which, like the folders above, may be sticky).
+   */
+  async #checkFolders(start: string, euid: number, link: string | undefined): Promise<void> {
+    for (let current = start; ; current = dirname(current)) {
       const stats = await stat(current);
-      const own = current === folder;
+      const own = link === undefined && current === start;
       const where = own
         ? `The folder ${current} that holds the secret file ${this.path}`
-        : `The folder ${current}, above the secret file ${this.path},`;
+        : link === undefined
+          ? `The folder ${current}, above the secret file ${this.path},`
+          : current === start
+            ? `The folder ${current}, which holds the symbolic link ${link} on the way to the secret file ${this.path},`
+            : `The folder ${current}, above the symbolic link ${link} on the way to the secret file ${this.path},`;
+      const what = link === undefined ? 'replace the secret file' : 're-point the link to another folder';
       if (stats.uid !== euid && stats.uid !== 0) {
         throw new LauncherAuthError(
           'ERR_STORE_PERMISSIONS',
           `${where} is owned by uid ${stats.uid}, neither the user this process runs as (uid ${euid}) nor root: ` +
-            `its owner could replace the secret file. If the folder is yours, run: chown ${euid} '${current}'; ` +
-            'otherwise keep the secret in a folder of your own.',
+            `its owner could ${what}. If the folder is yours, run: chown ${euid} '${current}'; ` +
+            `otherwise keep the secret in a folder of your own${link === undefined ? '' : ' and give its real path'}.`,
         );
       }
       if ((stats.mode & 0o022) !== 0 && (own || (stats.mode & STICKY) === 0)) {
         throw new LauncherAuthError(
           'ERR_STORE_PERMISSIONS',
-          `${where} is writable by group or others (mode ${octal(stats.mode)}): another user could replace the ` +
-            `secret file. Run: chmod ${own ? '700' : 'go-w'} '${current}'` +
-            (own ? '' : ', or keep the secret in a folder whose parents only you and root can write'),
+          `${where} is writable by group or others (mode ${octal(stats.mode)}): another user could ${what}. ` +
+            `Run: chmod ${own ? '700' : 'go-w'} '${current}'` +
+            (own
+              ? ''
+              : link === undefined
+                ? ', or keep the secret in a folder whose parents only you and root can write'
+                : ', or give the real path of the secret file'),
         );
       }
-      if (dirname(current) === current) return folder;
+      if (dirname(current) === current) return;
     }
   }
 

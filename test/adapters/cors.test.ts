@@ -30,6 +30,13 @@ function corsHeaders(res: RawResponse): Record<string, string> {
   );
 }
 
+/** The uniform refusal of an adapter with `cors` set: the same, plus `Vary: Origin`. */
+function expectVariedRefusal(res: RawResponse): void {
+  expect(res.headers.vary).toBe('Origin');
+  const { vary: _vary, ...rest } = res.headers;
+  expectRefusal({ ...res, headers: rest });
+}
+
 /** Headers a framework adds by itself, which carry nothing of the request. */
 const FRAMEWORK = new Set(['date', 'connection', 'keep-alive', 'x-powered-by']);
 
@@ -87,8 +94,8 @@ describe.each(HOST_KINDS)('%s adapter with cors', (kind) => {
     const before = { ...host.counts };
     infos.length = 0;
     for (const origin of [OTHER, 'null', `${PAGE}/`, 'HTTP://127.0.0.1:5173']) {
-      expectRefusal(await rawRequest(host.port, preflight('/apps', origin)));
-      expectRefusal(await rawRequest(host.port, preflight('/apps', origin, { Authorization: `Bearer ${tokens.current}` })));
+      expectVariedRefusal(await rawRequest(host.port, preflight('/apps', origin)));
+      expectVariedRefusal(await rawRequest(host.port, preflight('/apps', origin, { Authorization: `Bearer ${tokens.current}` })));
     }
     expect(host.counts).toEqual(before);
     expect(infos.length).toBe(8);
@@ -133,10 +140,50 @@ describe.each(HOST_KINDS)('%s adapter with cors', (kind) => {
 
     const other = await rawRequest(host.port, request('GET', '/apps', { Origin: OTHER, Authorization: `Bearer ${tokens.current}` }));
     expect(other.status).toBe(200);
-    expect(corsHeaders(other)).toEqual({});
+    expect(corsHeaders(other)).toEqual({ vary: 'Origin' });
     const none = await rawRequest(host.port, request('GET', '/apps', { Authorization: `Bearer ${tokens.current}` }));
-    expect(corsHeaders(none)).toEqual({});
+    expect(corsHeaders(none)).toEqual({ vary: 'Origin' });
     expect(host.counts.protected).toBe(before + 4);
+  });
+
+  it('every answer carries Vary: Origin, also without Origin or from an origin not allowed (so no cache mixes them)', async () => {
+    const before = { ...host.counts };
+    for (const origin of [undefined, OTHER]) {
+      const from = origin === undefined ? {} : { Origin: origin };
+      expectVariedRefusal(await rawRequest(host.port, request('GET', '/apps', from)));
+      expectVariedRefusal(await rawRequest(host.port, request('GET', '/apps', { ...from, Authorization: `Bearer ${tokens.previous}` })));
+      expectVariedRefusal(await rawRequest(host.port, request('OPTIONS', '/apps', from)));
+      const health = await rawRequest(host.port, request('GET', '/health', from));
+      expect(health.status).toBe(200);
+      expect(corsHeaders(health)).toEqual({ vary: 'Origin' });
+    }
+    expect(host.counts.protected).toBe(before.protected);
+  });
+
+  it('two Access-Control-Request-Method headers, or two Origin headers, make no preflight: the same 401 everywhere', async () => {
+    const twice = (lines: string): string => `OPTIONS /apps HTTP/1.1\r\nHost: 127.0.0.1\r\n${lines}\r\n`;
+    // Two methods: an ordinary OPTIONS from that origin, which needs the token. Two origins: no origin at all.
+    const exposed = (origin: string) => ({
+      'access-control-allow-origin': origin,
+      'access-control-expose-headers': 'WWW-Authenticate',
+      vary: 'Origin',
+    });
+    const cases = [
+      [host, `Origin: ${PAGE}\r\nAccess-Control-Request-Method: POST\r\nAccess-Control-Request-Method: POST\r\n`, exposed(PAGE)],
+      [star, `Origin: ${PAGE}\r\nAccess-Control-Request-Method: POST\r\nAccess-Control-Request-Method: GET\r\n`, exposed('*')],
+      [star, `Origin: ${PAGE}\r\nOrigin: ${OTHER}\r\nAccess-Control-Request-Method: POST\r\n`, { vary: 'Origin' }],
+      [star, `Origin: ${PAGE}\r\nOrigin: ${PAGE}\r\nAccess-Control-Request-Method: POST\r\n`, { vary: 'Origin' }],
+      [host, `Origin: ${PAGE}\r\nOrigin: ${PAGE}\r\nAccess-Control-Request-Method: POST\r\n`, { vary: 'Origin' }],
+    ] as const;
+    for (const [target, lines, expected] of cases) {
+      const before = { ...target.counts };
+      const res = await rawRequest(target.port, twice(lines));
+      expect(res.status).toBe(401);
+      expect(res.body.length).toBe(0);
+      expect(res.headers['www-authenticate']).toBe(CHALLENGE);
+      expect(corsHeaders(res)).toEqual(expected);
+      expect(target.counts).toEqual(before);
+    }
   });
 
   it('an OPTIONS without Access-Control-Request-Method is no preflight: it needs the token like any request', async () => {

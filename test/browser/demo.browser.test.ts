@@ -5,13 +5,17 @@ import { access, constants, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { request, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { FileSecretStore } from 'launcher-auth';
+import { FileSecretStore, LauncherAuthError } from 'launcher-auth';
 import { PortInUseError, startDemo, type Demo } from '../../examples/demo/main.ts';
 
 const SCREENSHOT = fileURLToPath(new URL('../../docs/settings.png', import.meta.url));
+/** Not part of the docs: the page in a phone-sized window and the refusal page, for a person to look at. */
+const NARROW_SCREENSHOT = join(tmpdir(), 'launcher-auth-settings-narrow.png');
+const REFUSED_SCREENSHOT = join(tmpdir(), 'launcher-auth-settings-refused.png');
+const REFUSAL_TITLE = 'Open the settings from the launcher';
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
   '--headless',
@@ -102,7 +106,8 @@ describe('the demo settings page in chromium', () => {
     });
     const demo = await startOnDefaultPorts(dataDir);
     cleanups.push(() => demo.close());
-    const { apiUrl, settingsUrl, launchUrl, authority } = demo;
+    const { apiUrl, settingsUrl, authority, redirectFile } = demo;
+    const launchUrl = demo.launchUrl;
     let rotations = 0;
     authority.onRotate(() => rotations++);
 
@@ -125,17 +130,21 @@ describe('the demo settings page in chromium', () => {
     });
     page.on('pageerror', (error) => problems.push(error.message));
 
-    // Without the launch link the page is closed: 403 with nothing in it (asked through the browser's cookie jar).
-    const closed = await page.request.get(`${settingsUrl}/`);
-    expect(closed.status()).toBe(403);
-    expect((await closed.body()).byteLength).toBe(0);
+    // Without the launch link the page is closed: 403, and a page that says where a fresh link is (its one inline
+    // style allowed by its hash: a CSP violation would show in `problems`).
+    const closed = await page.goto(`${settingsUrl}/`);
+    expect(closed?.status()).toBe(403);
+    await page.getByRole('heading', { name: REFUSAL_TITLE }).waitFor();
+    expect(await page.locator('#refused').textContent()).toContain(`Open the file ${redirectFile} in this browser`);
     expect(await context.cookies()).toEqual([]);
 
-    // The owner's link: the browser trades the key for the cookie and lands on / with the key gone from the URL;
-    // the page key of the redirect's fragment moves into the origin's storage, and the fragment goes too.
-    const opened = await page.goto(launchUrl);
-    expect(opened?.status()).toBe(200);
+    // The owner opens the redirect file by its path (what `--open` hands the desktop's browser): it goes on to the
+    // launch link, which trades the key for the cookie and lands on / with the key gone from the URL; the page key
+    // of the redirect's fragment moves into the origin's storage, and the fragment goes too.
+    await page.goto(pathToFileURL(redirectFile).href);
     await page.getByText('Created Jan 15, 2026, 9:30 AM').waitFor();
+    expect(page.url()).toBe(`${settingsUrl}/`);
+    expect(requested).toContain(launchUrl);
     expect(page.url()).toBe(`${settingsUrl}/`);
     expect(await page.evaluate(() => localStorage.getItem('page-key'))).toMatch(/^[\w-]{43}$/);
     const cookies = await context.cookies();
@@ -150,8 +159,19 @@ describe('the demo settings page in chromium', () => {
     await second.getByText('Created Jan 15, 2026, 9:30 AM').waitFor();
     expect(await second.locator('#status').textContent()).toBe('');
     await second.close();
+    // Replayed from another browser (another user who read the link on a command line): refused, no cookie.
+    const other = await browser.newContext();
+    cleanups.push(() => other.close());
+    const thief = await other.newPage();
+    const replayed = await thief.goto(launchUrl);
+    expect(replayed?.status()).toBe(403);
+    await thief.getByRole('heading', { name: REFUSAL_TITLE }).waitFor();
+    expect(await other.cookies()).toEqual([]);
+    await thief.screenshot({ path: REFUSED_SCREENSHOT, caret: 'initial' });
     const tokenBox = page.locator('#token');
+    const tryBox = page.locator('#try');
     expect(await tokenBox.textContent()).toBe(MASK);
+    expect(await tryBox.textContent()).toBe(`curl -H "Authorization: Bearer ${MASK}" ${apiUrl}/apps`);
     // Masked means absent: the token is in the script's memory, not in the document.
     expect((await page.content()).includes(authority.issue())).toBe(false);
     await mkdir(dirname(SCREENSHOT), { recursive: true });
@@ -166,6 +186,26 @@ describe('the demo settings page in chromium', () => {
     await page.getByRole('button', { name: 'Copy', exact: true }).click();
     await page.getByText('Token copied to the clipboard.').waitFor();
     expect((await page.evaluate(() => navigator.clipboard.readText())) === old).toBe(true);
+    // The "Try it" line is the real command: with the token when shown, and Copy copies it whole.
+    expect((await tryBox.textContent()) === `curl -H "Authorization: Bearer ${old}" ${apiUrl}/apps`).toBe(true);
+    await page.getByRole('button', { name: 'Copy the command', exact: true }).click();
+    await page.getByText('Command copied to the clipboard.').waitFor();
+    const command = await page.evaluate(() => navigator.clipboard.readText());
+    expect(command === `curl -H "Authorization: Bearer ${old}" ${apiUrl}/apps`).toBe(true);
+    // In a phone-sized window nothing of it is clipped: the command wraps, its Copy button stays in the window.
+    await page.setViewportSize({ width: 360, height: 760 });
+    const fits = await page.evaluate(() => {
+      const box = document.querySelector('.example') as HTMLElement;
+      const button = (document.getElementById('copy-try') as HTMLElement).getBoundingClientRect();
+      return {
+        wraps: box.scrollWidth <= box.clientWidth,
+        inside: box.getBoundingClientRect().right <= innerWidth && button.right <= innerWidth,
+        page: document.documentElement.scrollWidth <= innerWidth,
+      };
+    });
+    expect(fits).toEqual({ wraps: true, inside: true, page: true });
+    await page.screenshot({ path: NARROW_SCREENSHOT, fullPage: true, caret: 'initial' });
+    await page.setViewportSize({ width: 1000, height: 700 });
     await hide.click();
     expect(await tokenBox.textContent()).toBe(MASK);
 
@@ -200,9 +240,40 @@ describe('the demo settings page in chromium', () => {
     expect(await events.ended).toBe('end');
     expect(events.text().endsWith('event: end\ndata: {"reason":"token-regenerated"}\n\n')).toBe(true);
 
-    // The page loaded nothing from elsewhere, and its console reported nothing.
+    // A regeneration whose outcome the launcher cannot know yet: the page shows the token that works now, says
+    // so, and looks again; when the store's record lands (here half a second later), it shows the new token.
+    const real = authority.rotate.bind(authority);
+    authority.rotate = async () => {
+      setTimeout(() => void real(), 500);
+      throw new LauncherAuthError('ERR_SAVE_UNCERTAIN', 'The outcome is not known yet.');
+    };
+    await page.getByRole('button', { name: 'Regenerate token', exact: true }).click();
+    await dialog.getByRole('button', { name: 'Regenerate', exact: true }).click();
+    await page.getByText('The launcher cannot tell yet whether the token was regenerated', { exact: false }).waitFor();
+    expect((await tokenBox.textContent()) === fresh).toBe(true);
+    await page.getByText('The regeneration did happen', { exact: false }).waitFor({ timeout: 10_000 });
+    const landed = (await tokenBox.textContent()) ?? '';
+    expect(landed === authority.issue() && landed !== fresh).toBe(true);
+    expect(rotations).toBe(2);
+
+    // A restart signs the browser out: the open tab, when it looks again, shows the refusal page in place of the
+    // token, and so does a reload.
+    const ports = { apiPort: Number(new URL(apiUrl).port), settingsPort: Number(new URL(settingsUrl).port) };
+    await demo.close();
+    const restarted = await startDemo({ ...ports, dataDir });
+    cleanups.push(() => restarted.close());
+    await page.evaluate(() => document.dispatchEvent(new Event('visibilitychange')));
+    await page.getByRole('heading', { name: REFUSAL_TITLE }).waitFor();
+    expect(await page.locator('#refused').textContent()).toContain(`Open the file ${restarted.redirectFile} in this browser`);
+    expect((await page.content()).includes(restarted.authority.issue())).toBe(false);
+    expect(await page.locator('#token').count()).toBe(0);
+    const reloaded = await page.reload();
+    expect(reloaded?.status()).toBe(403);
+    await page.getByRole('heading', { name: REFUSAL_TITLE }).waitFor();
+
+    // The page loaded nothing from elsewhere, and its console reported nothing but the refusals' 403s.
     expect(requested.length).toBeGreaterThan(3);
-    expect(requested.filter((url) => !url.startsWith(`${settingsUrl}/`))).toEqual([]);
-    expect(problems).toEqual([]);
+    expect(requested.filter((url) => !url.startsWith(`${settingsUrl}/`) && url !== pathToFileURL(redirectFile).href)).toEqual([]);
+    expect(problems.filter((text) => !text.includes('status of 403'))).toEqual([]);
   });
 });

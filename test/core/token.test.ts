@@ -51,13 +51,19 @@ function tokenOfLength(length: number, key: Uint8Array = KEY): string {
 
 let authority: TokenAuthority;
 let withIssuer: TokenAuthority;
+let narrow: TokenAuthority;
+let wide: TokenAuthority;
 
 beforeAll(async () => {
   authority = await TokenAuthority.open({ store: new MemorySecretStore(RECORD) });
   withIssuer = await TokenAuthority.open({ store: new MemorySecretStore(RECORD), issuer: ISSUER });
+  narrow = await TokenAuthority.open({ store: new MemorySecretStore(RECORD), maxTokenLength: 600 });
+  wide = await TokenAuthority.open({ store: new MemorySecretStore(RECORD), maxTokenLength: 4096 });
   return async () => {
     await authority.close();
     await withIssuer.close();
+    await narrow.close();
+    await wide.close();
   };
 });
 
@@ -157,11 +163,58 @@ describe('accepted: other JWTs a holder of the current key signed correctly', ()
     expect(fetched).toBe(0);
   });
 
-  it('a correctly signed token of exactly 4096 characters is accepted', async () => {
-    const token = tokenOfLength(4096);
-    expect(token.length).toBe(4096);
+  it('a correctly signed token of exactly 1024 characters (the default maxTokenLength) is accepted', async () => {
+    const token = tokenOfLength(1024);
+    expect(token.length).toBe(1024);
     expectAccepted(await authority.verify(token));
     expectAccepted(await authority.authenticate(`Bearer ${token}`));
+  });
+
+  it('with maxTokenLength 4096, the largest allowed, a correctly signed token of exactly 4096 characters is accepted', async () => {
+    const token = tokenOfLength(4096);
+    expect(token.length).toBe(4096);
+    expectAccepted(await wide.verify(token));
+    expectAccepted(await wide.authenticate(`Bearer ${token}`));
+  });
+});
+
+describe('maxTokenLength', () => {
+  it('a correctly signed token one character above the limit: malformed, before any HMAC; at the limit: accepted', async () => {
+    for (const [limit, checked] of [[1024, authority], [600, narrow], [4096, wide]] as const) {
+      const at = tokenOfLength(limit);
+      const above = tokenOfLength(limit + 1);
+      expect([at.length, above.length]).toEqual([limit, limit + 1]);
+      // jose would take it: only the length limit refuses it.
+      await jwtVerify(above, KEY, { algorithms: ['HS256'] });
+      expectAccepted(await checked.verify(at));
+      expectAccepted(await checked.authenticate(`Bearer ${at}`));
+      expect(await checked.verify(above)).toEqual(MALFORMED);
+      expect(await checked.authenticate(`Bearer ${above}`)).toEqual(MALFORMED);
+      expect(await checked.authenticate(`Bearer  ${above}`)).toEqual(MALFORMED);
+    }
+  });
+
+  it.each<[string, unknown]>([
+    ['a string', '1024'],
+    ['a fraction', 1024.5],
+    ['below 512', 511],
+    ['above 4096', 4097],
+    ['NaN', Number.NaN],
+    ['Infinity', Number.POSITIVE_INFINITY],
+  ])('%s: open() rejects with a TypeError naming maxTokenLength', async (_, maxTokenLength) => {
+    const error = await TokenAuthority.open({ store: new MemorySecretStore(RECORD), maxTokenLength } as never).then(
+      () => undefined,
+      (reason: unknown) => reason,
+    );
+    expect(error).toBeInstanceOf(TypeError);
+    expect((error as TypeError).message).toMatch(/`maxTokenLength` must be a whole number of characters from 512 to 4096/);
+  });
+
+  it("open() rejects a limit shorter than the authority's own token, naming maxTokenLength", async () => {
+    const long = 'i'.repeat(300);
+    await expect(
+      TokenAuthority.open({ store: new MemorySecretStore(RECORD), issuer: long, audience: long, maxTokenLength: 512 }),
+    ).rejects.toThrow(/`maxTokenLength` \(512\) is shorter than this authority's own token/);
   });
 });
 
@@ -268,13 +321,15 @@ describe('refused, with the exact reason', () => {
     }
   });
 
-  it('a correctly signed token of 4097 characters: malformed, before any decoding', async () => {
+  it('a correctly signed token of 4097 characters: malformed, before any decoding, even with maxTokenLength 4096', async () => {
     const token = tokenOfLength(4097);
     expect(token.length).toBe(4097);
     // jose would take it: only the length limit refuses it.
     await jwtVerify(token, KEY, { algorithms: ['HS256'] });
     expect(await authority.verify(token)).toEqual(MALFORMED);
     expect(await authority.authenticate(`Bearer ${token}`)).toEqual(MALFORMED);
+    expect(await wide.verify(token)).toEqual(MALFORMED);
+    expect(await wide.authenticate(`Bearer ${token}`)).toEqual(MALFORMED);
     expect(await authority.verify('x'.repeat(1_000_000))).toEqual(MALFORMED);
   });
 

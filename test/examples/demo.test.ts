@@ -11,10 +11,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkServer } from 'launcher-auth/testing';
-import type { TokenAuthority } from 'launcher-auth';
+import { LauncherAuthError, type TokenAuthority } from 'launcher-auth';
 import { INSTALLED_APPS } from '../../examples/demo/api.ts';
-import { LAUNCH_FILE, PortInUseError, startDemo, type Demo } from '../../examples/demo/main.ts';
-import { CONTENT_SECURITY_POLICY } from '../../examples/demo/settings.ts';
+import { LAUNCH_FILE, PortInUseError, REDIRECT_FILE, REDIRECT_FOLDER, startDemo, type Demo } from '../../examples/demo/main.ts';
+import { CONTENT_SECURITY_POLICY, launchFileHtml, refusalPage } from '../../examples/demo/settings.ts';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 // tsx's loader by path, so that the child is one node process (a signal reaches the demo itself) and so that
@@ -146,18 +146,25 @@ async function until(probe: () => Promise<boolean> | boolean, what: string): Pro
   }
 }
 
+/** The page key in the launch link's answer: a page that refreshes itself to `/#<page key>`. */
+function pageKeyOf(answer: Answer): string | undefined {
+  return /^<!doctype html>\n[^]*<meta http-equiv="refresh" content="0;url=\/#([\w-]{43})">\n/.exec(answer.body.toString('utf8'))?.[1];
+}
+
 /**
- * Opens the launch link as the owner's browser does: 303 to `/#<page key>` with the cookie. Answers the cookie
- * as `name=value` and the page key, which the page's script keeps and sends in its header.
+ * Opens the launch link as the owner's browser does: 200, the cookie, and a page that refreshes itself to
+ * `/#<page key>`. Answers the cookie as `name=value` and the page key, which the page's script keeps and sends in
+ * its header.
  */
 async function owner(launchUrl: string): Promise<{ cookie: string; pageKey: string }> {
   const answer = await call(launchUrl);
-  expect(answer.status).toBe(303);
-  expect(answer.headers.location).toMatch(/^\/#[\w-]{43}$/);
-  expect(answer.body.byteLength).toBe(0);
+  expect(answer.status).toBe(200);
+  expect(answer.headers.location).toBeUndefined();
+  const pageKey = pageKeyOf(answer);
+  expect(pageKey).toMatch(/^[\w-]{43}$/);
   const cookie = answer.headers['set-cookie']?.[0]?.split(';', 1)[0];
   expect(cookie).toMatch(/^launcher_settings_\d+=[\w-]{43}$/);
-  return { cookie: cookie ?? '', pageKey: answer.headers.location?.slice(2) ?? '' };
+  return { cookie: cookie ?? '', pageKey: pageKey ?? '' };
 }
 
 async function ownerCookie(launchUrl: string): Promise<string> {
@@ -174,13 +181,20 @@ async function regenerate(started: Demo, headers?: Record<string, string>): Prom
   return call(`${started.settingsUrl}/regenerate`, { method: 'POST', headers: headers ?? (await pageHeaders(started)) });
 }
 
-/** The settings server's one refusal: 403, no body, and the headers that forbid framing and caching. */
+/**
+ * The settings server's one refusal: 403, the one page that says how to get a fresh link (none to a HEAD), and the
+ * headers that forbid framing and caching. Which page exactly: see the test of the refusal page.
+ */
 function expectForbidden(answer: Answer): void {
   expect(answer.status).toBe(403);
-  expect(answer.body.byteLength).toBe(0);
-  expect(answer.headers['content-length']).toBe('0');
+  const body = answer.body.toString('utf8');
+  expect(body === '' || (body.startsWith('<!doctype html>') && body.includes('<h1>Open the settings from the launcher</h1>'))).toBe(true);
+  expect(Number(answer.headers['content-length'])).toBeGreaterThan(0);
+  expect(answer.headers['content-type']).toBe('text/html; charset=utf-8');
   expect(answer.headers['set-cookie']).toBeUndefined();
   expect(answer.headers['x-frame-options']).toBe('DENY');
+  expect(answer.headers['cache-control']).toBe('no-store');
+  expect(answer.headers['content-security-policy']).toMatch(/^default-src 'none'; style-src 'sha256-[\w+/]{43}='; /);
 }
 
 function rotations(authority: TokenAuthority): () => number {
@@ -284,7 +298,7 @@ describe('the demo API (examples/demo/api.ts)', () => {
 });
 
 describe('the settings server (examples/demo/settings.ts)', () => {
-  it('refuses every route without the owner cookie (403, empty body), even to a perfect copy of the page', async () => {
+  it('refuses every route without the owner cookie (403, the refusal page), even to a perfect copy of the page', async () => {
     const started = await demo();
     const { apiUrl, settingsUrl, authority } = started;
     const before = authority.issue();
@@ -336,11 +350,13 @@ describe('the settings server (examples/demo/settings.ts)', () => {
   });
 
   it('the launch link sets an HttpOnly, SameSite=Strict cookie and sends the browser to / without the key', async () => {
-    const { settingsUrl, launchUrl, launchFile } = await demo();
+    const started = await demo();
+    const { settingsUrl, launchUrl, launchFile } = started;
     expect(launchUrl).toMatch(new RegExp(`^${settingsUrl}/\\?key=[\\w-]{43}$`));
     const answer = await call(launchUrl);
-    expect(answer.status).toBe(303);
-    expect(answer.headers.location).toMatch(/^\/#[\w-]{43}$/);
+    expect(answer.status).toBe(200);
+    expect(pageKeyOf(answer)).toMatch(/^[\w-]{43}$/);
+    expect(answer.headers['content-security-policy']).toBe(CONTENT_SECURITY_POLICY);
     expect(answer.headers['cache-control']).toBe('no-store');
     expect(answer.headers['referrer-policy']).toBe('no-referrer');
     const setCookie = answer.headers['set-cookie'] ?? [];
@@ -350,8 +366,14 @@ describe('the settings server (examples/demo/settings.ts)', () => {
     // The cookie holds its own secret, not the launch key.
     expect(pair.includes(new URL(launchUrl).searchParams.get('key') ?? '')).toBe(false);
 
-    // The link works again (a second browser of the owner's, a lost cookie) and gives the same cookie and page key.
-    expect(await owner(launchUrl)).toEqual({ cookie: pair, pageKey: answer.headers.location?.slice(2) });
+    // The link works once: replayed (by whoever read it on a command line), it gets the refusal and no cookie.
+    expectForbidden(await call(launchUrl));
+    // The fresh link, which the owner finds in the files, gives the same cookie and page key (a second browser).
+    await started.written();
+    const fresh = started.launchUrl;
+    expect(fresh === launchUrl).toBe(false);
+    expect(await readFile(launchFile, 'utf8')).toBe(`${fresh}\n`);
+    expect(await owner(fresh)).toEqual({ cookie: pair, pageKey: pageKeyOf(answer) });
     const page = await call(`${settingsUrl}/`, { headers: { cookie: pair } });
     expect(page.status).toBe(200);
     expect(page.headers['x-frame-options']).toBe('DENY');
@@ -360,8 +382,86 @@ describe('the settings server (examples/demo/settings.ts)', () => {
 
     // The owner finds the link again in a file beside the secret that only they can read.
     expect(launchFile).toBe(join(dirname(launchFile), LAUNCH_FILE));
-    expect(await readFile(launchFile, 'utf8')).toBe(`${launchUrl}\n`);
     expect((await stat(launchFile)).mode & 0o777).toBe(0o600);
+  });
+
+  it('a launch link works once: a replay, even right after the owner used it, gets the refusal and no cookie', async () => {
+    const started = await demo();
+    const { apiUrl, settingsUrl, authority } = started;
+    const rotated = rotations(authority);
+    const link = started.launchUrl;
+    const { cookie, pageKey } = await owner(link);
+    // Another local user who read `link` in the browser's /proc/<pid>/cmdline replays it, again and again.
+    for (let i = 0; i < 3; i++) {
+      const replay = await call(link);
+      expectForbidden(replay);
+      expect(replay.headers.location).toBeUndefined();
+      expect(replay.body.includes(pageKey)).toBe(false);
+      expect(replay.body.includes(cookie.split('=')[1] ?? '')).toBe(false);
+      expectForbidden(await call(link, { method: 'HEAD' }));
+    }
+    // Without the cookie and the page key, neither the token nor a regeneration.
+    expectForbidden(await call(`${settingsUrl}/token`, { headers: { origin: settingsUrl, 'sec-fetch-site': 'same-origin' } }));
+    expectForbidden(await regenerate(started, { origin: settingsUrl, 'sec-fetch-site': 'same-origin' }));
+    expect(rotated()).toBe(0);
+    expect((await call(`${apiUrl}/apps`, { token: authority.issue() })).status).toBe(200);
+    // Two fresh links in a row: each works once, the first one's replay still fails.
+    const second = started.launchUrl;
+    expect((await call(second)).status).toBe(200);
+    expectForbidden(await call(second));
+    expectForbidden(await call(link));
+  });
+
+  it('the redirect file (0600 in a 0700 folder) sends a browser to a fresh link, and is rewritten after each use', async () => {
+    const dataDir = await tempDir();
+    const started = await demo(dataDir);
+    const { redirectFile, settingsUrl } = started;
+    expect(redirectFile).toBe(join(dataDir, REDIRECT_FOLDER, REDIRECT_FILE));
+    expect((await stat(redirectFile)).mode & 0o777).toBe(0o600);
+    expect((await stat(dirname(redirectFile))).mode & 0o777).toBe(0o700);
+    const first = started.launchUrl;
+    const html = await readFile(redirectFile, 'utf8');
+    expect(html).toBe(launchFileHtml(first));
+    expect(html).toContain(`<meta http-equiv="refresh" content="0;url=${first}">`);
+    expect(html).toContain('<meta name="referrer" content="no-referrer">');
+    // What the browser does with it: the link in it trades for the cookie, once.
+    expect((await call(first)).status).toBe(200);
+    await started.written();
+    const second = started.launchUrl;
+    expect(second.startsWith(`${settingsUrl}/?key=`) && second !== first).toBe(true);
+    expect(await readFile(redirectFile, 'utf8')).toBe(launchFileHtml(second));
+    expect((await stat(redirectFile)).mode & 0o777).toBe(0o600);
+    expectForbidden(await call(first));
+    expect((await call(second)).status).toBe(200);
+    // A folder made more open in between is closed again at the next start.
+    await started.close();
+    const { chmod } = await import('node:fs/promises');
+    await chmod(dirname(redirectFile), 0o755);
+    const again = await demo(dataDir);
+    expect((await stat(dirname(again.redirectFile))).mode & 0o777).toBe(0o700);
+  });
+
+  it('every refusal carries the same page, which says where a fresh link is and holds no secret', async () => {
+    const started = await demo();
+    const { settingsUrl, authority, redirectFile } = started;
+    const expected = refusalPage(redirectFile);
+    const link = started.launchUrl;
+    const key = new URL(link).searchParams.get('key') ?? '';
+    const { cookie, pageKey } = await owner(link);
+    const answers = [
+      await call(link), // used
+      await call(`${settingsUrl}/`), // no cookie
+      await call(`${settingsUrl}/token`, { headers: { cookie } }), // no page key
+      await call(`${settingsUrl}/`, { headers: { host: 'evil.example' } }), // not its own Host
+    ];
+    for (const answer of answers) {
+      expectForbidden(answer);
+      expect(answer.body.toString('utf8')).toBe(expected);
+    }
+    expect(expected).toContain(`Open the file <code>${redirectFile}</code> in this browser: it always holds a fresh link`);
+    for (const secret of [key, pageKey, cookie.split('=')[1] ?? '', authority.issue(), started.launchUrl]) {
+      expect(expected.includes(secret)).toBe(false);
+    }
   });
 
   it('a new launch key and cookie at every start: the earlier run\'s link and cookie are refused', async () => {
@@ -462,6 +562,7 @@ describe('the settings server (examples/demo/settings.ts)', () => {
     expect(answer.status).toBe(200);
     expect(answer.headers['cache-control']).toBe('no-store');
     const fresh = (json(answer) as { token: string }).token;
+    expect((json(answer) as { outcome: string }).outcome).toBe('regenerated');
     expect(fresh === authority.issue()).toBe(true);
     expect(fresh === old).toBe(false);
 
@@ -470,6 +571,45 @@ describe('the settings server (examples/demo/settings.ts)', () => {
     expect(await events.ended).toBe('end');
     expect(events.text()).toMatch(/event: end\ndata: \{"reason":"token-regenerated"\}\n\n$/);
     expectUnauthorized(await call(`${apiUrl}/events`, { token: old }));
+  });
+
+  it.each([
+    // [code, whether a rotation happened before rotate() rejected (another one's, or this one then replaced)]
+    ['ERR_SAVE_FAILED', false],
+    ['ERR_SAVE_CONFLICT', true],
+    ['ERR_ROTATION_SUPERSEDED', true],
+    ['ERR_SAVE_UNCERTAIN', false],
+  ] as const)('POST /regenerate after rotate() rejects %s: 200 with that outcome and the token that works now', async (code, changed) => {
+    const started = await demo();
+    const { apiUrl, authority } = started;
+    const before = authority.issue();
+    const real = authority.rotate.bind(authority);
+    // rotate() as the core settles it for each code: the token is the one the authority issues afterwards.
+    authority.rotate = async () => {
+      if (changed) await real();
+      throw new LauncherAuthError(code, `rotate() rejected with ${code}.`);
+    };
+    const answer = await regenerate(started);
+    expect(answer.status).toBe(200);
+    const info = json(answer) as { token: string; keyId: string; outcome: string };
+    expect(info.outcome).toBe(code);
+    expect(info.token === authority.issue()).toBe(true);
+    expect(info.keyId).toBe(authority.keyId);
+    expect(info.token === before).toBe(!changed);
+    expect((await call(`${apiUrl}/apps`, { token: info.token })).status).toBe(200);
+  });
+
+  it('POST /regenerate after ERR_CLOSED or an unknown failure: 500 with the message, no token', async () => {
+    const started = await demo();
+    const { authority } = started;
+    for (const error of [new LauncherAuthError('ERR_CLOSED', 'The token authority was closed.'), new Error('broken')]) {
+      authority.rotate = async () => {
+        throw error;
+      };
+      const answer = await regenerate(started);
+      expect(answer.status).toBe(500);
+      expect(json(answer)).toEqual({ error: error.message });
+    }
   });
 
   it('refuses a cross-origin or header-less POST /regenerate with 403 even with the owner cookie, and does not rotate', async () => {
@@ -622,13 +762,14 @@ describe('npm run demo (examples/demo/main.ts)', { timeout: 60_000 }, () => {
     );
   });
 
-  it('prints the launch link, the API URL, the token and a curl line that works; Ctrl-C ends the streams and exits 0', async () => {
+  it('prints the redirect file (never the launch key), the API URL, the token and a curl line that works; Ctrl-C ends the streams and exits 0', async () => {
     const dataDir = await tempDir();
     const run = await runMain(['--api-port', '0', '--settings-port', '0', '--data-dir', dataDir]);
     await until(() => run.output().includes('\nTry it:\n') && run.output().endsWith('\n\n'), 'the banner');
     const text = run.output();
     const apiUrl = /^ {2}Automation API {2}(http:\/\/127\.0\.0\.1:\d+)$/m.exec(text)?.[1];
-    const launchUrl = /^ {2}Settings page {3}(http:\/\/127\.0\.0\.1:\d+\/\?key=[\w-]{43})$/m.exec(text)?.[1];
+    const launchFile = join(dataDir, LAUNCH_FILE);
+    const launchUrl = /^(http:\/\/127\.0\.0\.1:\d+\/\?key=[\w-]{43})\n$/.exec(await readFile(launchFile, 'utf8'))?.[1];
     const token = /^ {2}Token {11}(\S+)$/m.exec(text)?.[1];
     const curl = /^ {2}curl -H "Authorization: Bearer (\S+)" (http:\/\/127\.0\.0\.1:\d+\/apps)$/m.exec(text);
     expect(apiUrl !== undefined && launchUrl !== undefined && token !== undefined && curl !== null).toBe(true);
@@ -638,14 +779,20 @@ describe('npm run demo (examples/demo/main.ts)', { timeout: 60_000 }, () => {
     expect(text.split(token).length - 1).toBe(2);
     expect(curl[2]).toBe(`${apiUrl}/apps`);
 
+    // The settings page is offered as the redirect file, by its path; the link itself is for an address bar.
+    const redirectFile = join(dataDir, REDIRECT_FOLDER, REDIRECT_FILE);
+    expect(text).toContain(`\n  Settings page   ${pathToFileURL(redirectFile).href}\n`);
+    expect(text).toContain('(or run the demo with --open)');
+    expect(text).toContain(`(never on a command line, where other users can read it), is in ${launchFile}.\n`);
+    // The link's key is nowhere in what the demo prints.
+    expect(text.includes(new URL(launchUrl).searchParams.get('key') ?? '')).toBe(false);
+
     // What the printed curl line does.
     const apps = await call(curl[2] as string, { token });
     expect(apps.status).toBe(200);
     expect(json(apps)).toEqual({ apps: INSTALLED_APPS });
-    // The settings page: only through the printed link, which is also kept in a file only its owner reads.
-    const launchFile = join(dataDir, LAUNCH_FILE);
-    expect(text).toContain(`\nThe settings page opens only through the link above (also kept, readable by you alone, in ${launchFile}).\n`);
-    expect(await readFile(launchFile, 'utf8')).toBe(`${launchUrl}\n`);
+    // The settings page: only through the link kept in files only its owner reads.
+    expect(await readFile(redirectFile, 'utf8')).toBe(launchFileHtml(launchUrl));
     expect((await stat(launchFile)).mode & 0o777).toBe(0o600);
     const settingsUrl = new URL(launchUrl).origin;
     expectForbidden(await call(`${settingsUrl}/`));

@@ -284,7 +284,8 @@ export const CORPUS: readonly CorpusCase[] = [
   { class: 'claims', name: 'the claims of the previous token under the current header, signed with another key', source: 'RFC 7519 §7.2', send: { auth: bearer((k) => `${parts(k.tokens.current)[0]}.${parts(k.tokens.previous)[1]}.${parts(k.tokens.previous)[2]}`) }, expect: 401 },
 
   // Size (RFC 8259 §9: parsers may bound their input; RFC 9110 §5.4 field limits)
-  { class: 'size', name: 'a 4 KB token signed with the right key (under the 4096 limit)', source: 'RFC 8259 §9; RFC 9110 §5.4', send: { auth: bearer((k) => sized(k, 4_000)) }, expect: 'protected', why: 'under the length limit and signed by the key holder' },
+  { class: 'size', name: 'a 1 KB token signed with the right key (under the default 1024 limit)', source: 'RFC 8259 §9; RFC 9110 §5.4', send: { auth: bearer((k) => sized(k, 1_000)) }, expect: 'protected', why: 'under the length limit and signed by the key holder' },
+  { class: 'size', name: 'a 4 KB token signed with the right key (above the default 1024 limit)', source: 'RFC 8259 §9 (bounded input)', send: { auth: bearer((k) => sized(k, 4_000)) }, expect: 401 },
   { class: 'size', name: 'a 4097-character token signed with the right key', source: 'RFC 8259 §9 (bounded input)', send: { auth: bearer((k) => { const t = sized(k, 4_100); return t.length > 4_096 ? t : `${t}${'A'.repeat(4_097 - t.length)}`; }) }, expect: 401 },
   { class: 'size', name: 'an 8 KB token signed with the right key', source: 'RFC 8259 §9; RFC 9110 §5.4', send: { auth: bearer((k) => sized(k, 8_192)) }, expect: 401 },
   { class: 'size', name: 'a 15 KB token signed with the right key', source: 'RFC 9110 §5.4 (field limits)', send: { auth: bearer((k) => sized(k, 15_000)) }, expect: 401 },

@@ -76,7 +76,8 @@ function jsonObject(segment: string): Record<string, unknown> | undefined {
 
 /** Whether a bare token must be accepted by an authority holding KEY (and requiring `issuer` when set). */
 async function oracleToken(token: string, issuer: string | undefined): Promise<boolean> {
-  if (token.length === 0 || token.length > 4096) return false;
+  // The default maxTokenLength.
+  if (token.length === 0 || token.length > 1024) return false;
   const segments = token.split('.');
   if (segments.length !== 3 || !segments.every(canonicalSegment)) return false;
   const header = jsonObject(segments[0] as string);

@@ -2,7 +2,7 @@
 // another process, and failing saves. Every test works in its own temporary directory.
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { constants, readdirSync } from 'node:fs';
-import { chmod, chown, lstat, mkdir, mkdtemp, open, readFile, readdir, readlink, rename, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
+import { chmod, chown, lchown, lstat, mkdir, mkdtemp, open, readFile, readdir, readlink, rename, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -532,6 +532,82 @@ describe.runIf(POSIX)('FileSecretStore: StrictModes (owner, links, folders)', ()
     await chmod(real, 0o777);
     const error = await expectRefused(path, [keyText('via-link')], /is writable by group or others/);
     expect(error.message).toContain(`The folder ${real} that holds the secret file ${path}`);
+  });
+
+  it('refuses a path through a symbolic link in a folder writable by others (not sticky): the link could be re-pointed', async () => {
+    const dir = await tempDir();
+    const real = join(dir, 'real');
+    const older = join(dir, 'older');
+    const shared = join(dir, 'shared');
+    await mkdir(shared, { mode: 0o755 });
+    await mkdir(real, { mode: 0o700 });
+    const link = join(shared, 'launcher');
+    await symlink(real, link);
+    const path = join(link, 'secret.json');
+    await new FileSecretStore(join(older, 'secret.json')).save(fixtureRecord('older'));
+    await new FileSecretStore(path).save(fixtureRecord('current'));
+    expect(sameRecord(await new FileSecretStore(path).load(), fixtureRecord('current'))).toBe(true);
+    const before = await snapshot(join(real, 'secret.json'));
+    for (const mode of [0o777, 0o775, 0o757, 0o773]) {
+      await chmod(shared, mode);
+      const error = await expectRefused(path, [keyText('current')], /is writable by group or others/);
+      expect(error.message).toContain(`The folder ${shared}, which holds the symbolic link ${link} on the way to the secret file ${path},`);
+      expect(error.message).toContain(`(mode ${mode.toString(8).padStart(4, '0')})`);
+      expect(error.message).toContain(`chmod go-w '${shared}'`);
+      const saved = await rejectionOf(new FileSecretStore(path).save(fixtureRecord('through-open-link')));
+      expectStoreError(saved, 'ERR_STORE_PERMISSIONS', path, [keyText('through-open-link'), keyText('current')]);
+    }
+    // What another user would do there: re-point the link to an older secret of the victim's. Refused, not adopted.
+    await rm(link);
+    await symlink(older, link);
+    const repointed = await expectRefused(path, [keyText('older')], /which holds the symbolic link/);
+    expect(repointed.message).not.toContain(older);
+    expectUntouched(await snapshot(join(real, 'secret.json')), before);
+    // Sticky, as /tmp is: only the link's owner may replace it.
+    await chmod(shared, 0o1777);
+    expect(sameRecord(await new FileSecretStore(path).load(), fixtureRecord('older'))).toBe(true);
+  });
+
+  it('checks the folders above a link on the way, and every link of a chain (relative targets included)', async () => {
+    const dir = await tempDir();
+    const real = join(dir, 'real');
+    const open = join(dir, 'open');
+    const inner = join(open, 'inner');
+    await mkdir(inner, { recursive: true, mode: 0o755 });
+    await mkdir(real, { mode: 0o700 });
+    // dir/first -> open/inner/second -> ../../real: the second link is two folders below an open one.
+    await symlink(join('..', '..', 'real'), join(inner, 'second'));
+    await symlink(join(inner, 'second'), join(dir, 'first'));
+    const path = join(dir, 'first', 'secret.json');
+    await new FileSecretStore(path).save(fixtureRecord('chain'));
+    expect(await readdir(real)).toEqual(['secret.json']);
+    expect(sameRecord(await new FileSecretStore(path).load(), fixtureRecord('chain'))).toBe(true);
+    await chmod(open, 0o777);
+    const above = await expectRefused(path, [keyText('chain')], /is writable by group or others/);
+    expect(above.message).toContain(`The folder ${open}, above the symbolic link ${join(inner, 'second')} on the way to the secret file ${path},`);
+    await chmod(open, 0o755);
+    await chmod(inner, 0o777);
+    const holder = await expectRefused(path, [keyText('chain')], /is writable by group or others/);
+    expect(holder.message).toContain(`The folder ${inner}, which holds the symbolic link ${join(inner, 'second')}`);
+    await chmod(inner, 0o755);
+    expect(sameRecord(await new FileSecretStore(path).load(), fixtureRecord('chain'))).toBe(true);
+  });
+
+  it.runIf(IS_ROOT)("refuses a link on the way that another user owns, in a sticky folder (its owner may replace it)", async () => {
+    const dir = await tempDir();
+    const real = join(dir, 'real');
+    const sticky = join(dir, 'sticky');
+    await mkdir(sticky, { mode: 0o1777 });
+    await chmod(sticky, 0o1777);
+    await mkdir(real, { mode: 0o700 });
+    const link = join(sticky, 'launcher');
+    await symlink(real, link);
+    const path = join(link, 'secret.json');
+    await new FileSecretStore(path).save(fixtureRecord('sticky-link'));
+    expect(sameRecord(await new FileSecretStore(path).load(), fixtureRecord('sticky-link'))).toBe(true);
+    await lchown(link, NOBODY, NOBODY);
+    const error = await expectRefused(path, [keyText('sticky-link')], OTHER_OWNER);
+    expect(error.message).toContain(`The symbolic link ${link}, on the way to the secret file ${path}, is owned by uid 65534`);
   });
 
   /** A running authority on `path` whose store errors are collected. */
