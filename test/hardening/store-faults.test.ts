@@ -593,3 +593,218 @@ describe('close() while a rotation is saving', () => {
     expect(told).toBe(0);
   });
 });
+
+// ---------------------------------------------------------------------------------------------------------
+// Custom stores that break in the ways real ones do. `save` is replaced per test; the record is kept as a copy,
+// and `watch()` lets the store report a change as a store coordinating instances would.
+
+type SaveBehaviour = (record: SecretRecord, write: () => void, options?: { signal?: AbortSignal }) => Promise<void> | void;
+
+class CustomStore implements SecretStore {
+  #record: SecretRecord;
+  readonly #watchers = new Set<() => Promise<void>>();
+  behaviour: SaveBehaviour | undefined;
+  loadFails = false;
+  constructor(record: SecretRecord) {
+    this.#record = record;
+  }
+  get storedId(): string {
+    return this.#record.id;
+  }
+  async load(): Promise<SecretRecord> {
+    if (this.loadFails) throw Object.assign(new Error('EIO: i/o error, read'), { code: 'EIO' });
+    return { ...this.#record, key: new Uint8Array(this.#record.key) };
+  }
+  save(record: SecretRecord, options?: { signal?: AbortSignal }): Promise<void> {
+    const write = (): void => {
+      this.#record = { ...record, key: new Uint8Array(record.key) };
+    };
+    if (this.behaviour === undefined) {
+      write();
+      return Promise.resolve();
+    }
+    // A synchronous throw from the behaviour is the store's own: it leaves save() as a throw, not a rejection.
+    return Promise.resolve(this.behaviour(record, write, options));
+  }
+  watch(onChange: () => Promise<void>): () => void {
+    this.#watchers.add(onChange);
+    return () => void this.#watchers.delete(onChange);
+  }
+  /** Someone else wrote `record` (no report: the store tells of it through its own save's answer). */
+  putElsewhere(record: SecretRecord): void {
+    this.#record = record;
+  }
+  /** What the store's change report does: resolves once the authority has reloaded. */
+  async report(): Promise<void> {
+    await Promise.all([...this.#watchers].map((watcher) => watcher()));
+  }
+}
+
+function storeError(code: 'ERR_SAVE_CONFLICT' | 'ERR_SAVE_UNCERTAIN' | 'ERR_ROTATION_SUPERSEDED'): LauncherAuthError {
+  return new LauncherAuthError(code, `the store says ${code}`);
+}
+
+/** After the outcome and some quiet, the authority holds `keyId`, `token` works, `issue()` returns it. */
+async function expectSettledOn(authority: TokenAuthority, store: CustomStore, keyId: string, token: string): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  expect(store.storedId).toBe(keyId);
+  await expectUnchanged(authority, keyId, token);
+}
+
+describe('custom stores: each outcome of rotate() matches its code, and the final state matches the outcome', () => {
+  it('save() that hangs forever: ERR_SAVE_UNCERTAIN; nothing landed, so the token from before stays, and the queue goes on', async () => {
+    const store = new CustomStore(fixtureRecord('before-hang'));
+    const authority = await opened({ store, saveTimeout: 40 });
+    const { rotations } = observe(authority);
+    const token = authority.issue();
+    let signal: AbortSignal | undefined;
+    store.behaviour = (_record, _write, options) => {
+      signal = options?.signal;
+      return new Promise<void>(() => undefined);
+    };
+    const error = await rejectionOf(authority.rotate());
+    expect(error.code).toBe('ERR_SAVE_UNCERTAIN');
+    expect(signal?.aborted).toBe(true);
+    await expectSettledOn(authority, store, 'before-hang', token);
+    expect(rotations).toEqual([]);
+
+    store.behaviour = undefined;
+    const next = await authority.rotate();
+    await expectSettledOn(authority, store, authority.keyId, next);
+    expect(await authority.verify(token)).toEqual({ ok: false, reason: 'rotated' });
+    expect(rotations).toEqual([{ keyId: store.storedId, previousKeyId: 'before-hang' }]);
+  });
+
+  it('save() that rejects after writing: the store holds the new secret, so rotate() resolves with its token', async () => {
+    const store = new CustomStore(fixtureRecord('before-write'));
+    const authority = await opened({ store });
+    const { rotations } = observe(authority);
+    const token = authority.issue();
+    store.behaviour = async (_record, write) => {
+      write();
+      throw Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' });
+    };
+    const next = await authority.rotate();
+    expect(store.storedId).not.toBe('before-write');
+    await expectSettledOn(authority, store, store.storedId, next);
+    expect(await authority.verify(token)).toEqual({ ok: false, reason: 'rotated' });
+    expect(rotations).toEqual([{ keyId: store.storedId, previousKeyId: 'before-write' }]);
+  });
+
+  it.each([
+    ['before writing', false],
+    ['after writing', true],
+  ])('save() that throws synchronously %s: ERR_SAVE_FAILED with nothing changed, or resolved with the stored secret', async (_, writes) => {
+    const store = new CustomStore(fixtureRecord('sync'));
+    const authority = await opened({ store });
+    const { rotations } = observe(authority);
+    const token = authority.issue();
+    const cause = new Error('the store broke before it could return a promise');
+    store.behaviour = (_record, write) => {
+      if (writes) write();
+      throw cause;
+    };
+    if (!writes) {
+      const error = await rejectionOf(authority.rotate());
+      expect(error.code).toBe('ERR_SAVE_FAILED');
+      expect(error.cause).toBe(cause);
+      await expectSettledOn(authority, store, 'sync', token);
+      expect(rotations).toEqual([]);
+    } else {
+      const next = await authority.rotate();
+      await expectSettledOn(authority, store, store.storedId, next);
+      expect(store.storedId).not.toBe('sync');
+      expect(await authority.verify(token)).toEqual({ ok: false, reason: 'rotated' });
+      expect(rotations).toHaveLength(1);
+    }
+  });
+
+  it('save() that rejects and a load() that fails: ERR_SAVE_UNCERTAIN; once the store can be read, its secret is followed', async () => {
+    const store = new CustomStore(fixtureRecord('unreadable'));
+    const authority = await opened({ store });
+    const { rotations } = observe(authority);
+    const token = authority.issue();
+    let newId = '';
+    store.behaviour = async (record, write) => {
+      newId = record.id;
+      write();
+      store.loadFails = true;
+      throw new Error('EIO: i/o error, write');
+    };
+    const error = await rejectionOf(authority.rotate());
+    expect(error.code).toBe('ERR_SAVE_UNCERTAIN');
+    expect(authority.keyId).toBe('unreadable');
+    // The store comes back, holding the new secret, and reports the change: the authority adopts it.
+    store.loadFails = false;
+    await store.report();
+    expect(authority.keyId).toBe(newId);
+    expect(rotations).toEqual([{ keyId: newId, previousKeyId: 'unreadable' }]);
+    expect(await authority.verify(token)).toEqual({ ok: false, reason: 'rotated' });
+    await expectSettledOn(authority, store, newId, authority.issue());
+  });
+
+  it('save() that rejects while another writer saved: ERR_SAVE_CONFLICT, and that writer\'s secret is current', async () => {
+    const store = new CustomStore(fixtureRecord('mine'));
+    const authority = await opened({ store });
+    const { rotations } = observe(authority);
+    const token = authority.issue();
+    store.behaviour = async () => {
+      store.putElsewhere(fixtureRecord('theirs'));
+      throw new Error('EBUSY: resource busy');
+    };
+    const error = await rejectionOf(authority.rotate());
+    expect(error.code).toBe('ERR_SAVE_CONFLICT');
+    expect(authority.keyId).toBe('theirs');
+    expect(rotations).toEqual([{ keyId: 'theirs', previousKeyId: 'mine' }]);
+    expect(await authority.verify(token)).toEqual({ ok: false, reason: 'rotated' });
+    await expectSettledOn(authority, store, 'theirs', authority.issue());
+  });
+
+  it.each([
+    ['ERR_SAVE_CONFLICT', false],
+    ['ERR_ROTATION_SUPERSEDED', true],
+  ] as const)('a store that rejects with %s: passed through, the newer secret current before it rejects', async (code, writesFirst) => {
+    const store = new CustomStore(fixtureRecord('older'));
+    const authority = await opened({ store });
+    const { rotations } = observe(authority);
+    const token = authority.issue();
+    let mine = '';
+    store.behaviour = async (record, write) => {
+      mine = record.id;
+      if (writesFirst) write();
+      store.putElsewhere(fixtureRecord('newer'));
+      throw storeError(code);
+    };
+    const error = await rejectionOf(authority.rotate());
+    expect(error.code).toBe(code);
+    expect(isLauncherAuthError(error.cause, code)).toBe(true);
+    // Current when the rejection arrives: issue() gives the token that works now.
+    expect(authority.keyId).toBe('newer');
+    expect(rotations).toEqual([{ keyId: 'newer', previousKeyId: 'older' }]);
+    expect(await authority.verify(token)).toEqual({ ok: false, reason: 'rotated' });
+    expect(mine).not.toBe('');
+    await expectSettledOn(authority, store, 'newer', authority.issue());
+  });
+
+  it('a store that rejects with ERR_SAVE_UNCERTAIN and later reports that the secret landed: followed, onRotate told', async () => {
+    const store = new CustomStore(fixtureRecord('unsure'));
+    const authority = await opened({ store });
+    const { rotations } = observe(authority);
+    const token = authority.issue();
+    let land: () => void = () => undefined;
+    let newId = '';
+    store.behaviour = async (record, write) => {
+      newId = record.id;
+      land = write;
+      throw storeError('ERR_SAVE_UNCERTAIN');
+    };
+    const error = await rejectionOf(authority.rotate());
+    expect(error.code).toBe('ERR_SAVE_UNCERTAIN');
+    await expectSettledOn(authority, store, 'unsure', token);
+    land();
+    await store.report();
+    expect(authority.keyId).toBe(newId);
+    expect(rotations).toEqual([{ keyId: newId, previousKeyId: 'unsure' }]);
+    expect(await authority.verify(token)).toEqual({ ok: false, reason: 'rotated' });
+  });
+});
