@@ -5,7 +5,7 @@
 // Runs: LAUNCHER_AUTH_ROTATION_RUNS (default 10,000). Seed: LAUNCHER_AUTH_ROTATION_SEED (default fixed); fast-check
 // prints the seed and the shrunk schedule on failure. The tokens here are labels, never secrets.
 import fc from 'fast-check';
-import { describe, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LauncherAuthError, isLauncherAuthError, type SecretRecord, type SecretStore } from 'launcher-auth';
 import { generateRecord } from '../../src/core/record.js';
 import { Rotations, type KeyHolder, type Timer } from '../../src/core/rotation.js';
@@ -402,4 +402,37 @@ describe('rotate() outcomes under random interleavings (virtual time)', () => {
       { numRuns: RUNS, seed: SEED },
     );
   }, 240_000);
+});
+
+describe('the same property fails for deliberately broken variants', () => {
+  /** How many schedules it takes the property to catch `variant`, or `undefined` if it never does. */
+  async function caught(variant: Rotate): Promise<number | undefined> {
+    const details = await fc.check(
+      fc.asyncProperty(schedule, async ({ steps, writeBacks }) => {
+        await run(steps, writeBacks, variant);
+      }),
+      { numRuns: 3_000, seed: SEED, endOnFailure: true },
+    );
+    return details.failed ? details.numRuns : undefined;
+  }
+
+  it('a save still running at saveTimeout reported as ERR_SAVE_FAILED (the answer before ERR_SAVE_UNCERTAIN)', async () => {
+    const variant: Rotate = (rotations) =>
+      rotations.rotate().catch((error: unknown) => {
+        if (isLauncherAuthError(error, 'ERR_SAVE_UNCERTAIN')) throw new LauncherAuthError('ERR_SAVE_FAILED', 'timed out');
+        throw error;
+      });
+    expect(await caught(variant)).toBeDefined();
+  }, 60_000);
+
+  it('a conflicting or superseded rotation resolved with the token current then', async () => {
+    const variant: Rotate = (rotations, holder) =>
+      rotations.rotate().catch((error: unknown) => {
+        if (isLauncherAuthError(error, 'ERR_SAVE_CONFLICT') || isLauncherAuthError(error, 'ERR_ROTATION_SUPERSEDED')) {
+          return holder().token;
+        }
+        throw error;
+      });
+    expect(await caught(variant)).toBeDefined();
+  }, 60_000);
 });
