@@ -208,9 +208,9 @@ export class Rotations<S> {
     }
     const stored = loaded.record;
     if (code !== undefined) {
-      // The store's word stands; a load that still shows this rotation's record is behind, and watch() will tell.
+      // The store's word stands: a load that still shows this rotation's record is behind, and the store reports
+      // the newer one through watch().
       if (stored !== undefined && stored.id !== record.id) await this.#adopt(stored);
-      else void this.reload();
       if (this.#holder.closed()) throw closed();
       throw new LauncherAuthError(code, MESSAGES[code], { cause });
     }
