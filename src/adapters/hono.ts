@@ -1,5 +1,6 @@
 // launcher-auth/hono: a Hono 4 middleware, on any runtime Hono runs on (Node through @hono/node-server, Bun, Deno).
 import type { Context, MiddlewareHandler } from 'hono';
+import { authorizationFromRawHeaders } from '../core/bearer.js';
 import type { AuthOptions, Peer } from '../core/gate.js';
 import type { CorsOptions } from '../core/cors.js';
 import type { TokenAuthority } from '../core/token-authority.js';
@@ -37,12 +38,12 @@ export interface HonoAuthOptions extends AuthOptions {
   health?: HonoHealthHandler;
 }
 
-/** The client's socket where the runtime puts it in `c.env` (@hono/node-server: `c.env.incoming.socket`). */
-function peerOf(c: Context): Peer | undefined {
+/** The Node request where @hono/node-server puts it (`c.env.incoming`), on other runtimes `undefined`. */
+function incomingOf(c: Context): { socket?: Peer; rawHeaders?: unknown } | undefined {
   const env: unknown = c.env;
   if (typeof env !== 'object' || env === null) return undefined;
-  const incoming = (env as { incoming?: { socket?: Peer } }).incoming;
-  return typeof incoming === 'object' && incoming !== null ? incoming.socket : undefined;
+  const incoming: unknown = (env as { incoming?: unknown }).incoming;
+  return typeof incoming === 'object' && incoming !== null ? incoming : undefined;
 }
 
 /**
@@ -70,7 +71,14 @@ export function honoAuth(authority: TokenAuthority, options?: HonoAuthOptions): 
     throw new TypeError('honoAuth: `health` must be a function when set.');
   }
   return async (c, next) => {
-    const result = await web.check(c.req.raw, peerOf(c));
+    const incoming = incomingOf(c);
+    // On Node, the Authorization lines as received: @hono/node-server builds a WebSocket handshake's Request
+    // from `req.headers`, which keeps only the first of two, and two must be refused as ambiguous.
+    const raw = incoming?.rawHeaders;
+    const authorization = Array.isArray(raw) ? authorizationFromRawHeaders(raw as string[]) : undefined;
+    const result = await (Array.isArray(raw)
+      ? web.check(c.req.raw, incoming?.socket, authorization)
+      : web.check(c.req.raw, incoming?.socket));
     // Returned, not thrown: an HTTPException would go through the app's onError, which may add a body.
     if (result instanceof Response) return result;
     if (result === undefined && health !== undefined) c.res = await health(c);
