@@ -16,12 +16,19 @@ import {
   type Decision,
   type ResolvedAuthOptions,
 } from '../core/gate.js';
+import {
+  protocolCredentials,
+  protocolsFromRawHeaders,
+  replaceProtocolsInRawHeaders,
+  resolveSubprotocolToken,
+  type SubprotocolTokenOptions,
+} from '../core/subprotocol.js';
 import type { TokenAuthority } from '../core/token-authority.js';
 import type { AuthContext } from '../core/types.js';
 import type { AuthenticatedRequest } from './node.js';
 
 /** The options of {@link withUpgradeAuth}. */
-export interface UpgradeAuthOptions extends AuthOptions {
+export interface UpgradeAuthOptions extends AuthOptions, SubprotocolTokenOptions {
   /**
    * The protocols (`Upgrade` tokens, compared without their `/version` and in any letter case) that the handler
    * serves. An upgrade that names none of them is not this handler's: it goes back to the server that emitted
@@ -93,6 +100,23 @@ function relay(server: unknown, req: IncomingMessage, socket: Duplex, head: Buff
   return true;
 }
 
+/**
+ * Removes the token entry from the request before anything of the host's reads it: `rawHeaders`, `headers` and
+ * `headersDistinct`. Node builds the last two from `rawHeaders` on first read, walking as many lines as it
+ * parsed, so they are built before `rawHeaders` shrinks and then changed alike.
+ */
+function stripTokenEntry(req: IncomingMessage, protocols: readonly string[]): void {
+  const { headers, headersDistinct } = req;
+  const value = replaceProtocolsInRawHeaders(req.rawHeaders, protocols);
+  if (value === undefined) {
+    delete headers['sec-websocket-protocol'];
+    delete headersDistinct['sec-websocket-protocol'];
+  } else {
+    headers['sec-websocket-protocol'] = value;
+    headersDistinct['sec-websocket-protocol'] = [value];
+  }
+}
+
 /** Writes the raw 401, then closes the socket once it is flushed, or after the linger bound, whatever the client does. */
 function refuse(socket: Duplex, answer: string): void {
   const timer = setTimeout(() => socket.destroy(), REFUSED_UPGRADE_LINGER_MS);
@@ -122,6 +146,7 @@ export function withUpgradeAuth<Request extends IncomingMessage = IncomingMessag
   if (typeof handler !== 'function') throw new TypeError('withUpgradeAuth: `handler` must be a function.');
   const resolved: ResolvedAuthOptions = withoutExemption(resolveAuthOptions(options, 'withUpgradeAuth'));
   const accepted = resolveProtocols(options);
+  const subprotocolToken = resolveSubprotocolToken(options, 'withUpgradeAuth');
 
   const apply = (req: Request, socket: Duplex, head: Buffer, decision: Decision): void => {
     if (decision === undefined) {
@@ -149,7 +174,12 @@ export function withUpgradeAuth<Request extends IncomingMessage = IncomingMessag
       else refuse(socket, resolved.unauthorizedRaw);
       return;
     }
-    const authorization = authorizationFromRawHeaders(req.rawHeaders);
+    let authorization: string | readonly string[] | undefined = authorizationFromRawHeaders(req.rawHeaders);
+    if (subprotocolToken) {
+      const offered = protocolCredentials(authorization, protocolsFromRawHeaders(req.rawHeaders));
+      authorization = offered.authorization;
+      if (offered.protocols !== undefined) stripTokenEntry(req, offered.protocols);
+    }
     const decision = decide(authority, req.method, req.url, authorization, resolved, undefined, req.socket);
     if (decision instanceof Promise) decision.then((settled) => apply(req, socket, head, settled));
     else apply(req, socket, head, decision);

@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { KeychainSecretStore, type Keychain } from '../../examples/readme/secret-store.js';
-import { TokenAuthority } from 'launcher-auth';
+import { WebSocket } from 'ws';
+import { FileSecretStore, TokenAuthority } from 'launcher-auth';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 // tsx's loader by path: `--import tsx` would be resolved from the child's (empty) working folder.
@@ -117,5 +118,33 @@ describe('README code blocks, run', { timeout: 60_000 }, () => {
     expect(first.issue() === again.issue()).toBe(true);
     await first.close();
     await again.close();
+  });
+
+  it('browser-websocket.ts opens a socket for the token entry, with its own protocol, and refuses one without', async () => {
+    const { output } = await run('browser-websocket.ts');
+    await until(() => (output().includes('ws://127.0.0.1:7878/') ? true : undefined), 'the server');
+    // The block's secret file, in its working folder: the token a settings page would show.
+    const reader = await TokenAuthority.open({ store: new FileSecretStore(join(folders.at(-1) as string, '.data/secret.json')) });
+    const token = reader.issue();
+    const keyId = reader.keyId;
+    await reader.close();
+    const opened = await new Promise<{ protocol: string; first: string }>((resolve, reject) => {
+      const ws = new WebSocket('ws://127.0.0.1:7878/', ['launcher.v1', `authorization.bearer.${token}`]);
+      ws.once('message', (data) => {
+        resolve({ protocol: ws.protocol, first: String(data) });
+        ws.close();
+      });
+      ws.once('error', reject);
+    });
+    expect(opened).toEqual({ protocol: 'launcher.v1', first: `hello, key ${keyId}` });
+    const refused = await new Promise<number>((resolve, reject) => {
+      const ws = new WebSocket('ws://127.0.0.1:7878/', ['launcher.v1']);
+      ws.once('unexpected-response', (req, res) => {
+        resolve(res.statusCode ?? 0);
+        req.destroy();
+      });
+      ws.once('open', () => reject(new Error('opened without a token')));
+    });
+    expect(refused).toBe(401);
   });
 });

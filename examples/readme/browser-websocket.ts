@@ -1,0 +1,23 @@
+// A WebSocket endpoint that web pages can open: the token comes as a protocol entry (subprotocolToken).
+import { createServer } from 'node:http';
+import { WebSocketServer } from 'ws';
+import { FileSecretStore, TokenAuthority } from 'launcher-auth';
+import { withAuth, withUpgradeAuth } from 'launcher-auth/node';
+
+const authority = await TokenAuthority.open({ store: new FileSecretStore('.data/secret.json') });
+// The token entry is removed before ws sees the request: the host chooses among the page's other protocols.
+const wss = new WebSocketServer({ noServer: true, handleProtocols: (offered) => offered.has('launcher.v1') && 'launcher.v1' });
+const onSocket = withUpgradeAuth(
+  authority,
+  (req, socket, head) =>
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      ws.send(`hello, key ${req.auth.keyId}`);
+      // "Regenerate token" closes the sockets opened with the old token.
+      req.auth.signal.addEventListener('abort', () => ws.close(1008, 'token regenerated'), { once: true });
+    }),
+  { subprotocolToken: true },
+);
+const server = createServer(withAuth(authority, (_req, res) => res.writeHead(404).end()));
+server.on('upgrade', onSocket);
+server.listen(7878, '127.0.0.1');
+console.log('WebSocket on ws://127.0.0.1:7878/ (protocol launcher.v1)');

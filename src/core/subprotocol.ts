@@ -1,0 +1,120 @@
+// The token carried as one `Sec-WebSocket-Protocol` entry (`authorization.bearer.<token>`), for browser WebSocket
+// clients, which cannot send an Authorization header. Parsing and the ambiguity rules live here; an adapter only
+// reads the header values, hands the result's `authorization` to `decide`, and strips the entry from the request.
+import { HTTP_TOKEN } from './bearer.js';
+
+/** The prefix of the entry that carries the token: `new WebSocket(url, ['app.v1', TOKEN_PROTOCOL_PREFIX + token])`. */
+export const TOKEN_PROTOCOL_PREFIX = 'authorization.bearer.';
+
+const PREFIX_LENGTH = TOKEN_PROTOCOL_PREFIX.length;
+const HEADER = 'sec-websocket-protocol';
+
+/** The options of the adapters that guard WebSocket upgrades. */
+export interface SubprotocolTokenOptions {
+  /**
+   * Also accepts the token as one `Sec-WebSocket-Protocol` entry `authorization.bearer.<token>`, the only place a
+   * browser's `new WebSocket(url, protocols)` lets a page put it. The same rules as the header: the current
+   * token only, the same 401 otherwise; a request with both an Authorization header and such an entry, or with
+   * two such entries, is refused (`malformed`). The entry (matched in any letter case) is removed from the
+   * request before the handler sees it, so it never reaches the host's protocol choice, the answer or a log;
+   * the page must offer at least one protocol of the host's beside it, since a browser fails a handshake whose
+   * answer names none of the protocols it offered.
+   * @default false
+   */
+  subprotocolToken?: boolean;
+}
+
+/** Validates the option at construction. */
+export function resolveSubprotocolToken(options: SubprotocolTokenOptions | undefined, where: string): boolean {
+  const value = options?.subprotocolToken ?? false;
+  if (typeof value !== 'boolean') throw new TypeError(`${where}: \`subprotocolToken\` must be a boolean when set.`);
+  return value;
+}
+
+/** What an upgrade request offers once its protocol entries are read. */
+export interface ProtocolCredentials {
+  /** What to pass to `decide` as the Authorization value(s). */
+  readonly authorization: string | readonly string[] | undefined;
+  /**
+   * The entries left for the host, in the order offered, when a token entry was found and must be stripped from
+   * the request; `undefined` when there was none (the request stays as it is).
+   */
+  readonly protocols: readonly string[] | undefined;
+}
+
+/** Two credentials where one is expected: `singleValue` refuses it as `malformed`, whatever they hold. */
+const AMBIGUOUS: readonly string[] = Object.freeze(['', '']);
+/** An entry that is not a well-formed token: refused as `malformed` by `bearerToken`. */
+const MALFORMED = '';
+
+function isTokenEntry(entry: string): boolean {
+  return entry.length >= PREFIX_LENGTH && entry.slice(0, PREFIX_LENGTH).toLowerCase() === TOKEN_PROTOCOL_PREFIX;
+}
+
+function present(authorization: string | readonly string[] | undefined): boolean {
+  return authorization !== undefined && !(Array.isArray(authorization) && authorization.length === 0);
+}
+
+/**
+ * Reads the request's `Sec-WebSocket-Protocol` values (one per header line, each a comma-separated list) and its
+ * Authorization value(s). Without a token entry the Authorization value goes on unchanged. With one, it becomes
+ * the credential, unless the Authorization header is there too or a second token entry is (ambiguous).
+ */
+export function protocolCredentials(
+  authorization: string | readonly string[] | undefined,
+  protocolValues: string | readonly string[] | undefined,
+): ProtocolCredentials {
+  if (protocolValues === undefined) return { authorization, protocols: undefined };
+  const values = typeof protocolValues === 'string' ? [protocolValues] : protocolValues;
+  const protocols: string[] = [];
+  let token: string | undefined;
+  let entries = 0;
+  for (const value of values) {
+    if (typeof value !== 'string') continue;
+    for (const item of value.split(',')) {
+      const entry = item.trim();
+      if (entry === '') continue;
+      if (!isTokenEntry(entry)) {
+        protocols.push(entry);
+        continue;
+      }
+      entries++;
+      token = entry.slice(PREFIX_LENGTH);
+    }
+  }
+  if (entries === 0) return { authorization, protocols: undefined };
+  if (entries > 1 || present(authorization)) return { authorization: AMBIGUOUS, protocols };
+  // A JWT is base64url segments and dots, all HTTP token characters; anything else is not a token entry.
+  const credential = token !== undefined && token !== '' && HTTP_TOKEN.test(token) ? `Bearer ${token}` : MALFORMED;
+  return { authorization: credential, protocols };
+}
+
+/** The `Sec-WebSocket-Protocol` values of a flat header list (Node's `rawHeaders`), `undefined` when none. */
+export function protocolsFromRawHeaders(rawHeaders: readonly string[]): string[] | undefined {
+  let found: string[] | undefined;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    if ((rawHeaders[i] as string).toLowerCase() === HEADER) (found ??= []).push(rawHeaders[i + 1] as string);
+  }
+  return found;
+}
+
+/**
+ * Rewrites a flat header list in place: every `Sec-WebSocket-Protocol` line is removed, and, when `protocols` is
+ * not empty, one line with them takes the first one's place. Returns the new value, `undefined` when none is left.
+ */
+export function replaceProtocolsInRawHeaders(rawHeaders: string[], protocols: readonly string[]): string | undefined {
+  const value = protocols.length === 0 ? undefined : protocols.join(', ');
+  let placed = false;
+  for (let i = 0; i < rawHeaders.length; ) {
+    if ((rawHeaders[i] as string).toLowerCase() !== HEADER) {
+      i += 2;
+    } else if (!placed && value !== undefined) {
+      rawHeaders[i + 1] = value;
+      placed = true;
+      i += 2;
+    } else {
+      rawHeaders.splice(i, 2);
+    }
+  }
+  return value;
+}

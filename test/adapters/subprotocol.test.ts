@@ -1,0 +1,232 @@
+// withUpgradeAuth's `subprotocolToken` over real sockets, with the ws package as the host's WebSocket server and
+// client: the token entry authenticates as the header does, is refused in the same bytes otherwise, and never
+// reaches the host (its rawHeaders, its headers, ws's handleProtocols) nor the answer.
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket, WebSocketServer } from 'ws';
+import type { RejectInfo, TokenAuthority } from 'launcher-auth';
+import { withUpgradeAuth } from '../../src/adapters/node.js';
+import { TOKEN_PROTOCOL_PREFIX, protocolCredentials } from '../../src/core/subprotocol.js';
+import { openCaseAuthority, type Tokens } from './cases.js';
+import { rawRequest } from './harness.js';
+
+const REFUSAL =
+  'HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer realm="launcher"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n';
+
+const entry = (token: string): string => `${TOKEN_PROTOCOL_PREFIX}${token}`;
+
+function upgrade(extra: string): string {
+  return (
+    'GET /socket HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n' +
+    `Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n${extra}\r\n`
+  );
+}
+
+interface Seen {
+  /** Handler runs. */
+  runs: number;
+  /** What ws's handleProtocols was offered, per run. */
+  offered: string[][];
+  /** Every header value of the request the handler got, per run. */
+  rawValues: string[][];
+  headerProtocol: Array<string | undefined>;
+  rejects: RejectInfo[];
+}
+
+interface Started {
+  url: string;
+  port: number;
+  seen: Seen;
+  close(): Promise<void>;
+}
+
+async function start(authority: TokenAuthority, subprotocolToken: boolean | undefined): Promise<Started> {
+  const seen: Seen = { runs: 0, offered: [], rawValues: [], headerProtocol: [], rejects: [] };
+  const wss = new WebSocketServer({
+    noServer: true,
+    handleProtocols: (protocols: Set<string>) => {
+      seen.offered.push([...protocols]);
+      return protocols.has('launcher.v1') ? 'launcher.v1' : false;
+    },
+  });
+  const server: Server = createServer((_req, res) => res.writeHead(404).end());
+  const options = { onReject: (info: RejectInfo) => void seen.rejects.push(info), ...(subprotocolToken === undefined ? {} : { subprotocolToken }) };
+  server.on(
+    'upgrade',
+    withUpgradeAuth(
+      authority,
+      (req, socket, head) => {
+        seen.runs++;
+        seen.rawValues.push(req.rawHeaders.filter((_, i) => i % 2 === 1));
+        seen.headerProtocol.push((req as IncomingMessage).headers['sec-websocket-protocol']);
+        wss.handleUpgrade(req, socket, head, (ws) => {
+          ws.send(`hello ${req.auth.keyId}`);
+          req.auth.signal.addEventListener('abort', () => ws.close(1008, 'token regenerated'), { once: true });
+        });
+      },
+      options,
+    ),
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `ws://127.0.0.1:${port}/socket`,
+    port,
+    seen,
+    close: async () => {
+      for (const client of wss.clients) client.terminate();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+interface Opened {
+  ws: WebSocket;
+  protocol: string;
+  first: string;
+}
+
+function open(url: string, protocols: string[]): Promise<Opened> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, protocols);
+    ws.once('message', (data) => resolve({ ws, protocol: ws.protocol, first: String(data) }));
+    ws.once('unexpected-response', (_req, res) => reject(new Error(`refused with ${res.statusCode}`)));
+    ws.once('error', reject);
+  });
+}
+
+function closed(ws: WebSocket): Promise<number> {
+  return new Promise((resolve) => ws.once('close', (code) => resolve(code)));
+}
+
+describe('withUpgradeAuth with subprotocolToken: true', () => {
+  let authority: TokenAuthority;
+  let tokens: Tokens;
+  let host: Started;
+  beforeAll(async () => {
+    ({ authority, tokens } = await openCaseAuthority());
+    host = await start(authority, true);
+  });
+  afterAll(async () => {
+    await host?.close();
+    await authority?.close();
+  });
+
+  it('a ws client with the token entry opens, gets the host protocol, and the entry reaches nothing of the host', async () => {
+    const before = host.seen.runs;
+    const { ws, protocol, first } = await open(host.url, ['launcher.v1', entry(tokens.current)]);
+    expect(protocol).toBe('launcher.v1');
+    expect(first).toBe(`hello ${authority.keyId}`);
+    expect(host.seen.runs).toBe(before + 1);
+    expect(host.seen.offered.at(-1)).toEqual(['launcher.v1']);
+    expect(host.seen.headerProtocol.at(-1)).toBe('launcher.v1');
+    const values = host.seen.rawValues.at(-1) ?? [];
+    expect(values.some((value) => value.includes(tokens.current))).toBe(false);
+    expect(values.some((value) => value.toLowerCase().includes(TOKEN_PROTOCOL_PREFIX))).toBe(false);
+    ws.close();
+  });
+
+  it('the entry in any letter case is read and removed; with no other entry the header goes away', async () => {
+    const before = host.seen.runs;
+    const res = await rawRequest(host.port, upgrade(`Sec-WebSocket-Protocol: Authorization.Bearer.${tokens.current}\r\n`));
+    expect(res.status).toBe(101);
+    expect(res.headers['sec-websocket-protocol']).toBeUndefined();
+    expect(host.seen.runs).toBe(before + 1);
+    expect(host.seen.headerProtocol.at(-1)).toBeUndefined();
+    expect((host.seen.rawValues.at(-1) ?? []).some((value) => value.includes(tokens.current))).toBe(false);
+  });
+
+  it('an open socket is closed when the token is regenerated, and its entry is refused afterwards', async () => {
+    const { authority: own, tokens: ownTokens } = await openCaseAuthority();
+    const other = await start(own, true);
+    try {
+      const { ws } = await open(other.url, ['launcher.v1', entry(ownTokens.current)]);
+      const code = closed(ws);
+      await own.rotate();
+      expect(await code).toBe(1008);
+      const runs = other.seen.runs;
+      const res = await rawRequest(other.port, upgrade(`Sec-WebSocket-Protocol: launcher.v1, ${entry(ownTokens.current)}\r\n`), { untilClose: true });
+      expect(res.raw.toString('latin1')).toBe(REFUSAL);
+      expect(other.seen.runs).toBe(runs);
+      expect(other.seen.rejects.map((info) => info.reason)).toEqual(['rotated']);
+    } finally {
+      await other.close();
+      await own.close();
+    }
+  });
+
+  const refusals: Array<{ name: string; headers: (t: Tokens) => string; reason: RejectInfo['reason'] }> = [
+    { name: 'no entry and no header', headers: () => 'Sec-WebSocket-Protocol: launcher.v1\r\n', reason: 'missing' },
+    { name: 'an old token after a rotation', headers: (t) => `Sec-WebSocket-Protocol: launcher.v1, ${entry(t.previous)}\r\n`, reason: 'rotated' },
+    { name: 'a forged token', headers: (t) => `Sec-WebSocket-Protocol: launcher.v1, ${entry(t.wrongKey)}\r\n`, reason: 'invalid' },
+    { name: 'alg none (no signature)', headers: (t) => `Sec-WebSocket-Protocol: ${entry(t.algNone)}, launcher.v1\r\n`, reason: 'malformed' },
+    { name: 'an empty entry', headers: () => `Sec-WebSocket-Protocol: launcher.v1, ${TOKEN_PROTOCOL_PREFIX}\r\n`, reason: 'malformed' },
+    {
+      name: 'the header and the entry together (both current: ambiguous)',
+      headers: (t) => `Authorization: Bearer ${t.current}\r\nSec-WebSocket-Protocol: launcher.v1, ${entry(t.current)}\r\n`,
+      reason: 'malformed',
+    },
+    {
+      name: 'two entries in one line (both current)',
+      headers: (t) => `Sec-WebSocket-Protocol: ${entry(t.current)}, launcher.v1, ${entry(t.current)}\r\n`,
+      reason: 'malformed',
+    },
+    {
+      name: 'two entries on two header lines (a current and an old one)',
+      headers: (t) => `Sec-WebSocket-Protocol: launcher.v1, ${entry(t.current)}\r\nSec-WebSocket-Protocol: ${entry(t.previous)}\r\n`,
+      reason: 'malformed',
+    },
+  ];
+
+  it.each(refusals)('$name: the exact raw 401, the handler never ran, onReject says $reason', async (c) => {
+    const runs = host.seen.runs;
+    const rejects = host.seen.rejects.length;
+    const res = await rawRequest(host.port, upgrade(c.headers(tokens)), { untilClose: true });
+    expect(res.raw.toString('latin1')).toBe(REFUSAL);
+    expect(res.closed).toBe(true);
+    expect(host.seen.runs).toBe(runs);
+    expect(host.seen.rejects.slice(rejects).map((info) => info.reason)).toEqual([c.reason]);
+  });
+
+  it('the Authorization header alone still works beside ordinary protocols', async () => {
+    const before = host.seen.runs;
+    const res = await rawRequest(host.port, upgrade(`Authorization: Bearer ${tokens.current}\r\nSec-WebSocket-Protocol: launcher.v1\r\n`));
+    expect(res.status).toBe(101);
+    expect(res.headers['sec-websocket-protocol']).toBe('launcher.v1');
+    expect(host.seen.runs).toBe(before + 1);
+  });
+});
+
+describe('withUpgradeAuth without subprotocolToken', () => {
+  it('ignores the entry (off by default): no header means the 401, and a bad option value is a TypeError', async () => {
+    const { authority, tokens } = await openCaseAuthority();
+    const host = await start(authority, undefined);
+    try {
+      const res = await rawRequest(host.port, upgrade(`Sec-WebSocket-Protocol: launcher.v1, ${entry(tokens.current)}\r\n`), { untilClose: true });
+      expect(res.raw.toString('latin1')).toBe(REFUSAL);
+      expect(host.seen.runs).toBe(0);
+      expect(host.seen.rejects.map((info) => info.reason)).toEqual(['missing']);
+      expect(() => withUpgradeAuth(authority, () => undefined, { subprotocolToken: 'yes' as unknown as boolean })).toThrow(
+        new TypeError('withUpgradeAuth: `subprotocolToken` must be a boolean when set.'),
+      );
+    } finally {
+      await host.close();
+      await authority.close();
+    }
+  });
+});
+
+describe('protocolCredentials', () => {
+  it('reads one entry, keeps the others in order, and refuses ambiguity', () => {
+    expect(protocolCredentials(undefined, 'a, authorization.bearer.x.y.z , b')).toEqual({ authorization: 'Bearer x.y.z', protocols: ['a', 'b'] });
+    expect(protocolCredentials('Bearer q', ['a', 'b'])).toEqual({ authorization: 'Bearer q', protocols: undefined });
+    expect(protocolCredentials(undefined, undefined)).toEqual({ authorization: undefined, protocols: undefined });
+    expect(protocolCredentials([], 'authorization.bearer.t')).toEqual({ authorization: 'Bearer t', protocols: [] });
+    expect(protocolCredentials('Bearer q', 'authorization.bearer.t').authorization).toEqual(['', '']);
+    expect(protocolCredentials(undefined, ['authorization.bearer.t', 'AUTHORIZATION.BEARER.t']).authorization).toEqual(['', '']);
+    expect(protocolCredentials(undefined, 'authorization.bearer.').authorization).toBe('');
+    expect(protocolCredentials(undefined, 'authorization.bearer.a"b').authorization).toBe('');
+  });
+});
