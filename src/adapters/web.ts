@@ -59,6 +59,12 @@ function outcome(decision: Decision, headers: HeadersInit): WebAuthResult {
 
 const WEBSOCKET: ReadonlySet<string> = new Set(['websocket']);
 
+/** True for a WebSocket handshake: its `Upgrade` names `websocket`. */
+export function asksWebSocket(headers: Headers): boolean {
+  const upgrade = headers.get('upgrade');
+  return upgrade !== null && upgradeNames(upgrade, WEBSOCKET);
+}
+
 /** Validates `options` (a `TypeError` names `where`) and makes the guard. */
 export function webGuard(authority: TokenAuthority, options: AuthOptions | undefined, where: string): WebGuard {
   assertAuthority(authority, where);
@@ -76,8 +82,7 @@ export function webGuard(authority: TokenAuthority, options: AuthOptions | undef
     if (cors?.answer !== undefined) {
       return new Response(null, { status: cors.answer.status, headers: pairs(cors.answer.headers) });
     }
-    const upgrade = request.headers.get('upgrade');
-    const rules = upgrade !== null && upgradeNames(upgrade, WEBSOCKET) ? upgrades : resolved;
+    const rules = asksWebSocket(request.headers) ? upgrades : resolved;
     const decision = await decide(authority, request.method, target, authorization, rules, undefined, peer);
     return outcome(decision, cors === undefined ? resolved.unauthorizedHeaders : pairs(cors.unauthorized));
   };

@@ -49,16 +49,19 @@ describe("WebSocket handshakes through Hono's upgradeWebSocket on @hono/node-ser
   const runs = { socket: 0, health: 0, app: 0 };
   let onErrorCalls = 0;
   const sockets = new Set<Socket>();
+  /** The Sec-WebSocket-Protocol value each accepted handshake showed the app. */
+  const offered: Array<string | undefined> = [];
 
   beforeAll(async () => {
     ({ authority, tokens } = await openCaseAuthority());
     const app = new Hono<HonoAuthEnv>();
-    app.use(honoAuth(authority, { health: (c) => (runs.health++, c.text('ok')) }));
+    app.use(honoAuth(authority, { health: (c) => (runs.health++, c.text('ok')), subprotocolToken: true }));
     app.onError((_error, c) => (onErrorCalls++, c.json({ error: 'handled by the app' }, 500)));
     app.get(
       '/ws',
       upgradeWebSocket((c) => {
         runs.socket += 1;
+        offered.push(c.req.header('sec-websocket-protocol'));
         const { signal } = c.get('auth');
         return {
           onOpen(_event, ws) {
@@ -159,6 +162,41 @@ describe("WebSocket handshakes through Hono's upgradeWebSocket on @hono/node-ser
     );
     expect(status).toBe(401);
     tokens = { ...tokens, previous, current: authority.issue() };
+  });
+
+  it('subprotocolToken: the token entry opens the socket; the app and the answer only ever see the other protocols', async () => {
+    const before = runs.socket;
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/ws`, ['launcher.v1', `authorization.bearer.${authority.issue()}`]);
+    const first = await within(
+      new Promise<string>((resolve, reject) => {
+        ws.once('message', (data) => resolve(String(data)));
+        ws.once('error', reject);
+      }),
+      'the first message',
+    );
+    expect(first).toBe('hello');
+    expect(ws.protocol).toBe('launcher.v1');
+    expect(runs.socket).toBe(before + 1);
+    expect(offered.at(-1)).toBe('launcher.v1');
+    ws.terminate();
+  });
+
+  it('subprotocolToken: an old or forged entry, an entry beside the header, two entries, an entry on a plain GET: the 401', async () => {
+    const before = { ...runs };
+    const entry = (token: string): string => `authorization.bearer.${token}`;
+    const protocols = (...list: string[]): string => `Sec-WebSocket-Protocol: ${list.join(', ')}\r\n`;
+    for (const extra of [
+      protocols('launcher.v1', entry(tokens.previous)),
+      protocols('launcher.v1', entry(tokens.wrongKey)),
+      protocols('launcher.v1', entry(authority.issue())) + bearer(authority.issue()),
+      protocols(entry(authority.issue()), entry(authority.issue())),
+      protocols('launcher.v1', 'authorization.bearer.'),
+    ]) {
+      expectUpgradeRefusal(await rawRequest(port, websocket('/ws', extra), { untilClose: true }));
+    }
+    // The entry is a carrier for WebSocket handshakes only.
+    expectRefusal(await sendFramed(port, get('/apps', protocols(entry(authority.issue())))));
+    expect(runs).toEqual(before);
   });
 
   it('ordinary requests on the same server: the health handler, the 401, and the app with its auth', async () => {
