@@ -28,6 +28,14 @@ function within<T>(promise: Promise<T>, what: string, ms = 5_000): Promise<T> {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
+function firstMessage(ws: WebSocket): Promise<string> {
+  const first = new Promise<string>((resolve, reject) => {
+    ws.once('message', (data) => resolve(String(data)));
+    ws.once('error', reject);
+  });
+  return within(first, 'the first message');
+}
+
 /** The refusal @hono/node-server writes for an upgrade the app answered with honoAuth's 401. */
 function expectUpgradeRefusal(res: RawResponse): void {
   expect(res.status).toBe(401);
@@ -129,13 +137,7 @@ describe("WebSocket handshakes through Hono's upgradeWebSocket on @hono/node-ser
     const closed = new Promise<{ code: number; reason: string }>((resolve) =>
       ws.once('close', (code, reason) => resolve({ code, reason: reason.toString('utf8') })),
     );
-    const first = await within(
-      new Promise<string>((resolve, reject) => {
-        ws.once('message', (data) => resolve(String(data)));
-        ws.once('error', reject);
-      }),
-      'the first message',
-    );
+    const first = await firstMessage(ws);
     expect(first).toBe('hello');
     expect(runs.socket).toBe(before + 1);
     const previous = authority.issue();
@@ -167,13 +169,7 @@ describe("WebSocket handshakes through Hono's upgradeWebSocket on @hono/node-ser
   it('subprotocolToken: the token entry opens the socket; the app and the answer only ever see the other protocols', async () => {
     const before = runs.socket;
     const ws = new WebSocket(`ws://127.0.0.1:${port}/ws`, ['launcher.v1', `authorization.bearer.${authority.issue()}`]);
-    const first = await within(
-      new Promise<string>((resolve, reject) => {
-        ws.once('message', (data) => resolve(String(data)));
-        ws.once('error', reject);
-      }),
-      'the first message',
-    );
+    const first = await firstMessage(ws);
     expect(first).toBe('hello');
     expect(ws.protocol).toBe('launcher.v1');
     expect(runs.socket).toBe(before + 1);
