@@ -78,7 +78,7 @@ describe('README code blocks, run', { timeout: 60_000 }, () => {
     expect(output().trim().split('\n')).toEqual(['true', 'true', 'false true']);
   });
 
-  it.each(['node.ts', 'express.ts', 'fastify.ts', 'hono.ts'])('%s serves: the printed curl line works', async (name) => {
+  it.each(['node.ts', 'express.ts', 'fastify.ts', 'hono.ts', 'hono-auth.ts', 'koa.ts'])('%s serves: the printed curl line works', async (name) => {
     const { output } = await run(name);
     const token = await until(() => /Bearer ([\w.-]+)"/.exec(output())?.[1], 'the curl line');
     const path = await until(() => / (http:\/\/127\.0\.0\.1:7878\/\S*)$/m.exec(output())?.[1], 'the URL');
