@@ -17,6 +17,8 @@ const EXAMPLES = new URL('../../examples/clients/', import.meta.url);
 /** The browser-side examples of docs/clients.md, served to the page as they are. */
 const SCRIPTS = new Map(['/event-stream.js', '/websocket.js'].map((path) => [path, readFileSync(new URL(`.${path}`, EXAMPLES), 'utf8')]));
 const PREFIX = 'authorization.bearer.';
+/** What the host saw, with any token entry masked: a failing assertion must not print a token. */
+const redact = (value: string): string => value.replace(/authorization\.bearer\.[^,\s]*/gi, '<token entry>');
 /** The page loads the examples as a web UI would, and exposes them to the test. */
 const PAGE =
   '<!doctype html><title>web ui</title><script type="module">' +
@@ -57,8 +59,8 @@ interface SocketReport {
  * Opens a WebSocket from the page, with these protocols or, given a token, through examples/clients/websocket.js.
  * When it opens and gets its first message, it is kept as `window.kept`.
  */
-function openFrom(page: Page, url: string, protocols: string[] | { token: string }): Promise<SocketReport> {
-  return page.evaluate(
+async function openFrom(page: Page, url: string, protocols: string[] | { token: string }): Promise<SocketReport> {
+  const report = await page.evaluate(
     ({ url, protocols }) =>
       new Promise<SocketReport>((resolve) => {
         const open = (window as unknown as { openLauncherSocket: (url: string, token: string) => WebSocket }).openLauncherSocket;
@@ -72,6 +74,7 @@ function openFrom(page: Page, url: string, protocols: string[] | { token: string
       }),
     { url, protocols },
   );
+  return report.protocol === undefined ? report : { ...report, protocol: redact(report.protocol) };
 }
 
 describe('browser clients in chromium', () => {
@@ -118,7 +121,7 @@ describe('browser clients in chromium', () => {
     const wss = new WebSocketServer({
       noServer: true,
       handleProtocols: (protocols: Set<string>) => {
-        seen.offered.push([...protocols]);
+        seen.offered.push([...protocols].map(redact));
         return protocols.has('launcher.v1') ? 'launcher.v1' : false;
       },
     });

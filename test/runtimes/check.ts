@@ -1,5 +1,5 @@
-// Runs on Bun and on Deno (started by runtimes.test.ts): the fetch
-// adapter and Hono served by the runtime's own HTTP server, the file store, and revocation at "Regenerate token".
+// Runs on Bun and on Deno (started by runtimes.test.ts): the fetch adapter and launcher-auth/hono served by the
+// runtime's own HTTP server, the file store, and revocation at "Regenerate token".
 // Prints one line per check that passed and never a token; the first failure exits with status 1.
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -7,6 +7,7 @@ import process from 'node:process';
 import { Hono } from 'hono';
 import { FileSecretStore, MemorySecretStore, TokenAuthority, type AuthContext } from '../../src/index.ts';
 import { fetchAuth } from '../../src/adapters/fetch.ts';
+import { honoAuth, type HonoAuthEnv } from '../../src/adapters/hono.ts';
 
 type Handler = (request: Request) => Response | Promise<Response>;
 interface Served {
@@ -126,17 +127,8 @@ async function fetchAdapter(): Promise<void> {
 
 async function hono(): Promise<void> {
   const authority = await TokenAuthority.open({ store: new MemorySecretStore() });
-  const guard = fetchAuth(authority);
   let runs = 0;
-  const app = new Hono<{ Variables: { auth: AuthContext } }>();
-  app.get('/health', (c) => c.text('ok'));
-  app.use(async (c, next) => {
-    const result = await guard(c.req.raw);
-    if (result instanceof Response) return result;
-    if (result !== undefined) c.set('auth', result);
-    await next();
-    return undefined;
-  });
+  const app = new Hono<HonoAuthEnv>().use(honoAuth(authority, { health: (c) => c.text('ok') }));
   app.get('/apps', (c) => {
     runs++;
     return c.text('apps');

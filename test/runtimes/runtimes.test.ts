@@ -1,5 +1,5 @@
 // The library on Bun and on Deno (both from this repository's npm dev dependencies): check.ts runs the fetch
-// adapter and Hono on each runtime's own server, the file store, and revocation. Deno gets the narrowest
+// adapter and launcher-auth/hono on each runtime's own server, the file store, and revocation. Deno gets the narrowest
 // permissions that work: the adapters need only loopback; the file store needs to read (it checks every folder
 // up to `/`), to write its own folder, and the user id (the owner check).
 import { spawn } from 'node:child_process';
