@@ -1,12 +1,12 @@
-// A launcher's automation API on Hono (served by @hono/node-server), guarded by launcher-auth/fetch.
+// A launcher's automation API on Hono (served by @hono/node-server), guarded by launcher-auth/hono.
 // Run: npx tsx examples/hono.ts — GET /health is open; every other request needs the token or gets an empty 401.
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
-import { FileSecretStore, TokenAuthority, type AuthContext } from 'launcher-auth';
-import { fetchAuth } from 'launcher-auth/fetch';
+import { FileSecretStore, TokenAuthority } from 'launcher-auth';
+import { honoAuth } from 'launcher-auth/hono';
 
 export interface StartOptions {
   /**
@@ -42,23 +42,15 @@ export async function start(options: StartOptions = {}): Promise<Started> {
   });
   const running: string[] = [];
 
-  const guard = fetchAuth(authority);
-  // `auth` is undefined only for the health check.
-  const app = new Hono<{ Variables: { auth: AuthContext | undefined } }>();
-  // The first middleware, for every path: unknown paths without a token get 401, not a 404.
-  app.use(async (c, next) => {
-    const result = await guard(c.req.raw);
-    if (result instanceof Response) return result;
-    c.set('auth', result);
-    await next();
-  });
-  app.get('/health', (c) => c.json({ status: 'ok' }));
+  // The first middleware, for every path: unknown paths without a token get 401, not a 404. It answers the
+  // health check itself, so every route below has `c.get('auth')`.
+  const app = new Hono().use(honoAuth(authority, { health: (c) => c.json({ status: 'ok' }) }));
   app.get('/api/running', (c) => c.json({ running }));
   app.post('/api/apps/:app/launch', (c) => {
     const name = c.req.param('app');
     if (!APPS.includes(name)) return c.json({ error: 'not found' }, 404);
     running.push(name); // simulated: a real launcher would start the app here
-    return c.json({ launched: name, keyId: c.get('auth')?.keyId }, 202);
+    return c.json({ launched: name, keyId: c.get('auth').keyId }, 202);
   });
 
   try {

@@ -1,10 +1,19 @@
 // launcher-auth/hono: a Hono 4 middleware, on any runtime Hono runs on (Node through @hono/node-server, Bun, Deno).
 import type { Context, MiddlewareHandler } from 'hono';
+import { authorizationFromRawHeaders } from '../core/bearer.js';
 import type { AuthOptions, Peer } from '../core/gate.js';
 import type { CorsOptions } from '../core/cors.js';
 import type { TokenAuthority } from '../core/token-authority.js';
 import type { AuthContext } from '../core/types.js';
-import { webGuard } from './web.js';
+import {
+  protocolCredentials,
+  protocolsFromRawHeaders,
+  resolveSubprotocolToken,
+  stripTokenEntry,
+  type NodeHeaders,
+  type SubprotocolTokenOptions,
+} from '../core/subprotocol.js';
+import { asksWebSocket, webGuard } from './web.js';
 
 export type { AuthContext, AuthOptions, CorsOptions };
 export type { RejectInfo } from '../core/gate.js';
@@ -28,7 +37,7 @@ export interface HonoMaybeAuthEnv {
 export type HonoHealthHandler = (c: Context) => Response | Promise<Response>;
 
 /** The options of {@link honoAuth}: those of every adapter, plus the health handler. */
-export interface HonoAuthOptions extends AuthOptions {
+export interface HonoAuthOptions extends AuthOptions, SubprotocolTokenOptions {
   /**
    * Serves the health check in the middleware itself, so that no route of the app sees a request without a
    * token and `c.get('auth')` is always an `AuthContext`.
@@ -37,12 +46,44 @@ export interface HonoAuthOptions extends AuthOptions {
   health?: HonoHealthHandler;
 }
 
-/** The client's socket where the runtime puts it in `c.env` (@hono/node-server: `c.env.incoming.socket`). */
-function peerOf(c: Context): Peer | undefined {
+/** The Node request and its socket, as @hono/node-server puts them in `c.env.incoming`. */
+type NodeRequest = NodeHeaders & { readonly socket?: Peer };
+
+/** The Node request behind `c` on @hono/node-server; `undefined` on other runtimes. */
+function nodeRequestOf(c: Context): NodeRequest | undefined {
   const env: unknown = c.env;
   if (typeof env !== 'object' || env === null) return undefined;
-  const incoming = (env as { incoming?: { socket?: Peer } }).incoming;
-  return typeof incoming === 'object' && incoming !== null ? incoming.socket : undefined;
+  const incoming = (env as { incoming?: Partial<NodeRequest> }).incoming;
+  return typeof incoming === 'object' && incoming !== null && Array.isArray(incoming.rawHeaders)
+    ? (incoming as NodeRequest)
+    : undefined;
+}
+
+/** Two credentials: refused as ambiguous (`malformed`) whatever they hold. */
+const REFUSED: readonly string[] = ['', ''];
+
+/**
+ * The credential of a request: on Node the Authorization lines as received (@hono/node-server builds a WebSocket
+ * handshake's Request from `req.headers`, which keeps only the first of two, and two must be refused), and with
+ * `subprotocolToken` the token entry of a WebSocket handshake, removed from both the Node request and the
+ * Request before any handler reads them.
+ */
+function credentialOf(c: Context, node: NodeRequest | undefined, subprotocolToken: boolean): string | readonly string[] | undefined {
+  const request = c.req.raw;
+  if (node === undefined) return request.headers.get('authorization') ?? undefined;
+  const authorization = authorizationFromRawHeaders(node.rawHeaders);
+  if (!subprotocolToken || !asksWebSocket(request.headers)) return authorization;
+  const offered = protocolCredentials(authorization, protocolsFromRawHeaders(node.rawHeaders));
+  if (offered.protocols === undefined) return authorization;
+  stripTokenEntry(node, offered.protocols);
+  try {
+    if (offered.protocols.length === 0) request.headers.delete('sec-websocket-protocol');
+    else request.headers.set('sec-websocket-protocol', offered.protocols.join(', '));
+  } catch {
+    // Immutable headers: the entry would stay where the app can read it, so the handshake is refused.
+    return REFUSED;
+  }
+  return offered.authorization;
 }
 
 /**
@@ -52,7 +93,9 @@ function peerOf(c: Context): Peer | undefined {
  * with `c.get('auth')` undefined); every other request, a WebSocket handshake to any path included, gets 401
  * with an empty body and `WWW-Authenticate`, whatever the app's error handler would say. With `cors`, the CORS
  * headers of an allowed origin are added to the app's answers. `onReject` gets the client's address on
- * @hono/node-server; on Bun and Deno, `remoteAddress` is undefined.
+ * @hono/node-server; on Bun and Deno, `remoteAddress` is undefined. `subprotocolToken` (a browser's WebSocket
+ * token entry) is read on @hono/node-server, where the entry can be removed before the app sees the handshake;
+ * on other runtimes a handshake needs the Authorization header.
  *
  * @example
  * const app = new Hono().use(honoAuth(authority, { health: (c) => c.text('ok') }));
@@ -65,12 +108,14 @@ export function honoAuth(
 export function honoAuth(authority: TokenAuthority, options?: HonoAuthOptions): MiddlewareHandler<HonoMaybeAuthEnv>;
 export function honoAuth(authority: TokenAuthority, options?: HonoAuthOptions): MiddlewareHandler {
   const web = webGuard(authority, options, 'honoAuth');
+  const subprotocolToken = resolveSubprotocolToken(options, 'honoAuth');
   const health = options?.health;
   if (health !== undefined && typeof health !== 'function') {
     throw new TypeError('honoAuth: `health` must be a function when set.');
   }
   return async (c, next) => {
-    const result = await web.check(c.req.raw, peerOf(c));
+    const node = nodeRequestOf(c);
+    const result = await web.check(c.req.raw, node?.socket, credentialOf(c, node, subprotocolToken));
     // Returned, not thrown: an HTTPException would go through the app's onError, which may add a body.
     if (result instanceof Response) return result;
     if (result === undefined && health !== undefined) c.res = await health(c);

@@ -19,8 +19,8 @@ import {
 import {
   protocolCredentials,
   protocolsFromRawHeaders,
-  replaceProtocolsInRawHeaders,
   resolveSubprotocolToken,
+  stripTokenEntry,
   type SubprotocolTokenOptions,
 } from '../core/subprotocol.js';
 import type { TokenAuthority } from '../core/token-authority.js';
@@ -98,23 +98,6 @@ function relay(server: unknown, req: IncomingMessage, socket: Duplex, head: Buff
   // http.Server parses plain sockets on 'connection'; https.Server on 'secureConnection', once TLS is up.
   server.emit(socket instanceof TLSSocket ? 'secureConnection' : 'connection', socket);
   return true;
-}
-
-/**
- * Removes the token entry from the request before anything of the host's reads it: `rawHeaders`, `headers` and
- * `headersDistinct`. Node builds the last two from `rawHeaders` on first read, walking as many lines as it
- * parsed, so they are built before `rawHeaders` shrinks and then changed alike.
- */
-function stripTokenEntry(req: IncomingMessage, protocols: readonly string[]): void {
-  const { headers, headersDistinct } = req;
-  const value = replaceProtocolsInRawHeaders(req.rawHeaders, protocols);
-  if (value === undefined) {
-    delete headers['sec-websocket-protocol'];
-    delete headersDistinct['sec-websocket-protocol'];
-  } else {
-    headers['sec-websocket-protocol'] = value;
-    headersDistinct['sec-websocket-protocol'] = [value];
-  }
 }
 
 /** Writes the raw 401, then closes the socket once it is flushed, or after the linger bound, whatever the client does. */

@@ -23,7 +23,11 @@ export type WebAuthResult = Response | AuthContext | undefined;
 
 export interface WebGuard {
   readonly options: ResolvedAuthOptions;
-  check(request: Request, peer: Peer | undefined): Promise<WebAuthResult>;
+  /**
+   * `authorization`, when given, is what the wire carried (a Node server's `rawHeaders`), in place of the
+   * Request's header, which a server may have built from deduplicated headers.
+   */
+  check(request: Request, peer: Peer | undefined, authorization?: string | readonly string[]): Promise<WebAuthResult>;
   /** The CORS headers (name, value, …) for a request that passed, or `undefined` when there are none. */
   corsPass(request: Request): readonly string[] | undefined;
 }
@@ -55,6 +59,12 @@ function outcome(decision: Decision, headers: HeadersInit): WebAuthResult {
 
 const WEBSOCKET: ReadonlySet<string> = new Set(['websocket']);
 
+/** True for a WebSocket handshake: its `Upgrade` names `websocket`. */
+export function asksWebSocket(headers: Headers): boolean {
+  const upgrade = headers.get('upgrade');
+  return upgrade !== null && upgradeNames(upgrade, WEBSOCKET);
+}
+
 /** Validates `options` (a `TypeError` names `where`) and makes the guard. */
 export function webGuard(authority: TokenAuthority, options: AuthOptions | undefined, where: string): WebGuard {
   assertAuthority(authority, where);
@@ -62,15 +72,17 @@ export function webGuard(authority: TokenAuthority, options: AuthOptions | undef
   // A WebSocket handshake reaches the same handler chain as any request (Bun's server.upgrade, Deno's
   // upgradeWebSocket, Hono's helper): it opens a connection, so it is never the health check.
   const upgrades = withoutExemption(resolved);
-  const check = async (request: Request, peer: Peer | undefined): Promise<WebAuthResult> => {
+  const check = async (
+    request: Request,
+    peer: Peer | undefined,
+    authorization: string | readonly string[] | undefined = request.headers.get('authorization') ?? undefined,
+  ): Promise<WebAuthResult> => {
     const target = targetOf(request.url);
     const cors = decideCors(request.method, target, request.headers, resolved, peer);
     if (cors?.answer !== undefined) {
       return new Response(null, { status: cors.answer.status, headers: pairs(cors.answer.headers) });
     }
-    const authorization = request.headers.get('authorization') ?? undefined;
-    const upgrade = request.headers.get('upgrade');
-    const rules = upgrade !== null && upgradeNames(upgrade, WEBSOCKET) ? upgrades : resolved;
+    const rules = asksWebSocket(request.headers) ? upgrades : resolved;
     const decision = await decide(authority, request.method, target, authorization, rules, undefined, peer);
     return outcome(decision, cors === undefined ? resolved.unauthorizedHeaders : pairs(cors.unauthorized));
   };

@@ -118,3 +118,27 @@ export function replaceProtocolsInRawHeaders(rawHeaders: string[], protocols: re
   }
   return value;
 }
+
+/** The parts of a Node request (`IncomingMessage`) that hold its headers. */
+export interface NodeHeaders {
+  readonly rawHeaders: string[];
+  readonly headers: Record<string, unknown>;
+  readonly headersDistinct: Record<string, unknown>;
+}
+
+/**
+ * Removes the token entry from a Node request before anything of the host's reads it: `rawHeaders`, `headers` and
+ * `headersDistinct`. Node builds the last two from `rawHeaders` on first read, walking as many lines as it
+ * parsed, so they are built before `rawHeaders` shrinks and then changed alike.
+ */
+export function stripTokenEntry(req: NodeHeaders, protocols: readonly string[]): void {
+  const { headers, headersDistinct } = req;
+  const value = replaceProtocolsInRawHeaders(req.rawHeaders, protocols);
+  if (value === undefined) {
+    delete headers[HEADER];
+    delete headersDistinct[HEADER];
+  } else {
+    headers[HEADER] = value;
+    headersDistinct[HEADER] = [value];
+  }
+}

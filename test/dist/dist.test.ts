@@ -9,9 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import express from 'express';
+import { getRequestListener } from '@hono/node-server';
 import Fastify from 'fastify';
+import { Hono } from 'hono';
+import Koa from 'koa';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { AuthContext, TokenAuthority } from 'launcher-auth';
+import type { KoaAuthState } from 'launcher-auth/koa';
 import { rejectionOf } from '../support/async.js';
 
 type Root = typeof import('launcher-auth');
@@ -23,13 +27,15 @@ interface Format {
   express: typeof import('launcher-auth/express');
   fastify: typeof import('launcher-auth/fastify');
   fetch: typeof import('launcher-auth/fetch');
+  hono: typeof import('launcher-auth/hono');
+  koa: typeof import('launcher-auth/koa');
   testing: typeof import('launcher-auth/testing');
 }
 
 const require = createRequire(import.meta.url);
 const DIST = fileURLToPath(new URL('../../dist/', import.meta.url));
-const SUBPATHS = ['node', 'express', 'fastify', 'fetch', 'testing'] as const;
-const ADAPTERS = ['node', 'express', 'fastify', 'fetch'] as const;
+const SUBPATHS = ['node', 'express', 'fastify', 'fetch', 'hono', 'koa', 'testing'] as const;
+const ADAPTERS = ['node', 'express', 'fastify', 'fetch', 'hono', 'koa'] as const;
 
 let esm: Format;
 let cjs: Format;
@@ -42,6 +48,8 @@ beforeAll(async () => {
     express: await import('launcher-auth/express'),
     fastify: await import('launcher-auth/fastify'),
     fetch: await import('launcher-auth/fetch'),
+    hono: await import('launcher-auth/hono'),
+    koa: await import('launcher-auth/koa'),
     testing: await import('launcher-auth/testing'),
   };
   cjs = {
@@ -51,6 +59,8 @@ beforeAll(async () => {
     express: require('launcher-auth/express') as Format['express'],
     fastify: require('launcher-auth/fastify') as Format['fastify'],
     fetch: require('launcher-auth/fetch') as Format['fetch'],
+    hono: require('launcher-auth/hono') as Format['hono'],
+    koa: require('launcher-auth/koa') as Format['koa'],
     testing: require('launcher-auth/testing') as Format['testing'],
   };
 });
@@ -94,6 +104,8 @@ describe('resolution through package.json exports', () => {
     expect(typeof format.express.expressAuth).toBe('function');
     expect(typeof format.fastify.fastifyAuth).toBe('function');
     expect(typeof format.fetch.fetchAuth).toBe('function');
+    expect(typeof format.hono.honoAuth).toBe('function');
+    expect(typeof format.koa.koaAuth).toBe('function');
     expect(typeof format.testing.checkServer).toBe('function');
     expect(typeof format.testing.checkSecretStore).toBe('function');
   });
@@ -244,6 +256,20 @@ async function hostFor(format: Format, adapter: (typeof ADAPTERS)[number], autho
       }),
     );
     ({ url } = await listen(app));
+  } else if (adapter === 'hono') {
+    const app = new Hono().use(format.hono.honoAuth(authority, { healthPath: false }));
+    app.get('/x', (c) => {
+      seen.push(c.get('auth'));
+      return c.text('ok');
+    });
+    ({ url } = await listen(getRequestListener(app.fetch)));
+  } else if (adapter === 'koa') {
+    const app = new Koa<KoaAuthState>().use(format.koa.koaAuth(authority, { healthPath: false }));
+    app.use((ctx) => {
+      seen.push(ctx.state.auth);
+      ctx.body = 'ok';
+    });
+    ({ url } = await listen(app.callback()));
   } else {
     const app = Fastify();
     onTestFinished(() => app.close());
@@ -329,5 +355,49 @@ describe('launcher-auth/redis, built', () => {
   it('the block works: redis itself cannot be loaded in those processes', () => {
     expect(run(['--input-type=module', '-e', esmChild('redis')])).not.toBe(0);
     expect(run(['--input-type=commonjs', '-e', cjsChild('redis')])).not.toBe(0);
+  });
+});
+
+describe('every entry loads without the peers of the others', () => {
+  const REPO = fileURLToPath(new URL('../../', import.meta.url));
+  const PEERS = ['express', 'fastify', 'hono', 'koa', 'redis', '@napi-rs/keyring'];
+  /** The peer each entry may load; every other entry needs none. */
+  const OWN: Record<string, string | undefined> = {
+    'launcher-auth/express': 'express',
+    'launcher-auth/fastify': 'fastify',
+    'launcher-auth/keyring': '@napi-rs/keyring',
+  };
+  const blocked = (specifier: string): string[] => PEERS.filter((peer) => peer !== OWN[specifier]);
+  const matches = `(s, list) => list.some((peer) => s === peer || s.startsWith(peer + '/') || (peer === 'redis' && s.startsWith('@redis/')))`;
+  const esmChild = (specifier: string): string =>
+    `import { register } from 'node:module';
+     const list = ${JSON.stringify(blocked(specifier))};
+     register('data:text/javascript,' + encodeURIComponent(
+       'const matches = ' + ${JSON.stringify(matches)} + '; const list = ' + JSON.stringify(list) + ';' +
+       'export async function resolve(s, c, next) { if (matches(s, list)) throw new Error("peer loaded: " + s); return next(s, c); }'));
+     await import(${JSON.stringify(specifier)});`;
+  const cjsChild = (specifier: string): string =>
+    `const Module = require('node:module');
+     const matches = ${matches};
+     const list = ${JSON.stringify(blocked(specifier))};
+     const load = Module._load;
+     Module._load = function (request, ...rest) {
+       if (matches(request, list)) throw new Error('peer loaded: ' + request);
+       return load.call(this, request, ...rest);
+     };
+     require(${JSON.stringify(specifier)});`;
+  const run = (args: string[]): number | null => spawnSync(process.execPath, args, { cwd: REPO, stdio: 'ignore' }).status;
+
+  it.each(['launcher-auth', ...SUBPATHS.map((subpath) => `launcher-auth/${subpath}`), 'launcher-auth/redis', 'launcher-auth/keyring'])(
+    '%s, by import and require',
+    (specifier) => {
+      expect(run(['--input-type=module', '-e', esmChild(specifier)])).toBe(0);
+      expect(run(['--input-type=commonjs', '-e', cjsChild(specifier)])).toBe(0);
+    },
+  );
+
+  it('the block works: a blocked peer cannot be loaded in those processes', () => {
+    expect(run(['--input-type=module', '-e', esmChild('hono')])).not.toBe(0);
+    expect(run(['--input-type=commonjs', '-e', cjsChild('koa')])).not.toBe(0);
   });
 });

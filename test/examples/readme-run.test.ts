@@ -128,7 +128,7 @@ describe('README code blocks, run', { timeout: 60_000 }, () => {
     expect(output().trim().split('\n')).toEqual(['true', 'true', 'false true']);
   });
 
-  it.each(['node.ts', 'express.ts', 'fastify.ts', 'hono.ts'])('%s serves: the printed curl line works', async (name) => {
+  it.each(['node.ts', 'express.ts', 'fastify.ts', 'hono.ts', 'hono-auth.ts', 'koa.ts'])('%s serves: the printed curl line works', async (name) => {
     const { output, listening } = await run(name);
     await listening();
     const token = await until(() => /Bearer ([\w.-]+)"/.exec(output())?.[1], 'the curl line');
