@@ -824,8 +824,11 @@ describe.runIf(POSIX)('FileSecretStore: atomicity', () => {
     let current = 'initial';
     let rounds = 0;
     let killedMidSave = 0;
+    // Up to 40 rounds within 12 s, and at least 10 however slow the machine (each round starts a process), within
+    // a hard bound that only a stuck run reaches.
     const deadline = Date.now() + 12_000;
-    for (; rounds < 40 && Date.now() < deadline; rounds++) {
+    const hardDeadline = Date.now() + 75_000;
+    for (; rounds < 40 && (rounds < 10 || Date.now() < deadline) && Date.now() < hardDeadline; rounds++) {
       const logPath = join(dir, `round-${rounds}.log`);
       const child = runFixture('save-loop.ts', [path, `r${rounds}`, logPath]);
       await child.next((line) => line === 'started');
@@ -864,7 +867,7 @@ describe.runIf(POSIX)('FileSecretStore: atomicity', () => {
     const authority = await TokenAuthority.open({ store });
     expect(authority.keyId).toBe(current);
     await authority.close();
-  }, 30_000);
+  }, 90_000);
 
   it('temporary files left by a crash between write and rename do not affect load(), open() or a later save', async () => {
     const dir = await tempDir();
