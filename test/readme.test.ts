@@ -66,8 +66,8 @@ describe('README', () => {
     expect(readme.trimEnd().split('\n').length).toBeLessThanOrEqual(250);
   });
 
-  it('gives a quick start for node:http, Express, Fastify, fetch/Hono and CommonJS, each under 20 lines', () => {
-    for (const name of ['quick-start.ts', 'node.ts', 'express.ts', 'fastify.ts', 'hono.ts', 'commonjs.cjs']) {
+  it('gives a quick start for node:http, Express, Fastify, Hono, Koa and CommonJS, each under 20 lines', () => {
+    for (const name of ['quick-start.ts', 'node.ts', 'express.ts', 'fastify.ts', 'hono-auth.ts', 'koa.ts', 'commonjs.cjs']) {
       const source = sourceOf('readme', name);
       expect(readme.includes(source), name).toBe(true);
       expect(source.trimEnd().split('\n').length, name).toBeLessThanOrEqual(20);
@@ -75,7 +75,7 @@ describe('README', () => {
   });
 
   it('gives each adapter example in under 15 lines', () => {
-    for (const name of ['node.ts', 'express.ts', 'fastify.ts', 'hono.ts']) {
+    for (const name of ['node.ts', 'express.ts', 'fastify.ts', 'hono.ts', 'hono-auth.ts', 'koa.ts']) {
       const lines = sourceOf('readme', name).trimEnd().split('\n');
       expect(lines.length, name).toBeLessThan(15);
     }

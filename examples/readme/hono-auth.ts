@@ -4,7 +4,8 @@ import { Hono } from 'hono';
 import { FileSecretStore, TokenAuthority } from 'launcher-auth';
 import { honoAuth } from 'launcher-auth/hono';
 
-const authority = await TokenAuthority.open({ store: new FileSecretStore('.data/secret.json') });
+const store = new FileSecretStore('.data/secret.json'); // holds the key: add .data/ to your .gitignore
+const authority = await TokenAuthority.open({ store, onStoreError: (error) => console.error(error.message) });
 const app = new Hono().use(honoAuth(authority, { health: (c) => c.text('ok') }));
 app.get('/apps', (c) => c.json({ apps: ['editor', 'terminal'], keyId: c.get('auth').keyId }));
 serve({ fetch: app.fetch, port: 7878, hostname: '127.0.0.1' });

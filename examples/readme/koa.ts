@@ -3,7 +3,8 @@ import Koa from 'koa';
 import { FileSecretStore, TokenAuthority } from 'launcher-auth';
 import { koaAuth, type KoaAuthState } from 'launcher-auth/koa';
 
-const authority = await TokenAuthority.open({ store: new FileSecretStore('.data/secret.json') });
+const store = new FileSecretStore('.data/secret.json'); // holds the key: add .data/ to your .gitignore
+const authority = await TokenAuthority.open({ store, onStoreError: (error) => console.error(error.message) });
 const app = new Koa<KoaAuthState>();
 app.use(koaAuth(authority, { health: (ctx) => void (ctx.body = 'ok') }));
 app.use((ctx) => void (ctx.body = { apps: ['editor', 'terminal'], keyId: ctx.state.auth.keyId }));
