@@ -160,11 +160,13 @@ export async function startSentinel(): Promise<SentinelDeployment> {
       waitFor('the sentinels to see an in-sync replica', async () => {
         const port = await primaryPort();
         const info = await command(port, ['INFO', 'replication']);
-        if (field(info, 'role') !== 'master' || field(info, 'connected_slaves') === '0') return false;
+        if (field(info, 'role') !== 'master' || field(info, 'slave0')?.includes('state=online') !== true) return false;
         for (const sentinel of sentinels) {
           if ((await primaryPort(sentinel)) !== port) return false;
           const replicas = (await command(sentinel.port, ['SENTINEL', 'REPLICAS', PRIMARY_NAME])) as unknown[];
-          const healthy = replicas.map(fieldsOf).filter((fields) => fields.flags === 'slave' && fields['master-link-status'] === 'ok');
+          // A sentinel refreshes a replica's state every 10 s (every second once the primary is down): a stale
+          // "link down" from before a failover is normal, and corrected before it picks a replica.
+          const healthy = replicas.map(fieldsOf).filter((fields) => fields.flags === 'slave');
           const peers = (await command(sentinel.port, ['SENTINEL', 'SENTINELS', PRIMARY_NAME])) as unknown[];
           if (healthy.length === 0 || peers.length < 2) return false;
         }

@@ -2,16 +2,12 @@
 // conformance kit, scripts on the key's primary (WAIT and run_id included), and rotations on three instances while
 // the key's slot moves to another primary and while its primary fails over to its replica.
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { TokenAuthority } from 'launcher-auth';
-import { RedisSecretStore } from 'launcher-auth/redis';
-import { checkSecretStore } from 'launcher-auth/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectionOf } from '../../../src/stores/redis/client.js';
 import { SKIP_REASON, startCluster, type ClusterDeployment } from '../../support/redis-cluster.js';
 import { command } from '../../support/redis-sentinel.js';
-import { resumed, rotateThrough } from './topology.js';
+import { expectConformance, openInstances, resumed, rotateThrough } from './topology.js';
 
-const FAST = { leaseMs: 1000, renewInterval: 200, driftMargin: 100 } as const;
 /** Every key of this file hashes to one slot (the part in braces), the slot the deployment has a replica for. */
 const TAG = `{launcher-${randomBytes(4).toString('hex')}}`;
 let keys = 0;
@@ -26,24 +22,8 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore on Redis Cluster', 
     await deployment?.stop();
   });
 
-  async function instances(key: string, count = 3): Promise<TokenAuthority[]> {
-    const authorities: TokenAuthority[] = [];
-    onTestFinished(async () => {
-      await Promise.all(authorities.map((authority) => authority.close()));
-    });
-    for (let index = 0; index < count; index += 1) {
-      const client = await deployment.client();
-      authorities.push(await TokenAuthority.open({ store: new RedisSecretStore({ client, key, ...FAST }), saveTimeout: 5000 }));
-    }
-    return authorities;
-  }
-
   it('passes the conformance kit', async () => {
-    const client = await deployment.client();
-    const key = uniqueKey();
-    const report = await checkSecretStore(() => new RedisSecretStore({ client, key }), { sameBacking: true });
-    expect(report.cases.filter((row) => !row.ok)).toEqual([]);
-    expect(report.ok).toBe(true);
+    await expectConformance(await deployment.client(), uniqueKey());
   });
 
   it("runs a script on the key's primary, with WAIT and run_id on the script's connection", async () => {
@@ -64,7 +44,7 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore on Redis Cluster', 
   });
 
   it("three instances rotating while the key's slot moves: no revoked token accepted, and service resumes", async () => {
-    const authorities = await instances(uniqueKey());
+    const authorities = await openInstances(() => deployment.client(), uniqueKey());
     const before = await deployment.ownerPort();
     const run = await rotateThrough(authorities, () => deployment.moveSlot({ pauseMs: 100 }));
     console.info('Cluster slot move during rotations:', JSON.stringify(run));
@@ -78,7 +58,7 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore on Redis Cluster', 
   }, 60_000);
 
   it("three instances rotating while the key's primary fails over: no revoked token accepted, and service resumes", async () => {
-    const authorities = await instances(uniqueKey());
+    const authorities = await openInstances(() => deployment.client(), uniqueKey());
     const before = await deployment.ownerPort();
     const run = await rotateThrough(authorities, () => deployment.failover());
     console.info('Cluster failover during rotations:', JSON.stringify(run));

@@ -1,7 +1,38 @@
 // Rotations on several in-process instances while Redis's topology changes under them (a Sentinel failover, a
 // Cluster slot move or failover): counts revoked tokens accepted after their rotate() resolved, and whether
 // service resumes. Counts and codes only: no token is ever printed.
+import { expect, onTestFinished } from 'vitest';
 import { TokenAuthority, isLauncherAuthError } from 'launcher-auth';
+import { RedisSecretStore, type RedisAnyClient, type RedisSecretStoreOptions } from 'launcher-auth/redis';
+import { checkSecretStore } from 'launcher-auth/testing';
+
+/** Short leases keep the tests quick; the margins stay proportionate. */
+export const FAST = { leaseMs: 1000, renewInterval: 200, driftMargin: 100 } as const;
+
+/** Asserts that checkSecretStore passes on `client` (an empty `key`). */
+export async function expectConformance(client: RedisAnyClient, key: string): Promise<void> {
+  const report = await checkSecretStore(() => new RedisSecretStore({ client, key }), { sameBacking: true });
+  expect(report.cases.filter((row) => !row.ok)).toEqual([]);
+  expect(report.ok).toBe(true);
+}
+
+/** `count` authorities on `key`, each with a client of its own (as separate processes would have), closed after the test. */
+export async function openInstances(
+  client: () => Promise<RedisAnyClient>,
+  key: string,
+  options: Partial<RedisSecretStoreOptions> = {},
+  count = 3,
+): Promise<TokenAuthority[]> {
+  const authorities: TokenAuthority[] = [];
+  onTestFinished(async () => {
+    await Promise.all(authorities.map((authority) => authority.close()));
+  });
+  for (let index = 0; index < count; index += 1) {
+    const store = new RedisSecretStore({ ...FAST, ...options, client: await client(), key });
+    authorities.push(await TokenAuthority.open({ store, saveTimeout: 5000 }));
+  }
+  return authorities;
+}
 
 export interface TopologyRun {
   /** rotate() calls that resolved, before and after the change. */
