@@ -1,11 +1,60 @@
-// The README's code blocks are the files in examples/readme/, which tsc typechecks: this keeps them the same.
+// The README and the guides in docs/: their code blocks are the files in examples/readme/ (which tsc typechecks),
+// their links lead to files and headings that exist, and the README stays a front page.
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
 const root = new URL('../', import.meta.url);
-const readme = readFileSync(new URL('README.md', root), 'utf8');
-const blocks = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1] as string);
-const files = readdirSync(new URL('examples/readme/', root)).filter((name) => name.endsWith('.ts'));
+const read = (path: string): string => readFileSync(new URL(path, root), 'utf8');
+const REPOSITORY = /^https:\/\/(?:github\.com\/launcher-auth\/launcher-auth\/blob|raw\.githubusercontent\.com\/launcher-auth\/launcher-auth)\/main\/([^#]+)(?:#(.*))?$/;
+
+const readme = read('README.md');
+const guides = readdirSync(new URL('docs/', root)).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`);
+const pages = ['README.md', ...guides];
+const texts = new Map(pages.map((page) => [page, read(page)]));
+
+/** The bodies of the fenced blocks of these languages, in every page. */
+function fenced(languages: string): string[] {
+  const pattern = new RegExp('```(?:' + languages + ')\\n([\\s\\S]*?)```', 'g');
+  return [...texts.values()].flatMap((text) => [...text.matchAll(pattern)].map((match) => match[1] as string));
+}
+
+const snippets = readdirSync(new URL('examples/readme/', root)).filter((name) => /\.c?ts$|\.cjs$/.test(name));
+const clients = readdirSync(new URL('examples/clients/', root));
+const sourceOf = (folder: string, name: string): string => read(`examples/${folder}/${name}`);
+
+/** GitHub's anchor for a heading: lower case, markup and punctuation dropped, spaces to hyphens, repeats numbered. */
+function anchors(markdown: string): Set<string> {
+  const seen = new Map<string, number>();
+  const result = new Set<string>();
+  const withoutCode = markdown.replace(/^```[\s\S]*?^```/gm, '');
+  for (const [, heading] of withoutCode.matchAll(/^#{1,6} +(.+?) *#*$/gm)) {
+    const slug = (heading as string)
+      .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+      .toLowerCase()
+      .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '')
+      .replace(/ /g, '-');
+    const count = seen.get(slug) ?? 0;
+    seen.set(slug, count + 1);
+    result.add(count === 0 ? slug : `${slug}-${count}`);
+  }
+  return result;
+}
+
+/** Every link target of a page: inline links and images, outside code blocks. */
+function links(markdown: string): string[] {
+  const prose = markdown.replace(/^```[\s\S]*?^```/gm, '').replace(/`[^`\n]*`/g, '');
+  return [...prose.matchAll(/\]\(([^)\s]+)\)/g)].map((match) => match[1] as string);
+}
+
+/** The repository file and heading a link leads to, or `undefined` for a link outside the repository. */
+function resolve(page: string, target: string): { file: string; anchor: string | undefined } | undefined {
+  const absolute = REPOSITORY.exec(target);
+  if (absolute !== null) return { file: absolute[1] as string, anchor: absolute[2] };
+  if (/^[a-z][a-z0-9+.-]*:/i.test(target)) return undefined;
+  const [path = '', anchor] = target.split('#');
+  const file = path === '' ? page : new URL(path, new URL(page, 'file:///')).pathname.slice(1);
+  return { file, anchor };
+}
 
 describe('README', () => {
   it('opens with the two commands: the demo, then the test suite', () => {
@@ -13,38 +62,101 @@ describe('README', () => {
     expect(commands.map((line) => line.split('#')[0]?.trim())).toEqual(['npm ci && npm run demo', 'npm ci && npm test']);
   });
 
-  it.each(files)('shows examples/readme/%s verbatim', (name) => {
-    const source = readFileSync(new URL(`examples/readme/${name}`, root), 'utf8');
-    expect(blocks).toContain(source);
+  it('is a front page of at most 250 lines', () => {
+    expect(readme.trimEnd().split('\n').length).toBeLessThanOrEqual(250);
   });
 
-  it('has no TypeScript block that is not one of those files', () => {
-    const sources = files.map((name) => readFileSync(new URL(`examples/readme/${name}`, root), 'utf8'));
-    const strays = blocks.filter((block) => !sources.includes(block));
-    expect(strays).toEqual([]);
-  });
-
-  it.each(readdirSync(new URL('examples/clients/', root)))('shows the script client examples/clients/%s verbatim', (name) => {
-    const source = readFileSync(new URL(`examples/clients/${name}`, root), 'utf8');
-    const fenced = [...readme.matchAll(/```(?:python|powershell|js)\n([\s\S]*?)```/g)].map((match) => match[1] as string);
-    expect(fenced).toContain(source);
+  it('gives a quick start for node:http, Express, Fastify, fetch/Hono and CommonJS, each under 20 lines', () => {
+    for (const name of ['quick-start.ts', 'node.ts', 'express.ts', 'fastify.ts', 'hono.ts', 'commonjs.cjs']) {
+      const source = sourceOf('readme', name);
+      expect(readme.includes(source), name).toBe(true);
+      expect(source.trimEnd().split('\n').length, name).toBeLessThanOrEqual(20);
+    }
   });
 
   it('gives each adapter example in under 15 lines', () => {
     for (const name of ['node.ts', 'express.ts', 'fastify.ts', 'hono.ts']) {
-      const lines = readFileSync(new URL(`examples/readme/${name}`, root), 'utf8').trimEnd().split('\n');
+      const lines = sourceOf('readme', name).trimEnd().split('\n');
       expect(lines.length, name).toBeLessThan(15);
     }
   });
 
-  it('links only absolutely, to files of the repository that exist, so that the links work on the package page', () => {
-    const targets = [...readme.matchAll(/\]\(([^)\s]+)\)/g)].map((match) => match[1] as string);
+  it('shows CommonJS with require() and no top-level await', () => {
+    const source = sourceOf('readme', 'commonjs.cjs');
+    expect(source).toMatch(/= require\('launcher-auth'\)/);
+    expect(source).not.toMatch(/^(?:import |export |await |const \w+ = await )/m);
+    expect(fenced('js')).toContain(source);
+  });
+
+  it('links only absolutely (so that the links work on the package page), never to a test file', () => {
+    const targets = links(readme);
     expect(targets.length).toBeGreaterThan(0);
-    expect(targets.filter((target) => !/^(?:https:\/\/|#)/.test(target))).toEqual([]);
-    const inRepository = targets
-      .map((target) => /^https:\/\/(?:github\.com\/launcher-auth\/launcher-auth\/blob|raw\.githubusercontent\.com\/launcher-auth\/launcher-auth)\/main\/(.+)$/.exec(target)?.[1])
-      .filter((path) => path !== undefined);
-    expect(inRepository.length).toBeGreaterThan(0);
-    expect(inRepository.filter((path) => !existsSync(new URL(path, root)))).toEqual([]);
+    expect(targets.filter((target) => !/^https:\/\//.test(target))).toEqual([]);
+    expect(targets.filter((target) => /\/main\/test\//.test(target))).toEqual([]);
+    expect(readme).not.toMatch(/\btest\/[\w/-]+\.ts\b/);
+  });
+});
+
+describe('README and docs/', () => {
+  it('has the guides the README links to', () => {
+    const linked = links(readme).flatMap((target) => REPOSITORY.exec(target)?.[1] ?? []).filter((file) => file.startsWith('docs/'));
+    expect(new Set(linked.filter((file) => file.endsWith('.md')))).toEqual(new Set(guides));
+  });
+
+  it.each(snippets)('shows examples/readme/%s verbatim', (name) => {
+    const source = sourceOf('readme', name);
+    expect([...fenced('ts'), ...fenced('js')]).toContain(source);
+  });
+
+  it('has no TypeScript block that is not one of those files', () => {
+    const sources = snippets.map((name) => sourceOf('readme', name));
+    expect(fenced('ts|typescript|tsx').filter((block) => !sources.includes(block))).toEqual([]);
+  });
+
+  it('has no JavaScript, Python or PowerShell block that is not a file in examples/', () => {
+    const sources = [...snippets.map((name) => sourceOf('readme', name)), ...clients.map((name) => sourceOf('clients', name))];
+    expect(fenced('js|javascript|mjs|cjs|python|py|powershell|ps1').filter((block) => !sources.includes(block))).toEqual([]);
+  });
+
+  it.each(clients)('shows the script client examples/clients/%s verbatim', (name) => {
+    expect(fenced('python|powershell|js')).toContain(sourceOf('clients', name));
+  });
+
+  it.each(pages)('%s: every link to the repository leads to a file that exists, and to a heading that exists', (page) => {
+    const text = texts.get(page) as string;
+    const broken: string[] = [];
+    for (const target of links(text)) {
+      const resolved = resolve(page, target);
+      if (resolved === undefined) continue;
+      if (!existsSync(new URL(resolved.file, root))) {
+        broken.push(`${target}: no file ${resolved.file}`);
+        continue;
+      }
+      if (resolved.anchor === undefined || resolved.anchor === '') continue;
+      if (!resolved.file.endsWith('.md')) {
+        broken.push(`${target}: an anchor into a file that is not Markdown`);
+        continue;
+      }
+      if (!anchors(texts.get(resolved.file) ?? read(resolved.file)).has(resolved.anchor)) {
+        broken.push(`${target}: no heading #${resolved.anchor} in ${resolved.file}`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+
+  it('finds a broken link and a broken anchor (the checker itself)', () => {
+    expect(resolve('docs/stores.md', '../SECURITY.md#showing-the-token')).toEqual({ file: 'SECURITY.md', anchor: 'showing-the-token' });
+    expect(resolve('docs/stores.md', '#writing-a-secret-store')).toEqual({ file: 'docs/stores.md', anchor: 'writing-a-secret-store' });
+    expect(resolve('README.md', 'https://github.com/launcher-auth/launcher-auth/blob/main/docs/cli.md#exit-codes')).toEqual({
+      file: 'docs/cli.md',
+      anchor: 'exit-codes',
+    });
+    expect(resolve('README.md', 'https://github.com/panva/jose')).toBeUndefined();
+    expect([...anchors('# A title\n## node:http — `launcher-auth/node`\n## Options (every adapter)\n## Options (every adapter)\n')]).toEqual([
+      'a-title',
+      'nodehttp--launcher-authnode',
+      'options-every-adapter',
+      'options-every-adapter-1',
+    ]);
   });
 });

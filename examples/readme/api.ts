@@ -1,4 +1,4 @@
-// The core API (an outline: the package's own declarations are checked against it in test/readme.test-d.ts).
+// The core API, in outline (the package's own declarations are type-tested against this outline).
 import type { JWTPayload, TokenAuthorityOptions } from 'launcher-auth';
 
 export declare class TokenAuthority {

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { LauncherAuthError } from '../../core/errors.js';
 import { recordProblem } from '../../core/record.js';
 import type { SaveOptions, SecretRecord, SecretStore, StoreLink } from '../../core/types.js';
-import { answered, endpointOf, type RedisClientLike } from './client.js';
+import { answered, connectionOf, subscriberOf, type RedisAnyClient, type RedisConnection } from './client.js';
 import { Follower } from './follower.js';
 import { decodeRecord, encodeRecord } from './record.js';
 import { CONFIRM, PENDING, SAVE, keyNames, type KeyNames } from './scripts.js';
@@ -13,10 +13,12 @@ import { CONFIRM, PENDING, SAVE, keyNames, type KeyNames } from './scripts.js';
 /** Options of {@link RedisSecretStore}. */
 export interface RedisSecretStoreOptions {
   /**
-   * A node-redis client (`createClient()` of the `redis` package, 5.x or 6.x), connected (or connecting) by the
-   * host. The store makes its own duplicate connection for pub/sub and never closes this one.
+   * A node-redis client of the `redis` package, connected (or connecting) by the host: `createClient()` (5.x or
+   * 6.x), `createSentinel()` or `createCluster()` (6.x). The store never closes it. It follows rotations on a
+   * connection of its own: a duplicate of a plain client, or the pub/sub connection that a Sentinel or Cluster
+   * client keeps.
    */
-  client: RedisClientLike;
+  client: RedisAnyClient;
   /**
    * The Redis key of the record. The instance table is `{key}:instances` (same hash slot) and rotations are
    * announced on the channel `key:rotated`.
@@ -83,7 +85,7 @@ function milliseconds(name: string, value: unknown, fallback: number, min: numbe
 export class RedisSecretStore implements SecretStore {
   /** The Redis key of the record. */
   readonly key: string;
-  readonly #client: RedisClientLike;
+  readonly #client: RedisConnection;
   readonly #names: KeyNames;
   readonly #endpoint: string;
   readonly #leaseMs: number;
@@ -108,13 +110,11 @@ export class RedisSecretStore implements SecretStore {
       throw new TypeError('RedisSecretStore: options must be an object with a `client`.');
     }
     const { client, key = DEFAULT_KEY } = options;
-    if (
-      typeof client !== 'object' ||
-      client === null ||
-      typeof client.eval !== 'function' ||
-      typeof client.duplicate !== 'function'
-    ) {
-      throw new TypeError('RedisSecretStore: `client` must be a client of the `redis` package (createClient()).');
+    const connection = connectionOf(client);
+    if (connection === undefined) {
+      throw new TypeError(
+        'RedisSecretStore: `client` must be a client of the `redis` package (createClient(), createSentinel() or createCluster()).',
+      );
     }
     if (typeof key !== 'string' || key.length === 0) throw new TypeError('RedisSecretStore: `key` must be a non-empty string.');
     this.#leaseMs = milliseconds('leaseMs', options.leaseMs, 5000, 100);
@@ -129,14 +129,14 @@ export class RedisSecretStore implements SecretStore {
       throw new TypeError('RedisSecretStore: `renewInterval` must be less than `leaseMs - driftMargin`.');
     }
     this.key = key;
-    this.#client = client;
+    this.#client = connection;
     this.#names = keyNames(key);
-    this.#endpoint = endpointOf(client);
+    this.#endpoint = connection.endpoint;
   }
 
   async load(): Promise<SecretRecord | undefined> {
     const value = await this.#run(
-      () => this.#client.eval("return redis.call('GET', KEYS[1])", { keys: [this.#names.record], arguments: [] }),
+      async () => (await this.#client.run("return redis.call('GET', KEYS[1])", [this.#names.record], [])).reply,
       'read the secret',
     );
     if (value === null || value === undefined) {
@@ -166,22 +166,22 @@ export class RedisSecretStore implements SecretStore {
         endpoint: this.#endpoint,
         channel: names.channel,
         confirm: async (heldId) =>
-          (await this.#client.eval(CONFIRM, {
-            keys: [names.record, names.instances],
-            arguments: [this.#instanceId, heldId, this.#savingId, String(this.#leaseMs)],
-          })) === 'ok',
+          (
+            await this.#client.run(
+              CONFIRM,
+              [names.record, names.instances],
+              [this.#instanceId, heldId, this.#savingId, String(this.#leaseMs)],
+            )
+          ).reply === 'ok',
         leave: () =>
-          this.#client.eval("return redis.call('HDEL', KEYS[1], ARGV[1])", {
-            keys: [names.instances],
-            arguments: [this.#instanceId],
-          }),
+          this.#client.run("return redis.call('HDEL', KEYS[1], ARGV[1])", [names.instances], [this.#instanceId]),
       },
       link,
       onChange,
     );
     if (!this.#client.isOpen) throw this.#notConnected();
     try {
-      await follower.start(this.#client.duplicate());
+      await follower.start(subscriberOf(this.#client));
     } catch (error) {
       follower.stop();
       throw error;
@@ -199,11 +199,14 @@ export class RedisSecretStore implements SecretStore {
     this.#savingId = record.id;
     try {
       const outcome = await this.#run(
-        () =>
-          this.#client.eval(SAVE, {
-            keys: [this.#names.record],
-            arguments: [String(expected), encodeRecord(record, expected + 1), this.#names.channel],
-          }),
+        async () =>
+          (
+            await this.#client.run(
+              SAVE,
+              [this.#names.record],
+              [String(expected), encodeRecord(record, expected + 1), this.#names.channel],
+            )
+          ).reply,
         'save the secret',
       );
       if (outcome === 'corrupt') {
@@ -243,7 +246,7 @@ export class RedisSecretStore implements SecretStore {
     for (let left = bound - performance.now(); left > 0; left = bound - performance.now()) {
       try {
         const waiting = await answered(
-          this.#client.eval(PENDING, { keys: [this.#names.instances], arguments: [this.#instanceId, String(generation)] }),
+          this.#client.run(PENDING, [this.#names.instances], [this.#instanceId, String(generation)]).then((r) => r.reply),
           Math.max(1, Math.min(this.#commandTimeout, Math.ceil(left))),
           this.#endpoint,
           'read the acknowledgements',

@@ -1,0 +1,71 @@
+// RedisSecretStore on a node-redis Cluster client against a real three-primary Redis Cluster on loopback: the
+// conformance kit, scripts on the key's primary (WAIT and run_id included), and rotations on three instances while
+// the key's slot moves to another primary and while its primary fails over to its replica.
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectionOf } from '../../../src/stores/redis/client.js';
+import { SKIP_REASON, startCluster, type ClusterDeployment } from '../../support/redis-cluster.js';
+import { command } from '../../support/redis-sentinel.js';
+import { expectConformance, openInstances, resumed, rotateThrough } from './topology.js';
+
+/** Every key of this file hashes to one slot (the part in braces), the slot the deployment has a replica for. */
+const TAG = `{launcher-${randomBytes(4).toString('hex')}}`;
+let keys = 0;
+const uniqueKey = (): string => `${TAG}:${(keys += 1)}`;
+
+describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore on Redis Cluster', () => {
+  let deployment: ClusterDeployment;
+  beforeAll(async () => {
+    deployment = await startCluster(TAG);
+  }, 30_000);
+  afterAll(async () => {
+    await deployment?.stop();
+  });
+
+  it('passes the conformance kit', async () => {
+    await expectConformance(await deployment.client(), uniqueKey());
+  });
+
+  it("runs a script on the key's primary, with WAIT and run_id on the script's connection", async () => {
+    const client = await deployment.client();
+    const connection = connectionOf(client);
+    expect(connection?.kind).toBe('cluster');
+    if (connection === undefined) return;
+    const key = uniqueKey();
+    const result = await connection.run("return redis.call('SET', KEYS[1], ARGV[1])", [key, `${key}:x`], ['x'], {
+      wait: { replicas: 1, timeout: 2000 },
+      identify: true,
+    });
+    expect(result.reply).toBe('OK');
+    expect(result.replicas).toBe(1);
+    const owner = await deployment.ownerPort();
+    expect(String(await command(owner, ['INFO', 'server'])).includes(`run_id:${result.runId ?? 'none'}`)).toBe(true);
+    expect(await connection.serverId(key)).toBe(result.runId);
+  });
+
+  it("three instances rotating while the key's slot moves: no revoked token accepted, and service resumes", async () => {
+    const authorities = await openInstances(() => deployment.client(), uniqueKey());
+    const before = await deployment.ownerPort();
+    const run = await rotateThrough(authorities, () => deployment.moveSlot({ pauseMs: 100 }));
+    console.info('Cluster slot move during rotations:', JSON.stringify(run));
+    expect(await deployment.ownerPort()).not.toBe(before);
+    expect(run.checks).toBeGreaterThan(0);
+    expect(run.acceptedRevoked).toBe(0);
+    expect(run.resolvedAfter).toBeGreaterThanOrEqual(5);
+    expect(await resumed(authorities)).toBe(true);
+    // Back to the primary that has the replica, for the failover case.
+    await deployment.moveSlot({ to: before });
+  }, 60_000);
+
+  it("three instances rotating while the key's primary fails over: no revoked token accepted, and service resumes", async () => {
+    const authorities = await openInstances(() => deployment.client(), uniqueKey());
+    const before = await deployment.ownerPort();
+    const run = await rotateThrough(authorities, () => deployment.failover());
+    console.info('Cluster failover during rotations:', JSON.stringify(run));
+    expect(await deployment.ownerPort()).not.toBe(before);
+    expect(run.checks).toBeGreaterThan(0);
+    expect(run.acceptedRevoked).toBe(0);
+    expect(run.resolvedAfter).toBeGreaterThanOrEqual(5);
+    expect(await resumed(authorities)).toBe(true);
+  }, 60_000);
+});

@@ -1,0 +1,70 @@
+// RedisSecretStore on a node-redis Sentinel client against Debian's redis-sentinel: a primary, a replica and three
+// sentinels on loopback. The conformance kit, WAIT on the script's own connection, and rotations on three
+// instances while Sentinel fails the primary over.
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectionOf } from '../../../src/stores/redis/client.js';
+import { SKIP_REASON, command, startSentinel, type SentinelDeployment } from '../../support/redis-sentinel.js';
+import { expectConformance, openInstances, resumed, rotateThrough } from './topology.js';
+
+const uniqueKey = (): string => `sentinel:${randomBytes(6).toString('hex')}`;
+
+describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore on Redis Sentinel', () => {
+  let deployment: SentinelDeployment;
+  beforeAll(async () => {
+    deployment = await startSentinel();
+  }, 30_000);
+  afterAll(async () => {
+    await deployment?.stop();
+  });
+
+  it('passes the conformance kit', async () => {
+    await expectConformance(await deployment.client(), uniqueKey());
+  });
+
+  it("runs a script on the primary and counts the replica's acknowledgement on the script's connection", async () => {
+    const client = await deployment.client();
+    const connection = connectionOf(client);
+    expect(connection?.kind).toBe('sentinel');
+    if (connection === undefined) return;
+    const key = uniqueKey();
+    const result = await connection.run("return redis.call('SET', KEYS[1], ARGV[1])", [key], ['x'], {
+      wait: { replicas: 1, timeout: 2000 },
+      identify: true,
+    });
+    expect(result.reply).toBe('OK');
+    expect(result.replicas).toBe(1);
+    const primary = await deployment.primaryPort();
+    const info = String(await command(primary, ['INFO', 'server']));
+    expect(info.includes(`run_id:${result.runId ?? 'none'}`)).toBe(true);
+    expect(await connection.serverId(key)).toBe(result.runId);
+    expect(connection.endpoint).toBe(`127.0.0.1:${primary} (primary named by Redis Sentinel)`);
+  });
+
+  it('three instances rotating through a Sentinel failover: no revoked token accepted, and service resumes', async () => {
+    const authorities = await openInstances(() => deployment.client(), uniqueKey());
+    const before = await deployment.primaryPort();
+    const run = await rotateThrough(authorities, () => deployment.failover());
+    console.info('Sentinel failover during rotations:', JSON.stringify(run));
+    expect(await deployment.primaryPort()).not.toBe(before);
+    expect(run.checks).toBeGreaterThan(0);
+    expect(run.acceptedRevoked).toBe(0);
+    expect(run.resolvedAfter).toBeGreaterThanOrEqual(5);
+    expect(await resumed(authorities)).toBe(true);
+  }, 60_000);
+
+  it('three instances rotating while the primary freezes, is failed over, and wakes still a primary: no revoked token accepted', async () => {
+    await deployment.replicated();
+    const authorities = await openInstances(() => deployment.client(), uniqueKey());
+    const run = await rotateThrough(authorities, async () => {
+      const failover = await deployment.freezePrimary();
+      await deployment.replicated();
+      return failover;
+    });
+    console.info('Sentinel failover of a frozen primary during rotations:', JSON.stringify(run));
+    expect(run.checks).toBeGreaterThan(0);
+    expect(run.acceptedRevoked).toBe(0);
+    expect(run.resolvedAfter).toBeGreaterThanOrEqual(5);
+    expect(await resumed(authorities)).toBe(true);
+  }, 60_000);
+});
