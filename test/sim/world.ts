@@ -322,8 +322,8 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
     }
     return { status: 'stale', ...observed(name) };
   };
-  const save = (name: string, expected: number, generation: number, id: string, forward = false): { status: 'ok' | 'conflict' } & Observed => {
-    if ((state.record?.generation ?? 0) !== expected) return { status: 'conflict', ...observed(name) };
+  const save = (name: string, expected: number, expectedId: string, generation: number, id: string, forward = false): { status: 'ok' | 'conflict' } & Observed => {
+    if ((state.record?.generation ?? 0) !== expected || (state.record?.id ?? '') !== expectedId) return { status: 'conflict', ...observed(name) };
     setRecord(generation, id, forward);
     return { status: 'ok', ...observed(name) };
   };
@@ -383,17 +383,17 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
       }
       if (decision.reload === true) reload(instance);
       if (decision.poison !== undefined) {
-        const { expected, generation } = decision.poison;
+        const { expected, expectedId, generation } = decision.poison;
         const marker = `rollback-${rng.name()}`;
         log(now, () => `${instance.name} marks the rollback at ${generation}`);
-        command(instance, () => save(instance.name, expected, generation, marker), (written) => {
+        command(instance, () => save(instance.name, expected, expectedId, generation, marker), (written) => {
           if (written?.status === 'ok') instance.lease.wrote(generation, marker);
         });
       }
       if (decision.writeForward !== undefined) {
-        const { expected, generation } = decision.writeForward;
+        const { expected, expectedId, generation } = decision.writeForward;
         log(now, () => `${instance.name} writes ${heldId} forward at ${generation}`);
-        command(instance, () => save(instance.name, expected, generation, heldId, true), (written) => {
+        command(instance, () => save(instance.name, expected, expectedId, generation, heldId, true), (written) => {
           if (written?.status === 'ok') instance.lease.wrote(generation, heldId);
         });
       }
@@ -405,6 +405,7 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
       keys += 1;
       const id = `k${keys}`;
       const expected = instance.lease.expectedGeneration;
+      const expectedId = instance.lease.highest.id;
       const finish = (outcome: Outcome): void => {
         instance.savingId = '';
         outcomes[outcome] += 1;
@@ -425,7 +426,7 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
       };
       instance.savingId = instance.lease.mayRenewWhileSaving(instance.held) ? id : '';
       log(now, () => `${instance.name} saves ${id} over generation ${expected}`);
-      command(instance, () => save(instance.name, expected, expected + 1, id), (reply) => {
+      command(instance, () => save(instance.name, expected, expectedId, expected + 1, id), (reply) => {
         if (reply === undefined) return finish('uncertain');
         if (reply.status === 'conflict') return finish('conflict');
         const savedAt = instance.local(now);

@@ -30,15 +30,22 @@ export interface Decision {
   /** Another record is current: the authority should reload (asked once per record seen). */
   readonly reload?: boolean;
   /** Write the held record forward over a rolled-back one: compare-and-set from `expected` to `generation`. */
-  readonly writeForward?: { readonly expected: number; readonly generation: number };
+  readonly writeForward?: Overwrite;
   /**
    * Replace a rolled-back record that this instance cannot safely write forward with a marker that holds no key
    * (compare-and-set from `expected` to `generation`): every instance then refuses every token, including one
    * that never saw the newer record, until an operator rotates.
    */
-  readonly poison?: { readonly expected: number; readonly generation: number };
+  readonly poison?: Overwrite;
   /** The condition changed to this one: report it (once). */
   readonly report?: Condition;
+}
+
+/** A compare-and-set over the record Redis holds (`expected`, `expectedId`; '' when missing) to `generation`. */
+export interface Overwrite {
+  readonly expected: number;
+  readonly expectedId: string;
+  readonly generation: number;
 }
 
 /** The highest record an instance has seen: never go below it. */
@@ -92,6 +99,11 @@ export class Lease {
     return this.#highest.generation;
   }
 
+  /** The end of the trust the last confirmed renewal granted (monotonic); `-Infinity` before any. */
+  get trustUntil(): number {
+    return this.#trustUntil;
+  }
+
   /**
    * Whether renewals may go on while a save from `heldId` runs (sending the saved record's id with them): only
    * when `heldId` is the highest record seen. An instance behind (a rotation overtook it) must not have the old
@@ -129,7 +141,11 @@ export class Lease {
     if (isRollback(this.#highest, reply.generation, reply.id, reply.prev)) {
       this.#failures += 1;
       const condition: Condition = reply.id === null ? 'missing' : 'rollback';
-      const over = { expected: reply.generation, generation: Math.max(reply.generation, this.#highest.generation) + 1 };
+      const over: Overwrite = {
+        expected: reply.generation,
+        expectedId: reply.id ?? '',
+        generation: Math.max(reply.generation, this.#highest.generation) + 1,
+      };
       // Only while this instance's own trust lasts: then no newer rotation can have resolved since its last
       // renewal (it would have had to wait for this lease), so the held key is not one a resolved rotation revoked.
       if (canWriteForward && heldId === this.#highest.id && now < this.#trustUntil) {
