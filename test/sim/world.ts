@@ -141,6 +141,7 @@ class Instance {
   held: string;
   trustUntil = -Infinity;
   savingId = '';
+  renewHeld = false;
   partitionedUntil = 0;
   dropWhilePartitioned = false;
   /** Per-connection FIFO: when the last message each way is delivered. */
@@ -376,7 +377,7 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
     const epoch = rng.name();
     command(instance, () => confirm(instance.name, heldId, savingId, seq, epoch), (reply) => {
       const lease = instance.lease;
-      const decision = reply === undefined ? lease.unanswered() : lease.renewed(reply, seq, sentAt, instance.local(now), heldId, true);
+      const decision = reply === undefined ? lease.unanswered() : lease.renewed(reply, seq, sentAt, instance.local(now), heldId, true, instance.renewHeld);
       if (decision.trustUntil !== undefined) {
         instance.trustUntil = decision.trustUntil;
         log(now, () => `${instance.name} trusts ${heldId} until +${((decision.trustUntil ?? 0) - instance.local(now)).toFixed(1)}`);
@@ -424,7 +425,8 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
         } else if (outcome !== 'failed') reload(instance);
         done();
       };
-      instance.savingId = instance.lease.mayRenewWhileSaving(instance.held) ? id : '';
+      instance.savingId = id;
+      instance.renewHeld = instance.lease.mayRenewWhileSaving(instance.held);
       log(now, () => `${instance.name} saves ${id} over generation ${expected}`);
       command(instance, () => save(instance.name, expected, expectedId, expected + 1, id), (reply) => {
         if (reply === undefined) return finish('uncertain');
@@ -435,7 +437,7 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
         let pause = 1;
         const poll = (): void => {
           command(instance, () => pending(instance.name, id), (answer) => {
-            const step = answer === undefined ? wait.unanswered(instance.local(now)) : wait.read(answer, instance.local(now), instance.trustUntil);
+            const step = answer === undefined ? wait.unanswered(instance.local(now)) : wait.read(answer, instance.local(now), instance.lease.leaseUntil);
             for (const [other, seq] of step.drop) {
               command(instance, () => {
                 if (state.table.get(other)?.seq === seq) state.table.delete(other);

@@ -58,12 +58,12 @@ export class AckWait {
   }
 
   /**
-   * An acknowledgement read answered at `now`, while this instance trusts its key until `trustUntil`. The rotation
-   * resolves only while that trust lasts: trust comes from a renewal that found this rotation's record current, and
-   * any newer rotation must wait for that lease, so none can have resolved in between (an answer that lay in a
-   * frozen process's buffer is never taken for the present).
+   * An acknowledgement read answered at `now`, while this instance's lease in the table lasts until `leaseUntil`.
+   * The rotation resolves only while that lease lasts: it comes from a renewal that found this rotation's record
+   * current, and any newer rotation must wait for it, so none can have resolved in between (an answer that lay in
+   * a frozen process's buffer is never taken for the present).
    */
-  read(reply: PendingReply, now: number, trustUntil: number): AckStep {
+  read(reply: PendingReply, now: number, leaseUntil: number): AckStep {
     // A new era (a restart, a failover, a lost table) starts its own wait for leases granted before it.
     this.#era.observe(reply, now);
     if (reply.id !== this.id) {
@@ -77,7 +77,7 @@ export class AckWait {
       if (seen === undefined || seen.seq !== seq) this.#firstSeen.set(instance, { seq, at: now });
       else if (now - seen.at >= stale) drop.push([instance, seq]);
     }
-    if (now < trustUntil) {
+    if (now < leaseUntil) {
       if (now >= this.bound) return { outcome: 'resolved', drop };
       if (reply.waiting.length === 0 && this.tableComplete(reply, now)) return { outcome: 'resolved', drop };
     }

@@ -4,7 +4,7 @@
 import { performance } from 'node:perf_hooks';
 import type { StoreLink } from '../../core/types.js';
 import type { RedisSubscription } from './client.js';
-import type { ConfirmReply, Condition, Decision, Lease, Overwrite } from './lease.js';
+import { MARKER_PREFIX, type ConfirmReply, type Condition, type Decision, type Lease, type Overwrite } from './lease.js';
 
 export interface FollowerIo {
   /** Runs CONFIRM; `undefined` when Redis did not answer in time (or failed). */
@@ -13,8 +13,10 @@ export interface FollowerIo {
   readonly overwrite: (over: Overwrite, marker: boolean) => Promise<void>;
   readonly subscribe: (onMessage: (id: string) => void) => Promise<RedisSubscription>;
   readonly leave: () => Promise<unknown>;
-  /** The id of a record this store is saving now ('' if none) and may renew on. */
+  /** The id of a record this store is saving now ('' if none), renewed on. */
   readonly savingId: () => string;
+  /** Whether renewals on the record being saved extend the trust in the held key (it was the newest). */
+  readonly renewHeld: () => boolean;
   /** Whether the store holds the record of `id` (to write it forward). */
   readonly holds: (id: string) => boolean;
   readonly report: (condition: Condition) => void;
@@ -44,7 +46,8 @@ export class Follower {
   /** Subscribes, then makes the first renewal (its failure is not fatal: trust simply waits for a later one). */
   async start(): Promise<void> {
     this.#subscription = await this.#io.subscribe((id) => {
-      if (id !== this.#link.keyId && id !== this.#io.savingId()) this.reload();
+      // A rollback marker is reported by the renewal that sees it, once: not at every message.
+      if (id !== this.#link.keyId && id !== this.#io.savingId() && !id.startsWith(MARKER_PREFIX)) this.reload();
     });
     await this.#renew();
   }
@@ -95,7 +98,7 @@ export class Follower {
     if (this.#stopped) return;
     const canWrite = this.#io.holds(heldId);
     const decision: Decision =
-      reply === undefined ? lease.unanswered() : lease.renewed(reply, seq, sentAt, performance.now(), heldId, canWrite);
+      reply === undefined ? lease.unanswered() : lease.renewed(reply, seq, sentAt, performance.now(), heldId, canWrite, this.#io.renewHeld());
     if (decision.trustUntil !== undefined) this.#link.trustUntil(decision.trustUntil);
     if (decision.report !== undefined) {
       this.#io.report(decision.report);

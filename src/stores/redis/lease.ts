@@ -41,6 +41,9 @@ export interface Decision {
   readonly report?: Condition;
 }
 
+/** The prefix of a rollback marker's id (a record without a key, see record.ts): no record id has it. */
+export const MARKER_PREFIX = 'rollback:';
+
 /** A compare-and-set over the record Redis holds (`expected`, `expectedId`; '' when missing) to `generation`. */
 export interface Overwrite {
   readonly expected: number;
@@ -74,6 +77,11 @@ export class Lease {
   #highest: Seen = { generation: 0, id: '' };
   /** The end of the trust the last confirmed renewal granted (monotonic). */
   #trustUntil = -Infinity;
+  /**
+   * The end of the lease the last confirmed renewal holds in the table, whether or not it granted trust (a renewal
+   * on the record being saved by an instance whose held key is behind): proof that no newer rotation has resolved.
+   */
+  #leaseUntil = -Infinity;
   #seq = 0;
   #condition: Condition = 'ok';
   /** Consecutive renewals that did not end in trust: the backoff's exponent. */
@@ -104,9 +112,14 @@ export class Lease {
     return this.#trustUntil;
   }
 
+  /** The end of this instance's lease in the table (see {@link AckWait.read}); `-Infinity` before any. */
+  get leaseUntil(): number {
+    return this.#leaseUntil;
+  }
+
   /**
-   * Whether renewals may go on while a save from `heldId` runs (sending the saved record's id with them): only
-   * when `heldId` is the highest record seen. An instance behind (a rotation overtook it) must not have the old
+   * Whether renewals during a save from `heldId` may extend the trust in `heldId`: only when `heldId` is the
+   * highest record seen. An instance behind (a rotation overtook it) must not have the old
    * key it holds renewed on the strength of its own newer save.
    */
   mayRenewWhileSaving(heldId: string): boolean {
@@ -136,7 +149,15 @@ export class Lease {
    * while saving `savingId` ('' if none), answered with `reply` at `now`. `canWriteForward`: this instance holds the
    * highest record's key (its authority's current key) and the record itself.
    */
-  renewed(reply: ConfirmReply, seq: number, sentAt: number, now: number, heldId: string, canWriteForward: boolean): Decision {
+  renewed(
+    reply: ConfirmReply,
+    seq: number,
+    sentAt: number,
+    now: number,
+    heldId: string,
+    canWriteForward: boolean,
+    renewHeld = true,
+  ): Decision {
     this.era.observe(reply, now);
     if (isRollback(this.#highest, reply.generation, reply.id, reply.prev)) {
       this.#failures += 1;
@@ -163,10 +184,17 @@ export class Lease {
       this.era.confirmed(seq);
       this.#failures = 0;
       this.#reloadAskedFor = null;
-      this.#trustUntil = sentAt + this.options.leaseMs - this.options.driftMargin;
+      this.#leaseUntil = sentAt + this.options.leaseMs - this.options.driftMargin;
+      // Renewed on the record being saved while the held key is behind: a lease in the table, no trust in the key.
+      if (reply.id !== heldId && !renewHeld) return this.#enter('ok');
+      this.#trustUntil = this.#leaseUntil;
       return { trustUntil: this.#trustUntil, ...this.#enter('ok') };
     }
     this.#failures += 1;
+    // A rollback marker: the same condition as the rollback it stands for, reported once, no reload asked.
+    if (reply.id !== null && reply.id.startsWith(MARKER_PREFIX)) {
+      return this.#condition === 'missing' || this.#condition === 'rollback' ? {} : this.#enter('rollback');
+    }
     // Stale: another record is current. Ask for a reload once per record, not once per renewal.
     // Asked again now and then, in case the authority's reload failed.
     const reload = reply.id !== null && (reply.id !== this.#reloadAskedFor || this.#failures % 8 === 0);

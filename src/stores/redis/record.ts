@@ -3,6 +3,7 @@
 import { LauncherAuthError } from '../../core/errors.js';
 import type { SecretRecord } from '../../core/types.js';
 import { parseRecord, serializeRecord } from '../record-json.js';
+import { MARKER_PREFIX } from './lease.js';
 
 /** A stored value is a few hundred bytes; anything far larger is not a record. */
 const MAX_VALUE_CHARS = 64 * 1024;
@@ -12,8 +13,6 @@ export function encodeRecord(record: SecretRecord, generation: number, prev: str
   return JSON.stringify({ ...(JSON.parse(serializeRecord(record)) as object), generation, prev });
 }
 
-/** The prefix of a rollback marker's id: no record id has it (ids are random base64url). */
-export const MARKER_PREFIX = 'rollback:';
 
 /**
  * A marker without a key, written over a rolled-back record that no instance could safely write forward: every

@@ -127,8 +127,10 @@ export class RedisSecretStore implements SecretStore {
   readonly #lease: Lease;
   /** The last records read or written, by id: the held one is what a write-forward writes. */
   readonly #records = new Map<string, SecretRecord>();
-  /** The id of the record being saved, while its save runs and the held key may be renewed on it. */
+  /** The id of the record being saved, while its save runs: renewals go on with it. */
   #savingId = '';
+  /** Whether those renewals extend the trust in the held key (it was the newest when the save began). */
+  #renewHeld = false;
   #link: StoreLink | undefined;
   /** Conditions already told by a process warning (once each). */
   readonly #warned = new Set<string>();
@@ -225,6 +227,7 @@ export class RedisSecretStore implements SecretStore {
           answered(this.#client.subscribe(names.channel, onMessage), this.#commandTimeout, this.#endpoint, 'subscribe to rotations'),
         leave: () => this.#client.run("return redis.call('HDEL', KEYS[1], ARGV[1])", [names.instances], [this.#instanceId]),
         savingId: () => this.#savingId,
+        renewHeld: () => this.#renewHeld,
         holds: (id) => this.#records.has(id),
         report: (condition) => this.#report(condition),
       },
@@ -257,7 +260,8 @@ export class RedisSecretStore implements SecretStore {
     const generation = expected + 1;
     const heldId = this.#link?.keyId;
     // The held key is renewed on the new record while it is saved only when the held key is the newest seen.
-    this.#savingId = heldId !== undefined && lease.mayRenewWhileSaving(heldId) ? record.id : '';
+    this.#savingId = record.id;
+    this.#renewHeld = heldId !== undefined && lease.mayRenewWhileSaving(heldId);
     this.#keep(record);
     try {
       const value = encodeRecord(record, generation, expectedId);
@@ -311,8 +315,8 @@ export class RedisSecretStore implements SecretStore {
       const now = performance.now();
       const pending = pendingOf(answer);
       // Without a watch there is no lease: such a store's authority trusts without bound.
-      const trustUntil = this.#link === undefined ? Infinity : this.#lease.trustUntil;
-      const step = pending === undefined ? wait.unanswered(now) : wait.read(pending, now, trustUntil);
+      const leaseUntil = this.#link === undefined ? Infinity : this.#lease.leaseUntil;
+      const step = pending === undefined ? wait.unanswered(now) : wait.read(pending, now, leaseUntil);
       for (const [instance, seq] of step.drop) {
         void this.#client.run(DROP, [names.instances], [instance, String(seq)]).catch(() => undefined);
       }
