@@ -398,7 +398,7 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
           if (written?.status === 'ok') instance.lease.wrote(generation, heldId);
         });
       }
-      at(instance, lease.nextDelay(), () => renew(instance));
+      at(instance, lease.nextDelay(instance.local(now)), () => renew(instance));
     });
   }
   function rotate(instance: Instance): void {

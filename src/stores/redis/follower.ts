@@ -81,7 +81,7 @@ export class Follower {
     const run = this.#renewOnce().finally(() => {
       this.#renewing = undefined;
       if (this.#stopped) return;
-      this.#timer = setTimeout(() => void this.#renew(), this.#lease.nextDelay());
+      this.#timer = setTimeout(() => void this.#renew(), this.#lease.nextDelay(performance.now()));
       this.#timer.unref();
     });
     this.#renewing = run;

@@ -209,12 +209,13 @@ export class Lease {
   }
 
   /**
-   * How long to wait before the next renewal: `renewInterval` while healthy; after failures, doubling up to a
-   * second (or `renewInterval` if longer), so that a broken Redis sees a few commands per instance per second.
+   * How long to wait before the next renewal at `now`: `renewInterval` while the trust lasts (a short outage is
+   * ridden out at the normal rate); once it is gone and renewals keep failing, doubling up to a second (or
+   * `renewInterval` if longer), so that a broken Redis sees about one command per instance per second.
    */
-  nextDelay(): number {
+  nextDelay(now: number): number {
     const { renewInterval } = this.options;
-    if (this.#failures <= 1) return renewInterval;
+    if (this.#failures <= 1 || now < this.#trustUntil) return renewInterval;
     const ceiling = Math.max(renewInterval, 1000);
     return Math.min(ceiling, Math.max(renewInterval, 25) * 2 ** Math.min(this.#failures - 1, 10));
   }

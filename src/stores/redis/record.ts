@@ -8,11 +8,19 @@ import { MARKER_PREFIX } from './lease.js';
 /** A stored value is a few hundred bytes; anything far larger is not a record. */
 const MAX_VALUE_CHARS = 64 * 1024;
 
-/** The value to store for `record` as generation `generation`, replacing the record `prev` ('' if none). */
-export function encodeRecord(record: SecretRecord, generation: number, prev: string): string {
-  return JSON.stringify({ ...(JSON.parse(serializeRecord(record)) as object), generation, prev });
-}
+/** Where the key's text may start at the earliest in a stored value: past the 128 characters SLOWLOG keeps. */
+const KEY_FROM = 130;
 
+/**
+ * The value to store for `record` as generation `generation`, replacing the record `prev` ('' if none). The key
+ * comes last, after JSON whitespace that puts it beyond the first 128 characters, which is all SLOWLOG keeps of
+ * an argument (the script's own `SET` is logged too).
+ */
+export function encodeRecord(record: SecretRecord, generation: number, prev: string): string {
+  const { key, ...fields } = JSON.parse(serializeRecord(record)) as { key: string } & Record<string, unknown>;
+  const head = JSON.stringify({ ...fields, generation, prev }).slice(0, -1);
+  return `${head},${' '.repeat(Math.max(0, KEY_FROM - head.length - 1))}"key":${JSON.stringify(key)}}`;
+}
 
 /**
  * A marker without a key, written over a rolled-back record that no instance could safely write forward: every

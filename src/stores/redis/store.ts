@@ -132,6 +132,8 @@ export class RedisSecretStore implements SecretStore {
   /** Whether those renewals extend the trust in the held key (it was the newest when the save began). */
   #renewHeld = false;
   #link: StoreLink | undefined;
+  /** A rollback seen by a renewal and not yet told to the authority: the next load() rejects with it, once. */
+  #rollbackUntold = false;
   /** Conditions already told by a process warning (once each). */
   readonly #warned = new Set<string>();
   /** Saves of this store run one after another. */
@@ -171,6 +173,11 @@ export class RedisSecretStore implements SecretStore {
   }
 
   async load(): Promise<SecretRecord | undefined> {
+    if (this.#rollbackUntold) {
+      // Told even when the record was written back meanwhile: the host learns that Redis lost writes.
+      this.#rollbackUntold = false;
+      throw this.#rolledBack();
+    }
     const reply = await this.#run(LOAD, [this.#names.record, this.#names.instances], [this.#instanceId], 'read the secret');
     const head = observation(reply);
     if (head === undefined) throw unavailable(this.#endpoint, 'read the secret', new Error('an unexpected answer'));
@@ -371,6 +378,7 @@ export class RedisSecretStore implements SecretStore {
     }
     if (this.#warned.has(condition)) return;
     this.#warned.add(condition);
+    this.#rollbackUntold = true;
     process.emitWarning(this.#rolledBack().message, { code: 'LAUNCHER_AUTH_STORE_ROLLBACK', type: 'LauncherAuthWarning' });
   }
 
