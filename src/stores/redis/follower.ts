@@ -32,6 +32,7 @@ export class Follower {
   #renewing: Promise<void> | undefined;
   #reloading: Promise<void> | undefined;
   #reloadAgain = false;
+  #renewAgain = false;
   #stopped = false;
 
   constructor(lease: Lease, link: StoreLink, io: FollowerIo, onChange: () => Promise<void>) {
@@ -66,10 +67,13 @@ export class Follower {
       this.#reloadAgain = true;
       return;
     }
+    const before = this.#link.keyId;
     this.#reloading = this.#onChange()
       .catch(() => undefined)
       .then(() => {
         this.#reloading = undefined;
+        // A new key adopted: acknowledge it now, not at the next renewal, so that the rotation resolves at once.
+        if (this.#link.keyId !== before && !this.#stopped) this.#renewNow();
         if (this.#reloadAgain && !this.#stopped) {
           this.#reloadAgain = false;
           this.reload();
@@ -77,11 +81,22 @@ export class Follower {
       });
   }
 
+  #renewNow(): void {
+    if (this.#renewing !== undefined) {
+      this.#renewAgain = true;
+      return;
+    }
+    clearTimeout(this.#timer);
+    void this.#renew();
+  }
+
   #renew(): Promise<void> {
     const run = this.#renewOnce().finally(() => {
       this.#renewing = undefined;
       if (this.#stopped) return;
-      this.#timer = setTimeout(() => void this.#renew(), this.#lease.nextDelay(performance.now()));
+      const again = this.#renewAgain;
+      this.#renewAgain = false;
+      this.#timer = setTimeout(() => void this.#renew(), again ? 0 : this.#lease.nextDelay(performance.now()));
       this.#timer.unref();
     });
     this.#renewing = run;
