@@ -33,11 +33,22 @@ export interface ClusterDeployment {
    * To the primary on port `to`, or to another one.
    */
   moveSlot(options?: { pauseMs?: number; to?: number }): Promise<{ from: number; to: number; ms: number }>;
+  /** Starts moving the slot (IMPORTING on the target, MIGRATING on the source), leaving each step to the caller. */
+  beginMove(to?: number): Promise<SlotMove>;
   /** `CLUSTER FAILOVER` on the replica of the slot's primary; resolves once every node names the new primary. */
   failover(): Promise<{ from: number; to: number; ms: number }>;
   /** A connected `createCluster()` client; destroyed by `stop()` if still open. */
   client(): Promise<ClusterClient>;
   stop(): Promise<void>;
+}
+
+/** A slot move under way: the keys still on the source, one key's MIGRATE, and the end (SETSLOT NODE everywhere). */
+export interface SlotMove {
+  readonly from: number;
+  readonly to: number;
+  keysLeft(): Promise<string[]>;
+  migrate(key: string): Promise<void>;
+  finish(): Promise<void>;
 }
 
 export type ClusterClient = Awaited<ReturnType<typeof connectCluster>>;
@@ -127,6 +138,34 @@ export async function startCluster(key: string): Promise<ClusterDeployment> {
         return true;
       });
 
+    const beginMove = async (to?: number): Promise<SlotMove> => {
+      const from = await currentOwner();
+      const source = nodes.find((node) => node.port === from) as ClusterNode;
+      const target = nodes.find((node) => node.port !== from && (to === undefined ? primaries.includes(node) : node.port === to));
+      if (target === undefined) throw new Error('no primary to move the slot to');
+      await command(target.port, ['CLUSTER', 'SETSLOT', String(slot), 'IMPORTING', source.id]);
+      await command(source.port, ['CLUSTER', 'SETSLOT', String(slot), 'MIGRATING', target.id]);
+      return {
+        from,
+        to: target.port,
+        keysLeft: async () => (await command(source.port, ['CLUSTER', 'GETKEYSINSLOT', String(slot), '100'])) as string[],
+        async migrate(key) {
+          await command(source.port, ['MIGRATE', '127.0.0.1', String(target.port), '', '0', '2000', 'REPLACE', 'KEYS', key]);
+        },
+        async finish() {
+          await command(target.port, ['CLUSTER', 'SETSLOT', String(slot), 'NODE', target.id]);
+          await command(source.port, ['CLUSTER', 'SETSLOT', String(slot), 'NODE', target.id]);
+          for (const node of nodes) {
+            if (node !== source && node !== target) {
+              // A replica refuses SETSLOT; it learns the owner from its primary.
+              await command(node.port, ['CLUSTER', 'SETSLOT', String(slot), 'NODE', target.id]).catch(() => undefined);
+            }
+          }
+          await agreeOn(target.port);
+        },
+      };
+    };
+
     const currentOwner = async (): Promise<number> => {
       const port = await ownerOf(first.port, slot);
       if (port === undefined) throw new Error('no owner for the slot');
@@ -137,31 +176,20 @@ export async function startCluster(key: string): Promise<ClusterDeployment> {
       nodes,
       slot,
       ownerPort: currentOwner,
+      beginMove,
       async moveSlot({ pauseMs = 0, to }: { pauseMs?: number; to?: number } = {}) {
-        const from = await currentOwner();
-        const source = nodes.find((node) => node.port === from) as ClusterNode;
-        const target = nodes.find((node) => node.port !== from && (to === undefined ? primaries.includes(node) : node.port === to));
-        if (target === undefined) throw new Error('no primary to move the slot to');
         const began = performance.now();
-        await command(target.port, ['CLUSTER', 'SETSLOT', String(slot), 'IMPORTING', source.id]);
-        await command(source.port, ['CLUSTER', 'SETSLOT', String(slot), 'MIGRATING', target.id]);
+        const move = await beginMove(to);
         await new Promise((resolve) => setTimeout(resolve, pauseMs));
-        for (;;) {
-          const keys = (await command(source.port, ['CLUSTER', 'GETKEYSINSLOT', String(slot), '100'])) as string[];
-          if (keys.length === 0) break;
+        for (let keys = await move.keysLeft(); keys.length > 0; keys = await move.keysLeft()) {
           // One key at a time, with the pause between: clients meet the slot with some keys moved (TRYAGAIN).
           for (const moving of keys) {
-            await command(source.port, ['MIGRATE', '127.0.0.1', String(target.port), '', '0', '2000', 'REPLACE', 'KEYS', moving]);
+            await move.migrate(moving);
             await new Promise((resolve) => setTimeout(resolve, pauseMs));
           }
         }
-        await command(target.port, ['CLUSTER', 'SETSLOT', String(slot), 'NODE', target.id]);
-        await command(source.port, ['CLUSTER', 'SETSLOT', String(slot), 'NODE', target.id]);
-        for (const node of nodes) {
-          if (node !== source && node !== target) await command(node.port, ['CLUSTER', 'SETSLOT', String(slot), 'NODE', target.id]).catch(() => undefined);
-        }
-        await agreeOn(target.port);
-        return { from, to: target.port, ms: Math.round(performance.now() - began) };
+        await move.finish();
+        return { from: move.from, to: move.to, ms: Math.round(performance.now() - began) };
       },
       async failover() {
         const from = await currentOwner();

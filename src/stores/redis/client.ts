@@ -272,7 +272,11 @@ function sentinelConnection(sentinel: RedisSentinelLike): RedisConnection {
   };
 }
 
-/** How many times a script refused by Redis Cluster (`MOVED`, `ASK`, `TRYAGAIN`) is sent again, as node-redis does. */
+/**
+ * How many times a script refused by Redis Cluster (`MOVED`, `ASK`, `TRYAGAIN`) is sent again, as node-redis does.
+ * The pauses after `TRYAGAIN` add up to 1.36 s, under the store's default `commandTimeout`: a script is not sent
+ * again long after its caller gave up on it.
+ */
 const REDIRECTIONS = 16;
 
 function clusterConnection(cluster: RedisClusterLike): RedisConnection {

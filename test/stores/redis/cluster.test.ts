@@ -43,6 +43,33 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore on Redis Cluster', 
     expect(await connection.serverId(key)).toBe(result.runId);
   });
 
+  it('runs a script whose slot is half moved (TRYAGAIN, then ASK) and after the move (MOVED), once each time', async () => {
+    const client = await deployment.client();
+    const connection = connectionOf(client);
+    if (connection === undefined) throw new Error('not a connection');
+    const [first, second] = [uniqueKey(), uniqueKey()];
+    // Counts its runs in a third key of the slot, so that a script sent again after it ran would show.
+    const runs = uniqueKey();
+    await client.set(first, 'a');
+    await client.set(second, 'b');
+    await client.set(runs, '0');
+    const script = "redis.call('INCR', KEYS[3]); return redis.call('GET', KEYS[1]) .. redis.call('GET', KEYS[2])";
+    const before = await deployment.ownerPort();
+    const move = await deployment.beginMove();
+    await move.migrate(first);
+    // One key moved, the others not: the source answers TRYAGAIN until they have moved too, then ASK.
+    const halfMoved = connection.run(script, [first, second, runs], []);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await move.migrate(second);
+    await move.migrate(runs);
+    expect((await halfMoved).reply).toBe('ab');
+    await move.finish();
+    // The client's slot table still names the old owner: MOVED.
+    expect((await connection.run(script, [first, second, runs], [])).reply).toBe('ab');
+    expect(await command(move.to, ['GET', runs])).toBe('2');
+    await deployment.moveSlot({ to: before });
+  });
+
   it("three instances rotating while the key's slot moves: no revoked token accepted, and service resumes", async () => {
     const authorities = await openInstances(() => deployment.client(), uniqueKey());
     const before = await deployment.ownerPort();
