@@ -2,8 +2,9 @@
 // sentinels on loopback. The conformance kit, WAIT on the script's own connection, and rotations on three
 // instances while Sentinel fails the primary over.
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { connectionOf } from '../../../src/stores/redis/client.js';
+import { connectedClient } from '../../support/redis-server.js';
 import { SKIP_REASON, command, startSentinel, type SentinelDeployment } from '../../support/redis-sentinel.js';
 import { expectConformance, openInstances, resumed, rotateThrough } from './topology.js';
 
@@ -39,6 +40,36 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore on Redis Sentinel',
     expect(info.includes(`run_id:${result.runId ?? 'none'}`)).toBe(true);
     expect(await connection.serverId(key)).toBe(result.runId);
     expect(connection.endpoint).toBe(`127.0.0.1:${primary} (primary named by Redis Sentinel)`);
+  });
+
+  it("on a plain client: WAIT counts the replica only when it provably ran on the script's connection", async () => {
+    const url = `redis://127.0.0.1:${await deployment.primaryPort()}`;
+    const [one, other] = [await connectedClient(url), await connectedClient(url)];
+    onTestFinished(() => {
+      one.destroy();
+      other.destroy();
+    });
+    const script = "return redis.call('SET', KEYS[1], ARGV[1])";
+    const wait = { replicas: 1, timeout: 2000 };
+    const plain = connectionOf(one);
+    expect(plain?.kind).toBe('client');
+    const same = await plain?.run(script, [uniqueKey()], ['x'], { wait, identify: true });
+    expect(same?.replicas).toBe(1);
+    expect(same?.runId).toBe(await plain?.serverId('any'));
+    // The same client, except that WAIT and the last CLIENT INFO go out on another connection, as after a reconnection.
+    let clientInfos = 0;
+    const split = connectionOf({
+      isOpen: true,
+      isReady: true,
+      eval: (text: string, options: { keys: string[]; arguments: string[] }) => one.eval(text, options),
+      duplicate: () => one.duplicate(),
+      sendCommand: (args: string[]) =>
+        (args[0] === 'WAIT' || (args[0] === 'CLIENT' && (clientInfos += 1) === 2) ? other : one).sendCommand(args),
+    });
+    const moved = await split?.run(script, [uniqueKey()], ['x'], { wait, identify: true });
+    expect(moved?.reply).toBe('OK');
+    expect(moved?.replicas).toBeUndefined();
+    expect(moved?.runId).toBeUndefined();
   });
 
   it('three instances rotating through a Sentinel failover: no revoked token accepted, and service resumes', async () => {
