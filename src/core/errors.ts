@@ -19,19 +19,28 @@ export type LauncherAuthErrorCode =
   | 'ERR_STORE_UNAVAILABLE'
   /** A store returned a record that is not a valid {@link SecretRecord} (for example a key under 32 bytes). */
   | 'ERR_INVALID_RECORD'
-  /** A save lost to a newer one made elsewhere (a compare-and-set on the stored generation failed); nothing changed. */
+  /**
+   * A save lost to a newer one made elsewhere (a compare-and-set on the stored generation failed): this rotation
+   * did not happen. From `rotate()`: the other rotation's secret is now current here (`onRotate` reported it), so
+   * `issue()` returns the token that works now; the token from before the call no longer does.
+   */
   | 'ERR_SAVE_CONFLICT'
-  /** `rotate()` could not save the new secret; the current token stays valid. */
+  /**
+   * `rotate()` could not save the new secret, and the store was found to hold what it held: nothing changed and
+   * nothing will; the token from before the call stays valid.
+   */
   | 'ERR_SAVE_FAILED'
   /**
-   * `rotate()` cannot know at this moment whether the new secret was saved (a save sent and not answered, or one
-   * still running when it was given up on). The authority follows what the store finally holds, and `onRotate`
-   * fires if that is a new key.
+   * `rotate()` cannot know at this moment whether the new secret was saved (a save sent and not answered, one
+   * still running when it was given up on, or a failed save that could not be checked). The authority follows
+   * what the store finally holds (it reads the store at once, when that save settles, and at every change the
+   * store reports), and `onRotate` fires if that is a new key: `issue()` then returns the token that works.
    */
   | 'ERR_SAVE_UNCERTAIN'
   /**
    * `rotate()` saved its secret, but another rotation (made elsewhere) replaced it before it was confirmed
-   * everywhere: the token now is the other rotation's, which `onRotate` reports.
+   * everywhere: it never resolves with a token already dead. The token now is the other rotation's, already
+   * current here when this rejects (`onRotate` reported it), so `issue()` returns it.
    */
   | 'ERR_ROTATION_SUPERSEDED'
   /**

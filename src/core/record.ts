@@ -1,5 +1,5 @@
 // Making and checking SecretRecords: the one place that knows what a usable secret is.
-import { randomBytes } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { LauncherAuthError } from './errors.js';
 import type { SecretRecord } from './types.js';
 
@@ -43,4 +43,14 @@ export function copyRecord(record: unknown): SecretRecord {
   }
   const { id, key, createdAt } = record as SecretRecord;
   return { id, key: new Uint8Array(key), createdAt: new Date(createdAt.getTime()) };
+}
+
+/** Whether two records are the same secret: same id, same date, same key bytes (compared in constant time). */
+export function sameRecord(a: SecretRecord, b: SecretRecord): boolean {
+  return (
+    a.id === b.id &&
+    a.createdAt.getTime() === b.createdAt.getTime() &&
+    a.key.byteLength === b.key.byteLength &&
+    timingSafeEqual(a.key, b.key)
+  );
 }

@@ -1,12 +1,14 @@
-// TokenAuthority: holds the current secret, issues its one token, verifies, rotates, and follows the store.
-import { createSecretKey, timingSafeEqual, webcrypto, type KeyObject } from 'node:crypto';
-import { setMaxListeners } from 'node:events';
+// TokenAuthority: holds the current secret, issues its one token and verifies; rotation and following the store
+// are in rotation.ts.
+import { timingSafeEqual } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { jwtVerify, type JWTVerifyOptions } from 'jose';
+import { jwtVerify } from 'jose';
 import { MAX_TOKEN_LENGTH, SCHEME_LENGTH, bearerToken, singleValue, startsWithScheme } from './bearer.js';
 import { LauncherAuthError } from './errors.js';
+import { buildState, deepFreeze, type ClaimOptions, type KeyState, type Scratch } from './key-state.js';
 import { copyRecord, generateRecord } from './record.js';
-import { checkStructure, isCanonicalBase64url, signToken, signatureMatches, splitCompact, tokenClaims } from './token.js';
+import { Rotations } from './rotation.js';
+import { checkStructure, isCanonicalBase64url, signatureMatches, splitCompact } from './token.js';
 import type {
   JWTPayload,
   RejectReason,
@@ -19,14 +21,11 @@ import type {
 } from './types.js';
 
 type Rejected = Extract<VerifyResult, { ok: false }>;
-type Accepted = Extract<VerifyResult, { ok: true }>;
 
 /** What `rotate()` waits for a save by default: long enough for any disk, short enough to see a hung store. */
 const DEFAULT_SAVE_TIMEOUT = 60_000;
 /** The longest delay `setTimeout` honours; a larger one would fire at once. */
 const MAX_TIMEOUT = 2 ** 31 - 1;
-/** Rejection of a save that outlived `saveTimeout`; never leaves this module. */
-const SAVE_TIMED_OUT: unique symbol = Symbol('launcher-auth.save-timed-out');
 
 const REJECTED: Readonly<Record<RejectReason, Rejected>> = Object.freeze({
   missing: Object.freeze({ ok: false, reason: 'missing' }),
@@ -43,8 +42,6 @@ const REJECTED_PROMISES: Readonly<Record<RejectReason, Promise<VerifyResult>>> =
   rotated: Promise.resolve(REJECTED.rotated),
   suspended: Promise.resolve(REJECTED.suspended),
 });
-/** How many ids of records this authority tried to save are remembered, to tell its own abandoned saves apart. */
-const OWN_RECORDS_KEPT = 32;
 /**
  * How many rotated-away tokens are kept to refuse without an HMAC: the script still sending the token from before
  * "Regenerate token" is the usual 401. A fixed number, set at rotation: nothing a client sends can grow it.
@@ -52,120 +49,6 @@ const OWN_RECORDS_KEPT = 32;
 const RETIRED_KEPT = 2;
 const DOT = 0x2e;
 
-/**
- * A buffer reused for the constant-time comparisons of texts as long as `offset` + the current token, so that the
- * current-token path allocates nothing, and its views on the token and on the token's signing input.
- */
-interface Scratch {
-  /** Where the token starts in the text: 0 for a bare token, {@link SCHEME_LENGTH} after `Bearer `. */
-  readonly offset: number;
-  readonly whole: Buffer;
-  readonly token: Buffer;
-  readonly signingInput: Buffer;
-}
-
-function scratchFor(offset: number, tokenLength: number, signingInputLength: number): Scratch {
-  const whole = Buffer.alloc(offset + tokenLength);
-  return { offset, whole, token: whole.subarray(offset), signingInput: whole.subarray(offset, offset + signingInputLength) };
-}
-
-/** Freezes `value` and everything reachable from it: for claims, which are JSON (no cycles, no accessors). */
-function deepFreeze<T>(value: T): T {
-  const pending: unknown[] = [value];
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    if (typeof next !== 'object' || next === null || Object.isFrozen(next)) continue;
-    Object.freeze(next);
-    for (const child of Object.values(next)) pending.push(child);
-  }
-  return value;
-}
-
-/**
- * Everything derived from one secret, built before it is swapped in so that a swap is one assignment.
- * The key bytes live only in the two imported keys; the strings here are the public token.
- */
-interface KeyState {
-  readonly record: SecretRecord;
-  readonly token: string;
-  readonly tokenBytes: Buffer;
-  /** The token's signing input (`header.payload`), as a view of `tokenBytes`. */
-  readonly signingInput: Buffer;
-  /** Where the token's two dots are: public, since the lengths of its header and claims are. */
-  readonly headerEnd: number;
-  readonly payloadEnd: number;
-  /** For a bare token (`verify()`), and for `Bearer <token>` compared in place without slicing the header value. */
-  readonly bare: Scratch;
-  readonly bearer: Scratch;
-  readonly hmacKey: KeyObject;
-  readonly cryptoKey: CryptoKey;
-  readonly controller: AbortController;
-  /** The frozen result returned for the current token, and the same already settled. */
-  readonly accepted: Accepted;
-  readonly acceptedPromise: Promise<VerifyResult>;
-  readonly joseOptions: JWTVerifyOptions;
-}
-
-/** The claims that the options add to the token, and require of any other token. */
-interface ClaimOptions {
-  readonly issuer: string | undefined;
-  readonly audience: string | undefined;
-}
-
-async function buildState(record: SecretRecord, claimOptions: ClaimOptions): Promise<KeyState> {
-  const { issuer, audience } = claimOptions;
-  const cryptoKey = await webcrypto.subtle.importKey(
-    'raw',
-    record.key,
-    { name: 'HMAC', hash: 'SHA-256' },
-    false,
-    ['sign', 'verify'],
-  );
-  const claims = tokenClaims(record, issuer, audience);
-  const token = await signToken(record, claims, cryptoKey);
-  const controller = new AbortController();
-  // Every open SSE stream or WebSocket of this key listens on the one signal: no listener cap, no warning.
-  setMaxListeners(0, controller.signal);
-  const tokenBytes = Buffer.from(token, 'latin1');
-  const headerEnd = token.indexOf('.');
-  const payloadEnd = token.lastIndexOf('.');
-  // One result shared by every request with the current token: frozen all the way down, so no handler can change
-  // what the next request is told.
-  const accepted: Accepted = Object.freeze({
-    ok: true,
-    claims: deepFreeze({ ...claims }) as JWTPayload,
-    keyId: record.id,
-    signal: controller.signal,
-  });
-  return {
-    record,
-    token,
-    tokenBytes,
-    signingInput: tokenBytes.subarray(0, payloadEnd),
-    headerEnd,
-    payloadEnd,
-    bare: scratchFor(0, token.length, payloadEnd),
-    bearer: scratchFor(SCHEME_LENGTH, token.length, payloadEnd),
-    hmacKey: createSecretKey(record.key),
-    cryptoKey,
-    controller,
-    accepted,
-    acceptedPromise: Promise.resolve(accepted),
-    joseOptions: {
-      algorithms: ['HS256'],
-      ...(issuer === undefined ? {} : { issuer }),
-      ...(audience === undefined ? {} : { audience }),
-    },
-  };
-}
-
-function sameRecord(a: SecretRecord, b: SecretRecord): boolean {
-  return (
-    a.id === b.id &&
-    a.createdAt.getTime() === b.createdAt.getTime() &&
-    a.key.byteLength === b.key.byteLength &&
-    timingSafeEqual(a.key, b.key)
-  );
-}
 
 /**
  * The decision adapters ask for: a result at once when it can be had without waiting (the current token, any
@@ -178,15 +61,10 @@ export let authenticateNow: (
 
 export class TokenAuthority {
   #state: KeyState;
-  readonly #store: SecretStore;
   readonly #claimOptions: ClaimOptions;
   readonly #onStoreError: ((error: Error) => void) | undefined;
-  readonly #saveTimeout: number;
   readonly #listeners = new Set<(event: RotateEvent) => void>();
-  /** Rotations and reloads run one after another in this chain; the last one wins. */
-  #queue: Promise<unknown> = Promise.resolve();
-  /** The reload queued and not yet started, which further change reports join. */
-  #pendingReload: Promise<void> | undefined;
+  readonly #rotations: Rotations<KeyState>;
   #unwatch: (() => void) | undefined;
   #closed = false;
   /**
@@ -194,8 +72,6 @@ export class TokenAuthority {
    * {@link StoreLink}; `-Infinity` once closed. Checked on every verification.
    */
   #trustUntil = Infinity;
-  /** Ids of the records this authority saved or tried to save, newest last: its own, should one land late. */
-  #ownRecords: string[] = [];
   /** The last {@link RETIRED_KEPT} rotated-away tokens, newest first. */
   #retired: readonly Buffer[] = [];
 
@@ -211,10 +87,16 @@ export class TokenAuthority {
     saveTimeout: number,
   ) {
     this.#state = state;
-    this.#store = store;
     this.#claimOptions = claimOptions;
     this.#onStoreError = onStoreError;
-    this.#saveTimeout = saveTimeout;
+    this.#rotations = new Rotations(store, saveTimeout, {
+      current: () => this.#state.record,
+      closed: () => this.#closed,
+      prepare: (record) => buildState(record, claimOptions),
+      install: (next) => this.#install(next),
+      token: (next) => next.token,
+      storeError: (error) => this.#onStoreError?.(error),
+    });
   }
 
   /**
@@ -263,7 +145,6 @@ export class TokenAuthority {
     }
     const claimOptions: ClaimOptions = Object.freeze({ issuer, audience });
     const authority = new TokenAuthority(await buildState(record, claimOptions), store, claimOptions, onStoreError, saveTimeout);
-    authority.#remember(record.id);
     if (store.watch !== undefined) {
       const link: StoreLink = Object.freeze({
         get keyId(): string {
@@ -274,7 +155,7 @@ export class TokenAuthority {
         },
       });
       // A store that must reach a server before it can vouch for the key makes open() wait, or fail.
-      const unwatch = await store.watch(() => authority.#storeChanged(), link);
+      const unwatch = await store.watch(() => authority.#rotations.reload(), link);
       if (typeof unwatch !== 'function') {
         await authority.close();
         throw new TypeError('TokenAuthority.open: `store.watch` must return an unsubscribe function (or a promise of one).');
@@ -295,16 +176,22 @@ export class TokenAuthority {
   }
 
   /**
-   * "Regenerate token": makes a new secret, saves it, then makes it current. From the moment this resolves,
-   * every token of the previous key is refused and the new token is accepted. Concurrent calls run one after
-   * another. When the store cannot save, rejects with `ERR_SAVE_FAILED` and nothing changes. When the save has
-   * not settled within `saveTimeout`, rejects with `ERR_SAVE_FAILED` too, and the next rotation or reload goes
-   * ahead; should that save settle later, the authority reloads the store and adopts what it then holds.
+   * "Regenerate token": makes a new secret, saves it, then makes it current. Concurrent calls run one after another.
+   * - Resolves with the new token once it is saved and current: from then on it is accepted and every earlier
+   *   token is refused.
+   * - `ERR_SAVE_FAILED`: the save failed and the store holds what it held: nothing changed and nothing will; the
+   *   current token stays valid.
+   * - `ERR_SAVE_CONFLICT`: another rotation, made elsewhere, came first and its secret is now current here
+   *   (`onRotate` reports it); `ERR_ROTATION_SUPERSEDED`: this one was saved, then replaced by another before it
+   *   was confirmed, whose secret is now current here.
+   * - `ERR_SAVE_UNCERTAIN`: whether the secret was saved is not known (the save did not settle within
+   *   `saveTimeout` and the grace after it was told to stop, or the store could not tell). The authority reads the
+   *   store at once, again when that save settles, and at each change the store reports, and adopts what it holds;
+   *   `onRotate` reports it if the key changes. The later rotations and reloads are not held up.
+   * - `ERR_CLOSED`: the authority was closed.
    */
   rotate(): Promise<string> {
-    const run = this.#queue.then(() => this.#rotateNow());
-    this.#queue = run.catch(() => undefined);
-    return run;
+    return this.#rotations.rotate();
   }
 
   /** Verifies a bare token (without the `Bearer ` prefix). Never throws or rejects. */
@@ -465,127 +352,6 @@ export class TokenAuthority {
       throw new TypeError('StoreLink.trustUntil: `deadline` must be a performance.now() time in milliseconds.');
     }
     if (!this.#closed) this.#trustUntil = deadline;
-  }
-
-  #remember(id: string): void {
-    this.#ownRecords.push(id);
-    if (this.#ownRecords.length > OWN_RECORDS_KEPT) this.#ownRecords.shift();
-  }
-
-  async #rotateNow(): Promise<string> {
-    if (this.#closed) throw new LauncherAuthError('ERR_CLOSED', 'The token authority was closed.');
-    const record = generateRecord();
-    const next = await buildState(record, this.#claimOptions);
-    this.#remember(record.id);
-    try {
-      await this.#saveWithin(record);
-    } catch (cause) {
-      if (cause === SAVE_TIMED_OUT) {
-        throw new LauncherAuthError(
-          'ERR_SAVE_FAILED',
-          `The secret store's save() did not settle within ${this.#saveTimeout} ms (timed out); nothing changed ` +
-            'and the current token stays valid. Should that save land later, it is undone.',
-        );
-      }
-      throw new LauncherAuthError(
-        'ERR_SAVE_FAILED',
-        'Could not save the new secret; nothing changed and the current token stays valid.',
-        { cause },
-      );
-    }
-    if (this.#closed) {
-      // close() came while saving: a closed authority trusts nothing and tells no listener of a new key.
-      throw new LauncherAuthError(
-        'ERR_CLOSED',
-        'The token authority was closed while the new secret was being saved; the store holds the new secret.',
-      );
-    }
-    this.#install(next);
-    return next.token;
-  }
-
-  /**
-   * `store.save(record, { signal })`, given up on after `saveTimeout` ms: the signal is aborted, and should the save
-   * settle after that, either way, the store is reconciled (an abandoned record of this authority's is replaced by
-   * the current one; anything else is adopted as an external change).
-   */
-  #saveWithin(record: SecretRecord): Promise<void> {
-    const limit = this.#saveTimeout;
-    const controller = new AbortController();
-    let saving: Promise<void>;
-    try {
-      saving = Promise.resolve(this.#store.save(record, { signal: controller.signal }));
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    if (limit === 0) return saving;
-    return new Promise<void>((resolve, reject) => {
-      let late = false;
-      // Unreferenced: a pending rotation must not be what keeps the host process alive.
-      const timer = setTimeout(() => {
-        late = true;
-        controller.abort(new LauncherAuthError('ERR_SAVE_FAILED', 'The save was given up on (saveTimeout).'));
-        reject(SAVE_TIMED_OUT);
-      }, limit).unref();
-      const settled = (error: unknown, failed: boolean): void => {
-        if (late) {
-          void this.#reload(true);
-          return;
-        }
-        clearTimeout(timer);
-        if (failed) reject(error);
-        else resolve();
-      };
-      saving.then(
-        () => settled(undefined, false),
-        (error: unknown) => settled(error, true),
-      );
-    });
-  }
-
-  /** A change reported by the store: reload once, joining a reload already queued and not yet started. */
-  #storeChanged(): Promise<void> {
-    return this.#reload(false);
-  }
-
-  /**
-   * Reads the store in the rotation queue and adopts what it holds. After an abandoned save (`repair`), a record
-   * that this authority itself tried to save, and that is not its current one, is a rotation that gave up: the
-   * current record is written back instead, so the token the last successful `rotate()` returned stays valid.
-   */
-  #reload(repair: boolean): Promise<void> {
-    if (this.#closed) return Promise.resolve();
-    if (!repair && this.#pendingReload !== undefined) return this.#pendingReload;
-    const run = this.#queue.then(async () => {
-      if (!repair) this.#pendingReload = undefined;
-      if (this.#closed) return;
-      try {
-        const loaded = await this.#store.load();
-        if (loaded === undefined) {
-          throw new LauncherAuthError(
-            'ERR_STORE_IO',
-            'The secret disappeared from the store; the current key stays in use until a rotation saves a new one.',
-          );
-        }
-        const record = copyRecord(loaded);
-        if (sameRecord(record, this.#state.record)) return;
-        if (repair && this.#ownRecords.includes(record.id)) {
-          await this.#saveWithin(this.#state.record);
-          return;
-        }
-        const next = await buildState(record, this.#claimOptions);
-        if (!this.#closed) this.#install(next);
-      } catch (error) {
-        try {
-          this.#onStoreError?.(error instanceof Error ? error : new Error(String(error)));
-        } catch {
-          // The host's handler failed; the chain must stay usable for the next rotation.
-        }
-      }
-    });
-    this.#queue = run;
-    if (!repair) this.#pendingReload = run;
-    return run;
   }
 
   #install(next: KeyState): void {

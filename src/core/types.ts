@@ -15,9 +15,12 @@ export interface SecretRecord {
 /** What `rotate()` passes to {@link SecretStore.save}. */
 export interface SaveOptions {
   /**
-   * Aborted when the authority gives up on this save (`saveTimeout`). A store that can must then leave what it
-   * holds unchanged and reject (check it before the step that makes the record current, such as a rename).
-   * A save that lands after all is undone by the authority: an abandoned record never becomes current.
+   * Aborted (with a `TimeoutError` DOMException) when the authority gives up waiting for this save
+   * (`saveTimeout`). A store that can must then leave what it holds unchanged and reject promptly: check the signal
+   * before the step that makes the record current, such as a rename. The authority waits a short grace after the
+   * abort (as long as `saveTimeout`, at most 1 s): a save that rejects within it, the store unchanged, makes
+   * `rotate()` reject with `ERR_SAVE_FAILED`; one still running after it makes `rotate()` reject with
+   * `ERR_SAVE_UNCERTAIN`, and the authority then follows what the store holds.
    */
   signal?: AbortSignal;
 }
@@ -43,7 +46,22 @@ export interface StoreLink {
 export interface SecretStore {
   /** The stored record, or `undefined` when nothing is stored yet. Rejects when what is stored is unusable. */
   load(): Promise<SecretRecord | undefined>;
-  /** Replaces the stored record. Must be durable and atomic once it resolves. See {@link SaveOptions.signal}. */
+  /**
+   * Replaces the stored record, atomically. What its outcome tells the authority (and so what `rotate()` says):
+   * - resolve: the record is stored durably (and, for a store that coordinates several instances, confirmed by
+   *   every instance that may accept tokens);
+   * - reject with a `LauncherAuthError` of code `ERR_SAVE_CONFLICT`: nothing was stored by this save, another
+   *   writer's record stands (the authority loads it and makes it current);
+   * - reject with `ERR_SAVE_UNCERTAIN`: the record may or may not be stored; the store reports the final state
+   *   through {@link SecretStore.watch}'s `onChange`;
+   * - reject with `ERR_ROTATION_SUPERSEDED`: the record was stored, then replaced by a newer one before it was
+   *   confirmed (the authority loads the newer one and makes it current);
+   * - any other rejection, or a synchronous throw: the store claims nothing changed. The authority checks with
+   *   `load()`: a store holding the new record after all counts as saved; one holding what it held makes
+   *   `rotate()` reject with `ERR_SAVE_FAILED`, which promises that nothing will change later, so a save must not
+   *   go on writing after it rejected; a `load()` that fails makes the outcome uncertain.
+   * See {@link SaveOptions.signal} for a save that takes longer than `saveTimeout`.
+   */
   save(record: SecretRecord, options?: SaveOptions): Promise<void>;
   /**
    * Optional: calls `onChange` when another process may have changed the secret; the promise `onChange` returns
@@ -109,11 +127,15 @@ export interface TokenAuthorityOptions {
   onStoreError?: (error: Error) => void;
   /**
    * How long `rotate()` waits for `store.save()` to settle, in milliseconds; `0` waits forever. When the time
-   * runs out, `rotate()` rejects with `ERR_SAVE_FAILED` (its message says the save timed out), the current
-   * token stays valid, and later rotations and reloads are no longer held up by the hung save. Should that
-   * save settle after all, resolved or rejected, the authority reloads the store as it does after an external
-   * change and adopts whatever the store then holds (calling `onRotate` if that is a new key): the store, not
-   * the abandoned rotation, has the last word. Applies to `rotate()` only, not to the first save in `open()`.
+   * runs out, the save's `signal` is aborted and the authority waits a grace as long as `saveTimeout`, at most
+   * 1000 ms, for the store to settle. A save still running then makes `rotate()` reject with
+   * `ERR_SAVE_UNCERTAIN`: the new secret may yet land. Later rotations and reloads are no longer held up by
+   * it, and the authority converges to what the store holds: it reads the store at once, again as soon as that
+   * save settles (resolved or rejected), and at every change the store reports through `watch()`; `onRotate`
+   * fires if the key changed. The exception: a record of a save given up on that lands after another key became
+   * current is stale, and the authority writes the current record back over it. A save that never settles in a
+   * store without `watch()` is seen at the next rotation. Applies to `rotate()` only, not to the first save in
+   * `open()`.
    * @default 60000
    */
   saveTimeout?: number;

@@ -1,6 +1,6 @@
 // Stores that fail: a save that rejects, a disk that fills up (simulated midway, and for real on a tiny tmpfs),
-// a secret file deleted under a running authority, and a save that hangs (`saveTimeout`). In every case the
-// current token stays valid and nothing is half-written where it counts.
+// a secret file deleted under a running authority, a save that hangs (`saveTimeout`), and custom stores that break
+// the rules in the ways a real one does. Each test asserts the final state, not only what rotate() said.
 //
 // Covered elsewhere, not repeated here (test/stores/file.test.ts): a read-only directory ("save() into a
 // read-only directory"), a path blocked by a file or a directory, and a file damaged under a running authority.
@@ -71,6 +71,8 @@ class ControlledStore implements SecretStore {
   readonly #watchers = new Set<() => void>();
   /** `hang`: saves wait for the test; `pass`: they land at once; `fail`: they reject at once. */
   mode: 'hang' | 'pass' | 'fail' | 'throw' = 'pass';
+  /** A hanging save that rejects with the signal's reason, writing nothing, as soon as its signal is aborted. */
+  honoursSignal = false;
   readonly pending: PendingSave[] = [];
   loads = 0;
   saves = 0;
@@ -98,6 +100,7 @@ class ControlledStore implements SecretStore {
       return Promise.resolve();
     }
     return new Promise<void>((resolve, reject) => {
+      if (this.honoursSignal) options?.signal?.addEventListener('abort', () => reject(options.signal?.reason));
       this.pending.push({
         id: copy.id,
         resolve: () => {
@@ -314,7 +317,7 @@ describe('a save that hangs: saveTimeout', () => {
     vi.useRealTimers();
   });
 
-  it('rotate() rejects with ERR_SAVE_FAILED saying it timed out; the current token stays valid; nothing changed', async () => {
+  it('rotate() rejects with ERR_SAVE_UNCERTAIN saying it timed out; the save never landed: the token stays valid', async () => {
     const store = new ControlledStore(fixtureRecord('steady'));
     const errors: Error[] = [];
     const authority = await opened({ store, saveTimeout: 100, onStoreError: (error) => void errors.push(error) });
@@ -323,18 +326,40 @@ describe('a save that hangs: saveTimeout', () => {
 
     store.mode = 'hang';
     const started = performance.now();
+    const loadsBefore = store.loads;
     const error = await rejectionOf(authority.rotate());
-    // A lower bound only: the timer never fires early, and a loaded machine only makes it later.
-    expect(performance.now() - started).toBeGreaterThanOrEqual(95);
-    expect(error.code).toBe('ERR_SAVE_FAILED');
-    expect(isLauncherAuthError(error, 'ERR_SAVE_FAILED')).toBe(true);
-    expect(error.message).toMatch(/did not settle within 100 ms \(timed out\)/);
-    expect(error.message).toMatch(/current token stays valid/);
+    // A lower bound only (saveTimeout, then the grace of as long again): a loaded machine only makes it later.
+    expect(performance.now() - started).toBeGreaterThanOrEqual(195);
+    expect(error.code).toBe('ERR_SAVE_UNCERTAIN');
+    expect(isLauncherAuthError(error, 'ERR_SAVE_UNCERTAIN')).toBe(true);
+    expect(error.message).toMatch(/did not settle within 100 ms \(timed out\), nor 100 ms after it was told to stop/);
     expect(store.pending).toHaveLength(1);
+    expect(store.signals[0]?.aborted).toBe(true);
+    expect((store.signals[0]?.reason as DOMException).name).toBe('TimeoutError');
+    // The authority reads the store at once, and finds the save did not land.
+    expect(await until(() => store.loads > loadsBefore)).toBe(true);
     await expectUnchanged(authority, 'steady', token);
     expect(store.storedId).toBe('steady');
     expect(rotations).toEqual([]);
     expect(errors).toEqual([]);
+  });
+
+  it('a store that honours the aborted signal within the grace: ERR_SAVE_FAILED, nothing changed, nothing will', async () => {
+    const store = new ControlledStore(fixtureRecord('honest'));
+    const authority = await opened({ store, saveTimeout: 50 });
+    const { rotations } = observe(authority);
+    const token = authority.issue();
+    store.mode = 'hang';
+    store.honoursSignal = true;
+    const error = await rejectionOf(authority.rotate());
+    expect(error.code).toBe('ERR_SAVE_FAILED');
+    expect(error.message).toMatch(/nothing changed and the current token stays valid/);
+    expect((error.cause as DOMException).name).toBe('TimeoutError');
+    // The save settled (rejected), so nothing can land later: resolving it now stores nothing.
+    (store.pending[0] as PendingSave).resolve();
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    await expectUnchanged(authority, 'honest', token);
+    expect(rotations).toEqual([]);
   });
 
   it('the queue moves on during the hang: a later rotate() and a reload go through; a late save is then undone', async () => {
@@ -418,18 +443,20 @@ describe('a save that hangs: saveTimeout', () => {
     expect(errors).toEqual([]);
   });
 
-  it('a late save with no rotation after it is undone too: the current token, the one the user has, stays', async () => {
+  it('a late save with no other key since: ERR_SAVE_UNCERTAIN, then the landed key is adopted and onRotate tells it', async () => {
     const store = new ControlledStore(fixtureRecord('kept'));
     const authority = await opened({ store, saveTimeout: 30 });
     const { rotations } = observe(authority);
     const token = authority.issue();
     store.mode = 'hang';
-    await rejectionOf(authority.rotate());
-    store.mode = 'pass';
-    (store.pending[0] as PendingSave).resolve();
-    expect(await until(() => store.storedId === 'kept')).toBe(true);
-    await expectUnchanged(authority, 'kept', token);
-    expect(rotations).toEqual([]);
+    expect((await rejectionOf(authority.rotate())).code).toBe('ERR_SAVE_UNCERTAIN');
+    const landed = store.pending[0] as PendingSave;
+    landed.resolve();
+    expect(await until(() => authority.keyId === landed.id)).toBe(true);
+    expect(store.storedId).toBe(landed.id);
+    expect(rotations).toEqual([{ keyId: landed.id, previousKeyId: 'kept' }]);
+    expect(await authority.verify(token)).toEqual({ ok: false, reason: 'rotated' });
+    expect(await authority.verify(authority.issue())).toMatchObject({ ok: true, keyId: landed.id });
   });
 
   it('a late save that fails changes nothing: the reload finds the old record', async () => {
@@ -480,7 +507,7 @@ describe('a save that hangs: saveTimeout', () => {
     expect(rotations).toEqual([{ keyId: store.storedId, previousKeyId: 'patient' }]);
   });
 
-  it('the default is 60000 ms: still waiting at 59999 ms, rejected at 60000 ms', async () => {
+  it('the default is 60000 ms: signal aborted at 60000 ms, rejected at 61000 ms (the grace of at most 1 s)', async () => {
     const store = new ControlledStore(fixtureRecord('default'));
     const authority = await opened({ store });
     store.mode = 'hang';
@@ -495,13 +522,23 @@ describe('a save that hangs: saveTimeout', () => {
     });
     // The timer starts in the same step as the save; the save starts after the new key is built.
     while (store.pending.length === 0) await new Promise((resolve) => setImmediate(resolve));
+    const settle = async (): Promise<void> => {
+      for (let i = 0; i < 10; i++) await Promise.resolve();
+    };
     vi.advanceTimersByTime(59_999);
-    for (let i = 0; i < 10; i++) await Promise.resolve();
+    await settle();
+    expect(outcome).toBe('pending');
+    expect(store.signals[0]?.aborted).toBe(false);
+    vi.advanceTimersByTime(1);
+    await settle();
+    expect(store.signals[0]?.aborted).toBe(true);
+    vi.advanceTimersByTime(999);
+    await settle();
     expect(outcome).toBe('pending');
     vi.advanceTimersByTime(1);
     const error = (await rotation) as LauncherAuthError;
-    expect(isLauncherAuthError(error, 'ERR_SAVE_FAILED')).toBe(true);
-    expect(error.message).toMatch(/did not settle within 60000 ms \(timed out\)/);
+    expect(isLauncherAuthError(error, 'ERR_SAVE_UNCERTAIN')).toBe(true);
+    expect(error.message).toMatch(/did not settle within 60000 ms \(timed out\), nor 1000 ms after/);
     expect(authority.keyId).toBe('default');
   });
 
@@ -554,5 +591,220 @@ describe('close() while a rotation is saving', () => {
     release();
     await expect(rotation).rejects.toMatchObject({ code: 'ERR_CLOSED' });
     expect(told).toBe(0);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------
+// Custom stores that break in the ways real ones do. `save` is replaced per test; the record is kept as a copy,
+// and `watch()` lets the store report a change as a store coordinating instances would.
+
+type SaveBehaviour = (record: SecretRecord, write: () => void, options?: { signal?: AbortSignal }) => Promise<void> | void;
+
+class CustomStore implements SecretStore {
+  #record: SecretRecord;
+  readonly #watchers = new Set<() => Promise<void>>();
+  behaviour: SaveBehaviour | undefined;
+  loadFails = false;
+  constructor(record: SecretRecord) {
+    this.#record = record;
+  }
+  get storedId(): string {
+    return this.#record.id;
+  }
+  async load(): Promise<SecretRecord> {
+    if (this.loadFails) throw Object.assign(new Error('EIO: i/o error, read'), { code: 'EIO' });
+    return { ...this.#record, key: new Uint8Array(this.#record.key) };
+  }
+  save(record: SecretRecord, options?: { signal?: AbortSignal }): Promise<void> {
+    const write = (): void => {
+      this.#record = { ...record, key: new Uint8Array(record.key) };
+    };
+    if (this.behaviour === undefined) {
+      write();
+      return Promise.resolve();
+    }
+    // A synchronous throw from the behaviour is the store's own: it leaves save() as a throw, not a rejection.
+    return Promise.resolve(this.behaviour(record, write, options));
+  }
+  watch(onChange: () => Promise<void>): () => void {
+    this.#watchers.add(onChange);
+    return () => void this.#watchers.delete(onChange);
+  }
+  /** Someone else wrote `record` (no report: the store tells of it through its own save's answer). */
+  putElsewhere(record: SecretRecord): void {
+    this.#record = record;
+  }
+  /** What the store's change report does: resolves once the authority has reloaded. */
+  async report(): Promise<void> {
+    await Promise.all([...this.#watchers].map((watcher) => watcher()));
+  }
+}
+
+function storeError(code: 'ERR_SAVE_CONFLICT' | 'ERR_SAVE_UNCERTAIN' | 'ERR_ROTATION_SUPERSEDED'): LauncherAuthError {
+  return new LauncherAuthError(code, `the store says ${code}`);
+}
+
+/** After the outcome and some quiet, the authority holds `keyId`, `token` works, `issue()` returns it. */
+async function expectSettledOn(authority: TokenAuthority, store: CustomStore, keyId: string, token: string): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  expect(store.storedId).toBe(keyId);
+  await expectUnchanged(authority, keyId, token);
+}
+
+describe('custom stores: each outcome of rotate() matches its code, and the final state matches the outcome', () => {
+  it('save() that hangs forever: ERR_SAVE_UNCERTAIN; nothing landed, so the token from before stays, and the queue goes on', async () => {
+    const store = new CustomStore(fixtureRecord('before-hang'));
+    const authority = await opened({ store, saveTimeout: 40 });
+    const { rotations } = observe(authority);
+    const token = authority.issue();
+    let signal: AbortSignal | undefined;
+    store.behaviour = (_record, _write, options) => {
+      signal = options?.signal;
+      return new Promise<void>(() => undefined);
+    };
+    const error = await rejectionOf(authority.rotate());
+    expect(error.code).toBe('ERR_SAVE_UNCERTAIN');
+    expect(signal?.aborted).toBe(true);
+    await expectSettledOn(authority, store, 'before-hang', token);
+    expect(rotations).toEqual([]);
+
+    store.behaviour = undefined;
+    const next = await authority.rotate();
+    await expectSettledOn(authority, store, authority.keyId, next);
+    expect(await authority.verify(token)).toEqual({ ok: false, reason: 'rotated' });
+    expect(rotations).toEqual([{ keyId: store.storedId, previousKeyId: 'before-hang' }]);
+  });
+
+  it('save() that rejects after writing: the store holds the new secret, so rotate() resolves with its token', async () => {
+    const store = new CustomStore(fixtureRecord('before-write'));
+    const authority = await opened({ store });
+    const { rotations } = observe(authority);
+    const token = authority.issue();
+    store.behaviour = async (_record, write) => {
+      write();
+      throw Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' });
+    };
+    const next = await authority.rotate();
+    expect(store.storedId).not.toBe('before-write');
+    await expectSettledOn(authority, store, store.storedId, next);
+    expect(await authority.verify(token)).toEqual({ ok: false, reason: 'rotated' });
+    expect(rotations).toEqual([{ keyId: store.storedId, previousKeyId: 'before-write' }]);
+  });
+
+  it.each([
+    ['before writing', false],
+    ['after writing', true],
+  ])('save() that throws synchronously %s: ERR_SAVE_FAILED with nothing changed, or resolved with the stored secret', async (_, writes) => {
+    const store = new CustomStore(fixtureRecord('sync'));
+    const authority = await opened({ store });
+    const { rotations } = observe(authority);
+    const token = authority.issue();
+    const cause = new Error('the store broke before it could return a promise');
+    store.behaviour = (_record, write) => {
+      if (writes) write();
+      throw cause;
+    };
+    if (!writes) {
+      const error = await rejectionOf(authority.rotate());
+      expect(error.code).toBe('ERR_SAVE_FAILED');
+      expect(error.cause).toBe(cause);
+      await expectSettledOn(authority, store, 'sync', token);
+      expect(rotations).toEqual([]);
+    } else {
+      const next = await authority.rotate();
+      await expectSettledOn(authority, store, store.storedId, next);
+      expect(store.storedId).not.toBe('sync');
+      expect(await authority.verify(token)).toEqual({ ok: false, reason: 'rotated' });
+      expect(rotations).toHaveLength(1);
+    }
+  });
+
+  it('save() that rejects and a load() that fails: ERR_SAVE_UNCERTAIN; once the store can be read, its secret is followed', async () => {
+    const store = new CustomStore(fixtureRecord('unreadable'));
+    const authority = await opened({ store });
+    const { rotations } = observe(authority);
+    const token = authority.issue();
+    let newId = '';
+    store.behaviour = async (record, write) => {
+      newId = record.id;
+      write();
+      store.loadFails = true;
+      throw new Error('EIO: i/o error, write');
+    };
+    const error = await rejectionOf(authority.rotate());
+    expect(error.code).toBe('ERR_SAVE_UNCERTAIN');
+    expect(authority.keyId).toBe('unreadable');
+    // The store comes back, holding the new secret, and reports the change: the authority adopts it.
+    store.loadFails = false;
+    await store.report();
+    expect(authority.keyId).toBe(newId);
+    expect(rotations).toEqual([{ keyId: newId, previousKeyId: 'unreadable' }]);
+    expect(await authority.verify(token)).toEqual({ ok: false, reason: 'rotated' });
+    await expectSettledOn(authority, store, newId, authority.issue());
+  });
+
+  it('save() that rejects while another writer saved: ERR_SAVE_CONFLICT, and that writer\'s secret is current', async () => {
+    const store = new CustomStore(fixtureRecord('mine'));
+    const authority = await opened({ store });
+    const { rotations } = observe(authority);
+    const token = authority.issue();
+    store.behaviour = async () => {
+      store.putElsewhere(fixtureRecord('theirs'));
+      throw new Error('EBUSY: resource busy');
+    };
+    const error = await rejectionOf(authority.rotate());
+    expect(error.code).toBe('ERR_SAVE_CONFLICT');
+    expect(authority.keyId).toBe('theirs');
+    expect(rotations).toEqual([{ keyId: 'theirs', previousKeyId: 'mine' }]);
+    expect(await authority.verify(token)).toEqual({ ok: false, reason: 'rotated' });
+    await expectSettledOn(authority, store, 'theirs', authority.issue());
+  });
+
+  it.each([
+    ['ERR_SAVE_CONFLICT', false],
+    ['ERR_ROTATION_SUPERSEDED', true],
+  ] as const)('a store that rejects with %s: passed through, the newer secret current before it rejects', async (code, writesFirst) => {
+    const store = new CustomStore(fixtureRecord('older'));
+    const authority = await opened({ store });
+    const { rotations } = observe(authority);
+    const token = authority.issue();
+    let mine = '';
+    store.behaviour = async (record, write) => {
+      mine = record.id;
+      if (writesFirst) write();
+      store.putElsewhere(fixtureRecord('newer'));
+      throw storeError(code);
+    };
+    const error = await rejectionOf(authority.rotate());
+    expect(error.code).toBe(code);
+    expect(isLauncherAuthError(error.cause, code)).toBe(true);
+    // Current when the rejection arrives: issue() gives the token that works now.
+    expect(authority.keyId).toBe('newer');
+    expect(rotations).toEqual([{ keyId: 'newer', previousKeyId: 'older' }]);
+    expect(await authority.verify(token)).toEqual({ ok: false, reason: 'rotated' });
+    expect(mine).not.toBe('');
+    await expectSettledOn(authority, store, 'newer', authority.issue());
+  });
+
+  it('a store that rejects with ERR_SAVE_UNCERTAIN and later reports that the secret landed: followed, onRotate told', async () => {
+    const store = new CustomStore(fixtureRecord('unsure'));
+    const authority = await opened({ store });
+    const { rotations } = observe(authority);
+    const token = authority.issue();
+    let land: () => void = () => undefined;
+    let newId = '';
+    store.behaviour = async (record, write) => {
+      newId = record.id;
+      land = write;
+      throw storeError('ERR_SAVE_UNCERTAIN');
+    };
+    const error = await rejectionOf(authority.rotate());
+    expect(error.code).toBe('ERR_SAVE_UNCERTAIN');
+    await expectSettledOn(authority, store, 'unsure', token);
+    land();
+    await store.report();
+    expect(authority.keyId).toBe(newId);
+    expect(rotations).toEqual([{ keyId: newId, previousKeyId: 'unsure' }]);
+    expect(await authority.verify(token)).toEqual({ ok: false, reason: 'rotated' });
   });
 });

@@ -1,0 +1,128 @@
+// The real FileSecretStore with its real watcher, under saves that outlive `saveTimeout`: 50 trials, each checked
+// once the dust has settled (2 s after rotate() rejected). The rule: either the token from before the call is
+// accepted and issue() returns it, or the code was ERR_SAVE_UNCERTAIN and onRotate told the new key, which is then
+// the one accepted. Trials run ten at a time, each on its own folder, to keep the file's wall time short.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { FileSecretStore, TokenAuthority, isLauncherAuthError, type RotateEvent, type SecretRecord } from 'launcher-auth';
+import { fixtureRecord } from '../stores/fixtures/records.js';
+
+const TRIALS = 50;
+const AT_ONCE = 10;
+const SAVE_TIMEOUT = 100;
+/** saveTimeout, then the grace after the abort (as long as saveTimeout): past this, rotate() has answered. */
+const ANSWERED_BY = 2 * SAVE_TIMEOUT;
+const SETTLE_MS = 2_000;
+
+const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The file store, its save held back one of two ways: `late settle` renames at once (the signal not yet aborted)
+ * and settles well after rotate() has answered, like a slow fsync of the folder; `late start` reaches the store
+ * only after the abort, so the store honours the signal and writes nothing.
+ */
+class SlowFileStore extends FileSecretStore {
+  readonly way: 'late settle' | 'late start';
+  attempted: string | undefined;
+  constructor(path: string, way: SlowFileStore['way']) {
+    super(path);
+    this.way = way;
+  }
+  override async save(record: SecretRecord, options?: { signal?: AbortSignal }): Promise<void> {
+    this.attempted = record.id;
+    if (this.way === 'late start') {
+      await delay(SAVE_TIMEOUT + SAVE_TIMEOUT / 4);
+      return super.save(record, options);
+    }
+    await super.save(record, options);
+    await delay(ANSWERED_BY + 50 + Math.random() * 300);
+  }
+}
+
+interface Trial {
+  readonly way: SlowFileStore['way'];
+  readonly code: string;
+  /** Each a comparison, so that no token reaches a failing test's output. */
+  readonly issueIsBefore: boolean;
+  readonly beforeAccepted: boolean;
+  readonly currentAccepted: boolean;
+  readonly keyIsFile: boolean;
+  readonly fileIsAttempted: boolean;
+  readonly toldNewKey: boolean;
+  readonly events: number;
+}
+
+async function trial(index: number, dir: string): Promise<Trial> {
+  const path = join(dir, `trial-${index}`, 'secret.json');
+  const way = index % 5 === 4 ? 'late start' : 'late settle';
+  await new FileSecretStore(path).save(fixtureRecord(`before-${index}`));
+  const store = new SlowFileStore(path, way);
+  const authority = await TokenAuthority.open({ store, saveTimeout: SAVE_TIMEOUT });
+  try {
+    const events: RotateEvent[] = [];
+    authority.onRotate((event) => void events.push(event));
+    const before = authority.issue();
+    const outcome: unknown = await authority.rotate().then(
+      () => 'resolved',
+      (error: unknown) => error,
+    );
+    const code = isLauncherAuthError(outcome) ? outcome.code : String(outcome);
+    await delay(SETTLE_MS);
+    const onFile = await new FileSecretStore(path).load();
+    const current = authority.issue();
+    return {
+      way,
+      code,
+      issueIsBefore: current === before,
+      beforeAccepted: (await authority.verify(before)).ok,
+      currentAccepted: (await authority.verify(current)).ok,
+      keyIsFile: onFile?.id === authority.keyId,
+      fileIsAttempted: onFile?.id === store.attempted,
+      toldNewKey: events.length === 1 && events[0]?.keyId === store.attempted && events[0]?.previousKeyId === `before-${index}`,
+      events: events.length,
+    };
+  } finally {
+    await authority.close();
+  }
+}
+
+describe('FileSecretStore with its watcher: a save that outlives saveTimeout', () => {
+  it(`${TRIALS} trials: the token from before still works, or ERR_SAVE_UNCERTAIN and onRotate told the key that works`, async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'launcher-auth-late-save-'));
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
+    const trials: Trial[] = [];
+    for (let first = 0; first < TRIALS; first += AT_ONCE) {
+      const batch = Array.from({ length: AT_ONCE }, (_, offset) => trial(first + offset, dir));
+      trials.push(...(await Promise.all(batch)));
+    }
+
+    const unchanged = { issueIsBefore: true, beforeAccepted: true, currentAccepted: true, keyIsFile: true, events: 0 };
+    const followed = { issueIsBefore: false, beforeAccepted: false, currentAccepted: true, keyIsFile: true, fileIsAttempted: true, toldNewKey: true };
+    for (const [index, result] of trials.entries()) {
+      // The index and the way are in the compared objects, so a failure names its trial.
+      if (result.code === 'ERR_SAVE_FAILED') {
+        expect({ index, way: result.way, ...pick(result, unchanged) }).toEqual({ index, way: result.way, ...unchanged });
+      } else {
+        expect({ index, way: result.way, code: result.code, ...pick(result, followed) }).toEqual({
+          index,
+          way: result.way,
+          code: 'ERR_SAVE_UNCERTAIN',
+          ...followed,
+        });
+      }
+    }
+    // Both ways happened as designed: every late settle is uncertain (its file was replaced), every late start failed.
+    expect(trials.filter((result) => result.way === 'late settle').map((result) => result.code)).toEqual(
+      Array(TRIALS - TRIALS / 5).fill('ERR_SAVE_UNCERTAIN'),
+    );
+    expect(trials.filter((result) => result.way === 'late start').map((result) => result.code)).toEqual(
+      Array(TRIALS / 5).fill('ERR_SAVE_FAILED'),
+    );
+  }, 120_000);
+});
+
+function pick<T extends object>(from: Trial, like: T): T {
+  return Object.fromEntries(Object.keys(like).map((key) => [key, from[key as keyof Trial]])) as T;
+}
