@@ -14,5 +14,7 @@ const client = createSentinel({
 });
 client.on('error', (error: Error) => console.error('redis:', error.message));
 await client.connect();
-const authority = await TokenAuthority.open({ store: new RedisSecretStore({ client }) });
+// A rotation counts only once a replica has it: the replica Sentinel promotes then holds the last one.
+const store = new RedisSecretStore({ client, replicas: { count: 1, timeout: 1000 } });
+const authority = await TokenAuthority.open({ store });
 console.log('current key:', authority.keyId);
