@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createCluster } from 'redis';
 import { REDIS_SERVER, freePort, launchRedis, missingTool, type RedisServer } from './redis-server.js';
-import { command, waitFor } from './redis-sentinel.js';
+import { command, field, waitFor } from './redis-sentinel.js';
 
 const REDIS_CLI = process.env['REDIS_CLI'] ?? 'redis-cli';
 /** Why the suites are skipped, or `undefined` when they run. */
@@ -38,6 +38,13 @@ export interface ClusterDeployment {
   /** `CLUSTER FAILOVER` on the replica of the slot's primary; resolves once every node names the new primary. */
   failover(): Promise<{ from: number; to: number; ms: number }>;
   /** A connected `createCluster()` client; destroyed by `stop()` if still open. */
+  /**
+   * Freezes the slot's primary (SIGSTOP) until the cluster has promoted its replica on its own, then lets it run
+   * again (it rejoins as a replica). Resolves with the milliseconds from the freeze to the promotion.
+   */
+  freezePrimary(): Promise<{ from: number; to: number; ms: number }>;
+  /** Waits until the slot's primary has a replica in sync. */
+  replicated(): Promise<void>;
   client(): Promise<ClusterClient>;
   stop(): Promise<void>;
 }
@@ -166,6 +173,15 @@ export async function startCluster(key: string): Promise<ClusterDeployment> {
       };
     };
 
+    /** The node that replicates the primary on port `primary`. */
+    const replicaOf = async (primary: number): Promise<ClusterNode> => {
+      for (const node of nodes) {
+        const info = await command(node.port, ['INFO', 'replication']);
+        if (field(info, 'role') === 'slave' && field(info, 'master_port') === String(primary)) return node;
+      }
+      throw new Error("no replica of the slot's primary");
+    };
+
     const currentOwner = async (): Promise<number> => {
       const port = await ownerOf(first.port, slot);
       if (port === undefined) throw new Error('no owner for the slot');
@@ -193,17 +209,34 @@ export async function startCluster(key: string): Promise<ClusterDeployment> {
       },
       async failover() {
         const from = await currentOwner();
-        let candidate: ClusterNode | undefined;
-        for (const node of nodes) {
-          const info = String(await command(node.port, ['INFO', 'replication']));
-          if (info.includes('role:slave') && info.includes(`master_port:${from}`)) candidate = node;
-        }
-        if (candidate === undefined) throw new Error("no replica of the slot's primary");
+        const to = (await replicaOf(from)).port;
         const began = performance.now();
-        const to = candidate.port;
         await command(to, ['CLUSTER', 'FAILOVER']);
         await agreeOn(to);
         return { from, to, ms: Math.round(performance.now() - began) };
+      },
+      async freezePrimary() {
+        const from = await currentOwner();
+        const frozen = nodes.find((node) => node.port === from) as ClusterNode;
+        const to = (await replicaOf(from)).port;
+        const began = performance.now();
+        frozen.process.kill('SIGSTOP');
+        try {
+          // Asked of the others only: a stopped process accepts connections and never answers.
+          await waitFor('the cluster to promote the replica', async () => {
+            for (const node of nodes) if (node !== frozen && (await ownerOf(node.port, slot)) !== to) return false;
+            return true;
+          });
+          return { from, to, ms: Math.round(performance.now() - began) };
+        } finally {
+          frozen.process.kill('SIGCONT');
+        }
+      },
+      async replicated() {
+        const owner = await currentOwner();
+        await waitFor('a replica in sync with the slot\'s primary', async () =>
+          field(await command(owner, ['INFO', 'replication']), 'slave0')?.includes('state=online') === true,
+        );
       },
       async client() {
         const client = await connectCluster(first.port);

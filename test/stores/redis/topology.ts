@@ -133,3 +133,21 @@ export async function resumed(authorities: readonly TokenAuthority[], ms = 10_00
   }
   return false;
 }
+
+/**
+ * Rotations through `change` (see {@link rotateThrough}), then the claims: revoked tokens were checked and none was
+ * accepted, rotations resolved after the change, and a fresh rotation is accepted everywhere. Prints the counts.
+ */
+export async function expectSafeThrough(
+  label: string,
+  authorities: readonly TokenAuthority[],
+  change: () => Promise<unknown>,
+): Promise<TopologyRun> {
+  const run = await rotateThrough(authorities, change);
+  console.info(`${label}:`, JSON.stringify(run));
+  expect(run.checks).toBeGreaterThan(0);
+  expect(run.acceptedRevoked).toBe(0);
+  expect(run.resolvedAfter).toBeGreaterThanOrEqual(5);
+  expect(await resumed(authorities)).toBe(true);
+  return run;
+}
