@@ -430,24 +430,3 @@ export function answered<T>(promise: Promise<T>, ms: number, endpoint: string, w
     );
   });
 }
-
-/**
- * A {@link RedisSubscriberLike} over {@link RedisConnection.subscribe}, for a follower written against a duplicate
- * client: connecting is the host's, and `destroy()` ends the subscription, also one still being made.
- */
-export function subscriberOf(connection: RedisConnection): RedisSubscriberLike {
-  let subscription: RedisSubscription | undefined;
-  let destroyed = false;
-  return {
-    on: () => undefined,
-    connect: async () => undefined,
-    async subscribe(channel, listener) {
-      subscription = await connection.subscribe(channel, (message) => listener(message, channel));
-      if (destroyed) subscription.close();
-    },
-    destroy() {
-      destroyed = true;
-      subscription?.close();
-    },
-  };
-}
