@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createCluster } from 'redis';
 import { REDIS_SERVER, freePort, launchRedis, missingTool, type RedisServer } from './redis-server.js';
-import { command, waitFor } from './redis-sentinel.js';
+import { command, field, waitFor } from './redis-sentinel.js';
 
 const REDIS_CLI = process.env['REDIS_CLI'] ?? 'redis-cli';
 /** Why the suites are skipped, or `undefined` when they run. */
@@ -33,11 +33,29 @@ export interface ClusterDeployment {
    * To the primary on port `to`, or to another one.
    */
   moveSlot(options?: { pauseMs?: number; to?: number }): Promise<{ from: number; to: number; ms: number }>;
+  /** Starts moving the slot (IMPORTING on the target, MIGRATING on the source), leaving each step to the caller. */
+  beginMove(to?: number): Promise<SlotMove>;
   /** `CLUSTER FAILOVER` on the replica of the slot's primary; resolves once every node names the new primary. */
   failover(): Promise<{ from: number; to: number; ms: number }>;
   /** A connected `createCluster()` client; destroyed by `stop()` if still open. */
+  /**
+   * Freezes the slot's primary (SIGSTOP) until the cluster has promoted its replica on its own, then lets it run
+   * again (it rejoins as a replica). Resolves with the milliseconds from the freeze to the promotion.
+   */
+  freezePrimary(): Promise<{ from: number; to: number; ms: number }>;
+  /** Waits until the slot's primary has a replica in sync. */
+  replicated(): Promise<void>;
   client(): Promise<ClusterClient>;
   stop(): Promise<void>;
+}
+
+/** A slot move under way: the keys still on the source, one key's MIGRATE, and the end (SETSLOT NODE everywhere). */
+export interface SlotMove {
+  readonly from: number;
+  readonly to: number;
+  keysLeft(): Promise<string[]>;
+  migrate(key: string): Promise<void>;
+  finish(): Promise<void>;
 }
 
 export type ClusterClient = Awaited<ReturnType<typeof connectCluster>>;
@@ -127,6 +145,43 @@ export async function startCluster(key: string): Promise<ClusterDeployment> {
         return true;
       });
 
+    const beginMove = async (to?: number): Promise<SlotMove> => {
+      const from = await currentOwner();
+      const source = nodes.find((node) => node.port === from) as ClusterNode;
+      const target = nodes.find((node) => node.port !== from && (to === undefined ? primaries.includes(node) : node.port === to));
+      if (target === undefined) throw new Error('no primary to move the slot to');
+      await command(target.port, ['CLUSTER', 'SETSLOT', String(slot), 'IMPORTING', source.id]);
+      await command(source.port, ['CLUSTER', 'SETSLOT', String(slot), 'MIGRATING', target.id]);
+      return {
+        from,
+        to: target.port,
+        keysLeft: async () => (await command(source.port, ['CLUSTER', 'GETKEYSINSLOT', String(slot), '100'])) as string[],
+        async migrate(key) {
+          await command(source.port, ['MIGRATE', '127.0.0.1', String(target.port), '', '0', '2000', 'REPLACE', 'KEYS', key]);
+        },
+        async finish() {
+          await command(target.port, ['CLUSTER', 'SETSLOT', String(slot), 'NODE', target.id]);
+          await command(source.port, ['CLUSTER', 'SETSLOT', String(slot), 'NODE', target.id]);
+          for (const node of nodes) {
+            if (node !== source && node !== target) {
+              // A replica refuses SETSLOT; it learns the owner from its primary.
+              await command(node.port, ['CLUSTER', 'SETSLOT', String(slot), 'NODE', target.id]).catch(() => undefined);
+            }
+          }
+          await agreeOn(target.port);
+        },
+      };
+    };
+
+    /** The node that replicates the primary on port `primary`. */
+    const replicaOf = async (primary: number): Promise<ClusterNode> => {
+      for (const node of nodes) {
+        const info = await command(node.port, ['INFO', 'replication']);
+        if (field(info, 'role') === 'slave' && field(info, 'master_port') === String(primary)) return node;
+      }
+      throw new Error("no replica of the slot's primary");
+    };
+
     const currentOwner = async (): Promise<number> => {
       const port = await ownerOf(first.port, slot);
       if (port === undefined) throw new Error('no owner for the slot');
@@ -137,45 +192,51 @@ export async function startCluster(key: string): Promise<ClusterDeployment> {
       nodes,
       slot,
       ownerPort: currentOwner,
+      beginMove,
       async moveSlot({ pauseMs = 0, to }: { pauseMs?: number; to?: number } = {}) {
-        const from = await currentOwner();
-        const source = nodes.find((node) => node.port === from) as ClusterNode;
-        const target = nodes.find((node) => node.port !== from && (to === undefined ? primaries.includes(node) : node.port === to));
-        if (target === undefined) throw new Error('no primary to move the slot to');
         const began = performance.now();
-        await command(target.port, ['CLUSTER', 'SETSLOT', String(slot), 'IMPORTING', source.id]);
-        await command(source.port, ['CLUSTER', 'SETSLOT', String(slot), 'MIGRATING', target.id]);
+        const move = await beginMove(to);
         await new Promise((resolve) => setTimeout(resolve, pauseMs));
-        for (;;) {
-          const keys = (await command(source.port, ['CLUSTER', 'GETKEYSINSLOT', String(slot), '100'])) as string[];
-          if (keys.length === 0) break;
+        for (let keys = await move.keysLeft(); keys.length > 0; keys = await move.keysLeft()) {
           // One key at a time, with the pause between: clients meet the slot with some keys moved (TRYAGAIN).
           for (const moving of keys) {
-            await command(source.port, ['MIGRATE', '127.0.0.1', String(target.port), '', '0', '2000', 'REPLACE', 'KEYS', moving]);
+            await move.migrate(moving);
             await new Promise((resolve) => setTimeout(resolve, pauseMs));
           }
         }
-        await command(target.port, ['CLUSTER', 'SETSLOT', String(slot), 'NODE', target.id]);
-        await command(source.port, ['CLUSTER', 'SETSLOT', String(slot), 'NODE', target.id]);
-        for (const node of nodes) {
-          if (node !== source && node !== target) await command(node.port, ['CLUSTER', 'SETSLOT', String(slot), 'NODE', target.id]).catch(() => undefined);
-        }
-        await agreeOn(target.port);
-        return { from, to: target.port, ms: Math.round(performance.now() - began) };
+        await move.finish();
+        return { from: move.from, to: move.to, ms: Math.round(performance.now() - began) };
       },
       async failover() {
         const from = await currentOwner();
-        let candidate: ClusterNode | undefined;
-        for (const node of nodes) {
-          const info = String(await command(node.port, ['INFO', 'replication']));
-          if (info.includes('role:slave') && info.includes(`master_port:${from}`)) candidate = node;
-        }
-        if (candidate === undefined) throw new Error("no replica of the slot's primary");
+        const to = (await replicaOf(from)).port;
         const began = performance.now();
-        const to = candidate.port;
         await command(to, ['CLUSTER', 'FAILOVER']);
         await agreeOn(to);
         return { from, to, ms: Math.round(performance.now() - began) };
+      },
+      async freezePrimary() {
+        const from = await currentOwner();
+        const frozen = nodes.find((node) => node.port === from) as ClusterNode;
+        const to = (await replicaOf(from)).port;
+        const began = performance.now();
+        frozen.process.kill('SIGSTOP');
+        try {
+          // Asked of the others only: a stopped process accepts connections and never answers.
+          await waitFor('the cluster to promote the replica', async () => {
+            for (const node of nodes) if (node !== frozen && (await ownerOf(node.port, slot)) !== to) return false;
+            return true;
+          });
+          return { from, to, ms: Math.round(performance.now() - began) };
+        } finally {
+          frozen.process.kill('SIGCONT');
+        }
+      },
+      async replicated() {
+        const owner = await currentOwner();
+        await waitFor('a replica in sync with the slot\'s primary', async () =>
+          field(await command(owner, ['INFO', 'replication']), 'slave0')?.includes('state=online') === true,
+        );
       },
       async client() {
         const client = await connectCluster(first.port);

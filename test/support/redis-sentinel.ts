@@ -94,7 +94,8 @@ function fieldsOf(entry: unknown): Record<string, string> {
   return fields;
 }
 
-function field(info: unknown, name: string): string | undefined {
+/** One `name:value` line of an INFO reply. */
+export function field(info: unknown, name: string): string | undefined {
   return new RegExp(`^${name}:(.*?)\\s*$`, 'm').exec(String(info))?.[1];
 }
 

@@ -272,7 +272,11 @@ function sentinelConnection(sentinel: RedisSentinelLike): RedisConnection {
   };
 }
 
-/** How many times a script refused by Redis Cluster (`MOVED`, `ASK`, `TRYAGAIN`) is sent again, as node-redis does. */
+/**
+ * How many times a script refused by Redis Cluster (`MOVED`, `ASK`, `TRYAGAIN`) is sent again, as node-redis does.
+ * The pauses after `TRYAGAIN` add up to 1.36 s, under the store's default `commandTimeout`: a script is not sent
+ * again long after its caller gave up on it.
+ */
 const REDIRECTIONS = 16;
 
 function clusterConnection(cluster: RedisClusterLike): RedisConnection {
@@ -425,25 +429,4 @@ export function answered<T>(promise: Promise<T>, ms: number, endpoint: string, w
       },
     );
   });
-}
-
-/**
- * A {@link RedisSubscriberLike} over {@link RedisConnection.subscribe}, for a follower written against a duplicate
- * client: connecting is the host's, and `destroy()` ends the subscription, also one still being made.
- */
-export function subscriberOf(connection: RedisConnection): RedisSubscriberLike {
-  let subscription: RedisSubscription | undefined;
-  let destroyed = false;
-  return {
-    on: () => undefined,
-    connect: async () => undefined,
-    async subscribe(channel, listener) {
-      subscription = await connection.subscribe(channel, (message) => listener(message, channel));
-      if (destroyed) subscription.close();
-    },
-    destroy() {
-      destroyed = true;
-      subscription?.close();
-    },
-  };
 }

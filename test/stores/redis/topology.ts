@@ -9,9 +9,13 @@ import { checkSecretStore } from 'launcher-auth/testing';
 /** Short leases keep the tests quick; the margins stay proportionate. */
 export const FAST = { leaseMs: 1000, renewInterval: 200, driftMargin: 100 } as const;
 
-/** Asserts that checkSecretStore passes on `client` (an empty `key`). */
+/**
+ * Asserts that checkSecretStore passes on `client` (an empty `key`). A short lease: a save that cannot prove who
+ * holds the key waits it out, and the kit saves many times.
+ */
 export async function expectConformance(client: RedisAnyClient, key: string): Promise<void> {
-  const report = await checkSecretStore(() => new RedisSecretStore({ client, key }), { sameBacking: true });
+  const short = { leaseMs: 300, renewInterval: 60, driftMargin: 30 };
+  const report = await checkSecretStore(() => new RedisSecretStore({ client, key, ...short }), { sameBacking: true });
   expect(report.cases.filter((row) => !row.ok)).toEqual([]);
   expect(report.ok).toBe(true);
 }
@@ -128,4 +132,22 @@ export async function resumed(authorities: readonly TokenAuthority[], ms = 10_00
     await pause(100);
   }
   return false;
+}
+
+/**
+ * Rotations through `change` (see {@link rotateThrough}), then the claims: revoked tokens were checked and none was
+ * accepted, rotations resolved after the change, and a fresh rotation is accepted everywhere. Prints the counts.
+ */
+export async function expectSafeThrough(
+  label: string,
+  authorities: readonly TokenAuthority[],
+  change: () => Promise<unknown>,
+): Promise<TopologyRun> {
+  const run = await rotateThrough(authorities, change);
+  console.info(`${label}:`, JSON.stringify(run));
+  expect(run.checks).toBeGreaterThan(0);
+  expect(run.acceptedRevoked).toBe(0);
+  expect(run.resolvedAfter).toBeGreaterThanOrEqual(5);
+  expect(await resumed(authorities)).toBe(true);
+  return run;
 }
