@@ -208,9 +208,9 @@ export class Rotations<S> {
     }
     const stored = loaded.record;
     if (code !== undefined) {
-      // The store's word stands; a load that still shows this rotation's record is behind, and watch() will tell.
+      // The store's word stands: a load that still shows this rotation's record is behind, and the store reports
+      // the newer one through watch().
       if (stored !== undefined && stored.id !== record.id) await this.#adopt(stored);
-      else void this.reload();
       if (this.#holder.closed()) throw closed();
       throw new LauncherAuthError(code, MESSAGES[code], { cause });
     }
@@ -285,14 +285,14 @@ export class Rotations<S> {
 
   /**
    * Makes `record` current, unless it is already, or it is a stale record of a save given up on: then the current
-   * record is written back, and `record` is adopted only if the store does not take the write-back.
+   * record is written back, and `record` is adopted only if the store refuses the write-back.
    */
   async #adopt(record: SecretRecord): Promise<void> {
     const current = this.#holder.current();
     if (sameRecord(record, current)) return;
     const stale = this.#abandoned.find((entry) => entry.id === record.id && entry.overtaken);
     if (stale !== undefined) {
-      // Never again for this record: should the store refuse the write-back, it has the last word.
+      // Once only for this record: should the store refuse the write-back, it has the last word.
       this.#abandoned = this.#abandoned.filter((entry) => entry !== stale);
       if (await this.#writeBack(current)) return;
     }
@@ -300,24 +300,33 @@ export class Rotations<S> {
     if (!this.#holder.closed()) this.#install(next, record);
   }
 
-  /** Saves `current` again over a stale record; true when the store took it. */
+  /**
+   * Saves `current` again over a stale record. False when the store refused it and does not hold `current`; true
+   * when it took it, or when that is not known yet: the current key then stays, the write-back is remembered like
+   * any save given up on, and the store is read again once it settles or reports a change.
+   */
   async #writeBack(current: SecretRecord): Promise<boolean> {
     const attempt = this.#attempt(current);
     try {
       const end = await attempt.end;
       if (end.kind === 'saved') return true;
-      if (end.kind === 'unsettled') {
-        void end.settled.then(() => this.reload());
+      const cause = end.kind === 'rejected' ? end.error : undefined;
+      if (end.kind === 'unsettled' || storeCode(cause) === 'ERR_SAVE_UNCERTAIN') {
+        this.#abandon(current.id, end.kind === 'unsettled' ? end.settled : undefined);
         this.#report(
           new LauncherAuthError(
             'ERR_SAVE_UNCERTAIN',
-            "A save given up on earlier landed late, and writing the current secret back over it did not settle in time; the authority follows the store.",
+            'A save given up on earlier landed late, and whether the current secret was written back over it is ' +
+              'not known yet; the authority reads the store again once it is.',
+            { cause },
           ),
         );
-      } else {
-        this.#report(end.error);
+        return true;
       }
-      return false;
+      this.#report(cause);
+      // A store may fail after writing: then it holds the current record after all.
+      const loaded = await attempt.within(this.#load());
+      return loaded !== EXPIRED && 'record' in loaded && loaded.record !== undefined && sameRecord(loaded.record, current);
     } finally {
       attempt.done();
     }

@@ -133,9 +133,9 @@ export interface TokenAuthorityOptions {
    * it, and the authority converges to what the store holds: it reads the store at once, again as soon as that
    * save settles (resolved or rejected), and at every change the store reports through `watch()`; `onRotate`
    * fires if the key changed. The exception: a record of a save given up on that lands after another key became
-   * current is stale, and the authority writes the current record back over it. A save that never settles in a
-   * store without `watch()` is seen at the next rotation. Applies to `rotate()` only, not to the first save in
-   * `open()`.
+   * current is stale, and the authority writes the current record back over it. Only a save that never settles
+   * and lands after that first read, in a store without `watch()`, stays unseen until the next rotation replaces
+   * it. Applies to `rotate()` only, not to the first save in `open()`.
    * @default 60000
    */
   saveTimeout?: number;
