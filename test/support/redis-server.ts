@@ -15,6 +15,19 @@ if (!FOUND && REQUIRED) {
 export const SKIP_REASON: string | undefined = FOUND ? undefined : `${REDIS_SERVER} is not installed (apt install redis-server)`;
 if (SKIP_REASON !== undefined) console.warn(`Skipping the Redis tests: ${SKIP_REASON}.`);
 
+/**
+ * Why a suite that also needs `binary` (from Debian's `aptPackage`) is skipped, or `undefined` when it runs; like
+ * redis-server above, a missing tool fails instead when services are required.
+ */
+export function missingTool(binary: string, aptPackage: string): string | undefined {
+  if (SKIP_REASON !== undefined) return SKIP_REASON;
+  if (spawnSync(binary, ['--version'], { stdio: 'ignore' }).status === 0) return undefined;
+  if (REQUIRED) throw new Error(`${binary} is not installed, and LAUNCHER_AUTH_REQUIRE_SERVICES=1 requires it (apt install ${aptPackage}).`);
+  const reason = `${binary} is not installed (apt install ${aptPackage})`;
+  console.warn(`Skipping: ${reason}.`);
+  return reason;
+}
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
@@ -42,7 +55,12 @@ export async function startRedis(options: { port?: number; dir?: string } = {}):
   const port = options.port ?? (await freePort());
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
   if (options.dir !== undefined) args.push('--dir', options.dir, '--dbfilename', 'dump.rdb');
-  const child = spawn(REDIS_SERVER, args, { stdio: 'ignore' });
+  return launchRedis(REDIS_SERVER, args, port);
+}
+
+/** Runs `binary args` (redis-server or redis-sentinel) and resolves once it answers on `port`; killed on failure. */
+export async function launchRedis(binary: string, args: readonly string[], port: number): Promise<RedisServer> {
+  const child = spawn(binary, args, { stdio: 'ignore' });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = `redis://127.0.0.1:${port}`;
   const probe = createClient({ url, socket: { reconnectStrategy: false } });
@@ -58,7 +76,7 @@ export async function startRedis(options: { port?: number; dir?: string } = {}):
   if (ready) probe.destroy();
   if (!ready) {
     child.kill('SIGKILL');
-    throw new Error(`redis-server did not start on port ${port}`);
+    throw new Error(`${binary} did not start on port ${port}`);
   }
   return {
     port,

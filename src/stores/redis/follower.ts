@@ -1,120 +1,127 @@
-// One instance's side of the lease: renew it while this instance holds the current key, bound the authority's
-// trust by it, and follow rotations (pub/sub, and the renewal itself as the periodic re-check).
+// The driver of one instance's lease (lease.ts decides, this file does the I/O): renewals on a timer that backs off,
+// pub/sub for rotations, reloads asked of the authority without ever holding up a renewal, write-forward after a
+// rollback, and one report per change of condition.
 import { performance } from 'node:perf_hooks';
 import type { StoreLink } from '../../core/types.js';
-import { answered, type RedisSubscriberLike } from './client.js';
+import type { RedisSubscription } from './client.js';
+import { MARKER_PREFIX, type ConfirmReply, type Condition, type Decision, type Lease, type Overwrite } from './lease.js';
 
-/** How many reload-and-confirm rounds one wake-up makes before leaving it to the next renewal. */
-const ROUNDS = 3;
-/** The pause before more rounds, when {@link ROUNDS} were not enough, in milliseconds. */
-const RETRY_PAUSE = 20;
-
-export interface FollowerOptions {
-  readonly leaseMs: number;
-  readonly renewInterval: number;
-  readonly driftMargin: number;
-  readonly commandTimeout: number;
-  readonly endpoint: string;
-  readonly channel: string;
-  /** Runs the confirmation script for the key this instance holds: true when the lease was renewed. */
-  readonly confirm: (heldId: string) => Promise<boolean>;
-  /** Removes this instance from the table (best effort, on stop). */
+export interface FollowerIo {
+  /** Runs CONFIRM; `undefined` when Redis did not answer in time (or failed). */
+  readonly confirm: (heldId: string, savingId: string, seq: number) => Promise<ConfirmReply | undefined>;
+  /** Writes the held record (`marker` false) or a rollback marker forward. */
+  readonly overwrite: (over: Overwrite, marker: boolean) => Promise<void>;
+  readonly subscribe: (onMessage: (id: string) => void) => Promise<RedisSubscription>;
   readonly leave: () => Promise<unknown>;
+  /** The id of a record this store is saving now ('' if none), renewed on. */
+  readonly savingId: () => string;
+  /** Whether renewals on the record being saved extend the trust in the held key (it was the newest). */
+  readonly renewHeld: () => boolean;
+  /** Whether the store holds the record of `id` (to write it forward). */
+  readonly holds: (id: string) => boolean;
+  readonly report: (condition: Condition) => void;
 }
 
 export class Follower {
-  readonly #options: FollowerOptions;
+  readonly #lease: Lease;
   readonly #link: StoreLink;
+  readonly #io: FollowerIo;
   readonly #onChange: () => Promise<void>;
-  #subscriber: RedisSubscriberLike | undefined;
-  #timer: ReturnType<typeof setInterval> | undefined;
-  #running: Promise<void> | undefined;
-  /** A rotation was reported (or the lease found stale) and the authority has not reloaded since. */
-  #reloadWanted = false;
+  #subscription: RedisSubscription | undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #renewing: Promise<void> | undefined;
+  #reloading: Promise<void> | undefined;
+  #reloadAgain = false;
+  #renewAgain = false;
   #stopped = false;
 
-  constructor(options: FollowerOptions, link: StoreLink, onChange: () => Promise<void>) {
-    this.#options = options;
+  constructor(lease: Lease, link: StoreLink, io: FollowerIo, onChange: () => Promise<void>) {
+    this.#lease = lease;
     this.#link = link;
+    this.#io = io;
     this.#onChange = onChange;
     // Nothing is trusted until Redis has confirmed that this instance holds the current key.
     link.trustUntil(-Infinity);
   }
 
-  /** Registers the lease (reloading first if the key changed since it was read), then subscribes. */
-  async start(subscriber: RedisSubscriberLike): Promise<void> {
-    const { commandTimeout, endpoint, channel, renewInterval } = this.#options;
-    this.#subscriber = subscriber;
-    subscriber.on('error', () => {
-      // Reconnection is the client's; a missed message is caught by the next renewal.
+  /** Subscribes, then makes the first renewal (its failure is not fatal: trust simply waits for a later one). */
+  async start(): Promise<void> {
+    this.#subscription = await this.#io.subscribe((id) => {
+      // A rollback marker is reported by the renewal that sees it, once: not at every message.
+      if (id !== this.#link.keyId && id !== this.#io.savingId() && !id.startsWith(MARKER_PREFIX)) this.reload();
     });
-    await answered(subscriber.connect(), commandTimeout, endpoint, 'open the pub/sub connection');
-    await answered(
-      subscriber.subscribe(channel, () => void this.#wake(true)),
-      commandTimeout,
-      endpoint,
-      'subscribe to rotations',
-    );
-    await this.#wake(false);
-    this.#timer = setInterval(() => void this.#wake(false), renewInterval);
-    this.#timer.unref();
+    await this.#renew();
   }
 
   stop(): void {
     this.#stopped = true;
-    clearInterval(this.#timer);
-    this.#subscriber?.destroy();
-    this.#subscriber = undefined;
-    // After a renewal in flight, which would otherwise put the entry back with a live lease for a rotation to wait on.
-    void (this.#running ?? Promise.resolve()).then(() => this.#options.leave()).catch(() => undefined);
+    clearTimeout(this.#timer);
+    this.#subscription?.close();
+    // After a renewal in flight, which would otherwise put the entry back for a rotation to wait on.
+    void (this.#renewing ?? Promise.resolve()).then(() => this.#io.leave()).catch(() => undefined);
   }
 
-  /** One renewal, or a reload and then a renewal after a rotation; concurrent wake-ups share one run. */
-  #wake(reload: boolean): Promise<void> {
-    if (reload) this.#reloadWanted = true;
-    if (this.#running !== undefined) return this.#running;
-    const run = this.#rounds().then((settled) => {
-      this.#running = undefined;
-      if (!this.#reloadWanted || this.#stopped) return;
-      // A report that came as the last round ended: at once. After rounds that all wanted another reload (rotations
-      // in quick succession, or a reload that keeps failing): again shortly, at a bounded rate.
-      if (settled) void this.#wake(false);
-      else setTimeout(() => void this.#wake(false), RETRY_PAUSE).unref();
+  /** Asks the authority to reload; never awaited by a renewal, so a reload queued behind a rotation holds up nothing. */
+  reload(): void {
+    if (this.#reloading !== undefined) {
+      this.#reloadAgain = true;
+      return;
+    }
+    const before = this.#link.keyId;
+    this.#reloading = this.#onChange()
+      .catch(() => undefined)
+      .then(() => {
+        this.#reloading = undefined;
+        // A new key adopted: acknowledge it now, not at the next renewal, so that the rotation resolves at once.
+        if (this.#link.keyId !== before && !this.#stopped) this.#renewNow();
+        if (this.#reloadAgain && !this.#stopped) {
+          this.#reloadAgain = false;
+          this.reload();
+        }
+      });
+  }
+
+  #renewNow(): void {
+    if (this.#renewing !== undefined) {
+      this.#renewAgain = true;
+      return;
+    }
+    clearTimeout(this.#timer);
+    void this.#renew();
+  }
+
+  #renew(): Promise<void> {
+    const run = this.#renewOnce().finally(() => {
+      this.#renewing = undefined;
+      if (this.#stopped) return;
+      const again = this.#renewAgain;
+      this.#renewAgain = false;
+      this.#timer = setTimeout(() => void this.#renew(), again ? 0 : this.#lease.nextDelay(performance.now()));
+      this.#timer.unref();
     });
-    this.#running = run;
+    this.#renewing = run;
     return run;
   }
 
-  /** True when it ended with the lease renewed, false when it gave up after {@link ROUNDS} stale rounds. */
-  async #rounds(): Promise<boolean> {
-    for (let round = 0; round < ROUNDS && !this.#stopped; round += 1) {
-      if (this.#reloadWanted) {
-        this.#reloadWanted = false;
-        await this.#onChange();
-      }
-      // Stale: another key is current, so reload; a report that came meanwhile asks for the same.
-      if ((await this.#renew()) === false) this.#reloadWanted = true;
-      if (!this.#reloadWanted) return true;
-    }
-    return false;
-  }
-
-  /**
-   * Confirms the held key. The deadline is taken from a time read before the request was sent, so it ends
-   * before the expiry Redis computes on receipt, minus `driftMargin` for the two clocks' rates.
-   * `undefined` when Redis did not answer (trust simply runs out).
-   */
-  async #renew(): Promise<boolean | undefined> {
-    const { leaseMs, driftMargin, commandTimeout, endpoint } = this.#options;
-    const sentAt = performance.now();
+  async #renewOnce(): Promise<void> {
+    const lease = this.#lease;
     const heldId = this.#link.keyId;
-    let renewed: boolean;
-    try {
-      renewed = await answered(this.#options.confirm(heldId), commandTimeout, endpoint, 'renew the lease');
-    } catch {
-      return undefined;
+    const savingId = this.#io.savingId();
+    const seq = lease.nextSeq();
+    const sentAt = performance.now();
+    const reply = await this.#io.confirm(heldId, savingId, seq);
+    if (this.#stopped) return;
+    const canWrite = this.#io.holds(heldId);
+    const decision: Decision =
+      reply === undefined ? lease.unanswered() : lease.renewed(reply, seq, sentAt, performance.now(), heldId, canWrite, this.#io.renewHeld());
+    if (decision.trustUntil !== undefined) this.#link.trustUntil(decision.trustUntil);
+    if (decision.report !== undefined) {
+      this.#io.report(decision.report);
+      // The authority hears of a rollback as a reload that fails with ERR_STORE_ROLLBACK (onStoreError).
+      if (decision.report === 'rollback' || decision.report === 'missing') this.reload();
     }
-    if (renewed && !this.#stopped) this.#link.trustUntil(sentAt + leaseMs - driftMargin);
-    return renewed;
+    if (decision.reload === true) this.reload();
+    if (decision.writeForward !== undefined) await this.#io.overwrite(decision.writeForward, false).catch(() => undefined);
+    if (decision.poison !== undefined) await this.#io.overwrite(decision.poison, true).catch(() => undefined);
   }
 }

@@ -1,14 +1,44 @@
-// The record as one Redis value: the secret file's JSON fields plus the generation that compare-and-set counts.
+// The record as one Redis value: the secret file's JSON fields plus the generation that compare-and-set counts and
+// the id of the record it replaced; and the marker that stands for a secret lost to a Redis rollback.
 import { LauncherAuthError } from '../../core/errors.js';
 import type { SecretRecord } from '../../core/types.js';
 import { parseRecord, serializeRecord } from '../record-json.js';
+import { MARKER_PREFIX } from './lease.js';
 
 /** A stored value is a few hundred bytes; anything far larger is not a record. */
 const MAX_VALUE_CHARS = 64 * 1024;
 
-/** The value to store for `record` as generation `generation`. */
-export function encodeRecord(record: SecretRecord, generation: number): string {
-  return JSON.stringify({ ...(JSON.parse(serializeRecord(record)) as object), generation });
+/** Where the key's text may start at the earliest in a stored value: past the 128 characters SLOWLOG keeps. */
+const KEY_FROM = 130;
+
+/**
+ * The value to store for `record` as generation `generation`, replacing the record `prev` ('' if none). The key
+ * comes last, after JSON whitespace that puts it beyond the first 128 characters, which is all SLOWLOG keeps of
+ * an argument (the script's own `SET` is logged too).
+ */
+export function encodeRecord(record: SecretRecord, generation: number, prev: string): string {
+  const { key, ...fields } = JSON.parse(serializeRecord(record)) as { key: string } & Record<string, unknown>;
+  const head = JSON.stringify({ ...fields, generation, prev }).slice(0, -1);
+  return `${head},${' '.repeat(Math.max(0, KEY_FROM - head.length - 1))}"key":${JSON.stringify(key)}}`;
+}
+
+/**
+ * A marker without a key, written over a rolled-back record that no instance could safely write forward: every
+ * instance refuses every token until an operator rotates (a save replaces it like any record).
+ */
+export function encodeMarker(id: string, generation: number, prev: string): string {
+  return JSON.stringify({ rolledBack: true, id: `${MARKER_PREFIX}${id}`, generation, prev });
+}
+
+/** The error for a store whose record went back, or was marked so. */
+export function rolledBack(key: string): LauncherAuthError {
+  return new LauncherAuthError(
+    'ERR_STORE_ROLLBACK',
+    `Redis key "${key}" holds an older secret than one already in use (Redis restarted without it, was restored ` +
+      'from an older snapshot, or failed over to a replica that had not received it). It is not adopted: the ' +
+      'instances that hold the newer secret write it back; where none can, every token is refused until the ' +
+      'secret is regenerated (rotate()).',
+  );
 }
 
 /**
@@ -16,7 +46,7 @@ export function encodeRecord(record: SecretRecord, generation: number): string {
  * `ERR_STORE_CORRUPT` for garbage, `ERR_INVALID_RECORD` for a well-formed record with a short key or a key of one
  * repeated byte. Never includes the value in the message.
  */
-export function decodeRecord(value: unknown, key: string): { record: SecretRecord; generation: number } {
+export function decodeRecord(value: unknown, key: string): { record: SecretRecord; generation: number; prev: string } {
   const refused =
     (code: 'ERR_STORE_CORRUPT' | 'ERR_INVALID_RECORD') =>
     (problem: string): LauncherAuthError =>
@@ -27,12 +57,14 @@ export function decodeRecord(value: unknown, key: string): { record: SecretRecor
       );
   const corrupt = refused('ERR_STORE_CORRUPT');
   if (typeof value !== 'string') throw corrupt('it is not a string value');
+  if (value.startsWith('{"rolledBack":true')) throw rolledBack(key);
   if (value.length > MAX_VALUE_CHARS) throw corrupt(`it is ${value.length} characters, far more than a secret record holds`);
   const record = parseRecord(value, corrupt, refused('ERR_INVALID_RECORD'));
   // parseRecord has parsed it as a JSON object already.
-  const { generation } = JSON.parse(value) as { generation?: unknown };
+  const { generation, prev = '' } = JSON.parse(value) as { generation?: unknown; prev?: unknown };
   if (typeof generation !== 'number' || !Number.isSafeInteger(generation) || generation < 1) {
     throw corrupt('"generation" is not a positive whole number');
   }
-  return { record, generation };
+  if (typeof prev !== 'string') throw corrupt('"prev" is not a string');
+  return { record, generation, prev };
 }

@@ -1,81 +1,108 @@
-// The lease protocol's atomic steps, as Lua scripts run by Redis. Every time compared is Redis's own (TIME), so
-// no two machines' wall clocks are ever compared with each other.
+// The protocol's atomic steps, as Lua scripts run by Redis. None reads Redis's clock: every expiry is measured on
+// the instances' own monotonic clocks (see lease.ts and acks.ts). Each answers with what the protocol observes
+// (replies.ts): the record's generation, id and predecessor, Redis's run_id, the table's epoch, the caller's entry.
 
-/** Redis's clock in milliseconds, and a parsed record's generation (0 when absent or unparsable). */
+/** Parsing the record, and the observation every script returns after its own status. */
 const PRELUDE = `
-local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
 local function current(key)
   local text = redis.call('GET', key)
-  if not text then return nil, 0 end
+  if not text then return nil end
   local ok, value = pcall(cjson.decode, text)
   if not ok or type(value) ~= 'table' or type(value.id) ~= 'string' or type(value.generation) ~= 'number'
     or value.generation < 1 or value.generation % 1 ~= 0 then
-    return false, 0
+    return false
   end
-  return value, value.generation
+  return value
+end
+local function observed(status, value, tbl, instance)
+  local info = redis.call('INFO', 'server')
+  local entry = redis.call('HGET', tbl, instance)
+  local seq = entry and tonumber(string.match(entry, '^(%d+):')) or 0
+  local prev = (value and type(value.prev) == 'string') and value.prev or ''
+  return { status, value and value.generation or 0, value and value.id or '', prev,
+    string.match(info, 'run_id:(%w+)') or '', redis.call('HGET', tbl, '@epoch') or '', seq }
 end
 `;
 
 /**
- * Compare-and-set of the record. KEYS: record. ARGV: expected generation, the new value (whose generation is
- * expected + 1), the channel. Returns 'ok', 'conflict' (the stored generation differs: nothing changed) or
- * 'corrupt' (the stored value is not a record: it is never overwritten).
- */
-export const SAVE = `${PRELUDE}
-local value, generation = current(KEYS[1])
-if value == false then return 'corrupt' end
-if generation ~= tonumber(ARGV[1]) then return 'conflict' end
-redis.call('SET', KEYS[1], ARGV[2])
-redis.call('PUBLISH', ARGV[3], tostring(generation + 1))
-return 'ok'
-`;
-
-/**
- * Renews an instance's lease, and acknowledges the current generation, only when the instance holds the current
- * key. KEYS: record, instance table. ARGV: instance id, the id of the key the instance holds, the id of a record
- * the instance is saving right now ('' if none), the lease in ms. An instance in the middle of its own save still
- * holds the previous key: its lease is renewed with its acknowledgement unchanged, so that a later rotation waits
- * for it. Returns 'ok' or 'stale' (the lease is not renewed: the instance must reload first).
+ * Renews an instance's entry, and acknowledges the record it holds, only when it holds the current record (or is
+ * saving it: then its acknowledgement is left as it was, so that a later rotation still waits for it). Creates
+ * the table's epoch with the table. KEYS: record, table. ARGV: instance, held id, saving id ('' if none), renewal
+ * number, a fresh epoch. Returns the observation with status 'ok', 'stale' or 'corrupt'.
  */
 export const CONFIRM = `${PRELUDE}
-local value, generation = current(KEYS[1])
-if not value then return 'stale' end
-local expiry = now_ms() + tonumber(ARGV[4])
-if value.id == ARGV[2] then
-  redis.call('HSET', KEYS[2], ARGV[1], string.format('%d:%d', expiry, generation))
-  return 'ok'
+local value = current(KEYS[1])
+if value == false then return observed('corrupt', nil, KEYS[2], ARGV[1]) end
+if value and (value.id == ARGV[2] or (ARGV[3] ~= '' and value.id == ARGV[3])) then
+  if redis.call('HEXISTS', KEYS[2], '@epoch') == 0 then redis.call('HSET', KEYS[2], '@epoch', ARGV[5]) end
+  local acked = value.id
+  if value.id ~= ARGV[2] then
+    local entry = redis.call('HGET', KEYS[2], ARGV[1])
+    acked = entry and string.match(entry, '^%d+:(.*)$') or ''
+  end
+  redis.call('HSET', KEYS[2], ARGV[1], ARGV[4] .. ':' .. acked)
+  return observed('ok', value, KEYS[2], ARGV[1])
 end
-if ARGV[3] ~= '' and value.id == ARGV[3] then
-  local entry = redis.call('HGET', KEYS[2], ARGV[1])
-  local acked = entry and string.match(entry, ':(%d+)$') or '0'
-  redis.call('HSET', KEYS[2], ARGV[1], string.format('%d:%s', expiry, acked))
-  return 'ok'
-end
-return 'stale'
+return observed('stale', value, KEYS[2], ARGV[1])
+`;
+
+/** Arguments before the value in {@link SAVE}, so that the value falls beyond what SLOWLOG keeps (32 arguments). */
+export const SAVE_PADDING = 24;
+
+/**
+ * Compare-and-set of the record on its generation and id. KEYS: record, table. ARGV: expected generation,
+ * expected id ('' when missing), the channel, the instance, {@link SAVE_PADDING} empty arguments, then the value
+ * (its generation expected + 1 or more, its `prev` the expected id). The value comes last so that SLOWLOG, which
+ * keeps 31 arguments of a command and 128 characters of each, never shows it. Returns the observation with status
+ * 'ok', 'conflict' (nothing changed) or 'corrupt' (the stored value is not a record: never overwritten).
+ */
+export const SAVE = `${PRELUDE}
+local value = current(KEYS[1])
+if value == false then return observed('corrupt', nil, KEYS[2], ARGV[4]) end
+local generation = value and value.generation or 0
+local id = value and value.id or ''
+if generation ~= tonumber(ARGV[1]) or id ~= ARGV[2] then return observed('conflict', value, KEYS[2], ARGV[4]) end
+local text = ARGV[#ARGV]
+redis.call('SET', KEYS[1], text)
+local saved = cjson.decode(text)
+redis.call('PUBLISH', ARGV[3], saved.id)
+return observed('ok', saved, KEYS[2], ARGV[4])
 `;
 
 /**
- * How many other instances still hold a live lease without having acknowledged a generation. Entries whose lease
- * ran out are removed on the way (their instance trusts nothing any more, and registers again when it can).
- * KEYS: instance table. ARGV: this instance's id, the generation.
+ * The other instances in the table that have not acknowledged the record `id`, as name, renewal number pairs
+ * after the observation. KEYS: record, table. ARGV: this instance, the id.
  */
-export const PENDING = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local entries = redis.call('HGETALL', KEYS[1])
-local waiting = 0
+export const PENDING = `${PRELUDE}
+local value = current(KEYS[1])
+local reply = observed('ok', value or nil, KEYS[2], ARGV[1])
+local entries = redis.call('HGETALL', KEYS[2])
 for i = 1, #entries, 2 do
-  local expiry, acked = string.match(entries[i + 1], '^(%d+):(%d+)$')
-  if not expiry or tonumber(expiry) <= now then
-    redis.call('HDEL', KEYS[1], entries[i])
-  elseif entries[i] ~= ARGV[1] and tonumber(acked) < tonumber(ARGV[2]) then
-    waiting = waiting + 1
+  local name = entries[i]
+  if name ~= '@epoch' and name ~= ARGV[1] then
+    local seq, acked = string.match(entries[i + 1], '^(%d+):(.*)$')
+    if acked ~= ARGV[2] then
+      table.insert(reply, name)
+      table.insert(reply, seq or '0')
+    end
   end
 end
-return waiting
+return reply
+`;
+
+/** Removes an entry if its renewal number is still the one seen (housekeeping). KEYS: table. ARGV: instance, number. */
+export const DROP = `
+local entry = redis.call('HGET', KEYS[1], ARGV[1])
+if entry and string.match(entry, '^(%d+):') == ARGV[2] then redis.call('HDEL', KEYS[1], ARGV[1]) end
+return 0
+`;
+
+/** The observation with status 'value' or 'missing', then the stored value. KEYS: record, table. ARGV: this instance. */
+export const LOAD = `${PRELUDE}
+local text = redis.call('GET', KEYS[1])
+local reply = observed(text and 'value' or 'missing', nil, KEYS[2], ARGV[1])
+table.insert(reply, text or '')
+return reply
 `;
 
 /** Names of the Redis keys and channel derived from the record's key. */

@@ -5,18 +5,23 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { LauncherAuthError } from '../../core/errors.js';
 import { recordProblem } from '../../core/record.js';
 import type { SaveOptions, SecretRecord, SecretStore, StoreLink } from '../../core/types.js';
-import { answered, endpointOf, type RedisClientLike } from './client.js';
+import { AckWait } from './acks.js';
+import { answered, connectionOf, unavailable, type RedisAnyClient, type RedisConnection } from './client.js';
 import { Follower } from './follower.js';
-import { decodeRecord, encodeRecord } from './record.js';
-import { CONFIRM, PENDING, SAVE, keyNames, type KeyNames } from './scripts.js';
+import { Lease, type Overwrite } from './lease.js';
+import { decodeRecord, encodeMarker, encodeRecord, rolledBack } from './record.js';
+import { observation, pendingOf } from './wire.js';
+import { CONFIRM, DROP, LOAD, PENDING, SAVE, SAVE_PADDING, keyNames, type KeyNames } from './scripts.js';
 
 /** Options of {@link RedisSecretStore}. */
 export interface RedisSecretStoreOptions {
   /**
-   * A node-redis client (`createClient()` of the `redis` package, 5.x or 6.x), connected (or connecting) by the
-   * host. The store makes its own duplicate connection for pub/sub and never closes this one.
+   * A node-redis client of the `redis` package, connected (or connecting) by the host: `createClient()` (5.x or
+   * 6.x), `createSentinel()` or `createCluster()` (6.x). The store never closes it. It follows rotations on a
+   * connection of its own: a duplicate of a plain client, or the pub/sub connection that a Sentinel or Cluster
+   * client keeps.
    */
-  client: RedisClientLike;
+  client: RedisAnyClient;
   /**
    * The Redis key of the record. The instance table is `{key}:instances` (same hash slot) and rotations are
    * announced on the channel `key:rotated`.
@@ -36,9 +41,9 @@ export interface RedisSecretStoreOptions {
    */
   renewInterval?: number;
   /**
-   * How much earlier than Redis's expiry an instance stops trusting its key, in milliseconds: room for the rates
-   * of the instance's monotonic clock and Redis's clock to differ over one lease. Also added to the longest wait
-   * of `save()` when Redis stops answering during it.
+   * Room for the rates of two instances' monotonic clocks to differ over one lease, in milliseconds: an instance
+   * stops trusting `driftMargin` before its lease ends, and `save()` waits `leaseMs + driftMargin` at most for an
+   * instance that does not acknowledge. Redis's own clock is never used.
    * @default 250
    */
   driftMargin?: number;
@@ -53,10 +58,19 @@ export interface RedisSecretStoreOptions {
    * @default 5
    */
   ackPollInterval?: number;
+  /**
+   * Durability on replicas: `rotate()` resolves only once Redis `WAIT` confirms that the save reached `count`
+   * replicas within `timeout` milliseconds. When it cannot confirm, `rotate()` rejects with `ERR_SAVE_UNCERTAIN`
+   * (the save may be lost by a failover, or may stand).
+   * @default undefined (no wait for replicas)
+   */
+  replicas?: { count: number; timeout: number };
 }
 
 const DEFAULT_KEY = 'launcher-auth:secret';
 const MAX_MS = 2 ** 31 - 1;
+/** How many records (the held one, the one being saved) the store keeps to write forward after a rollback. */
+const RECORDS_KEPT = 4;
 
 function milliseconds(name: string, value: unknown, fallback: number, min: number): number {
   if (value === undefined) return fallback;
@@ -66,16 +80,34 @@ function milliseconds(name: string, value: unknown, fallback: number, min: numbe
   return value;
 }
 
+function replicasOption(value: unknown): { count: number; timeout: number } | undefined {
+  if (value === undefined) return undefined;
+  const { count, timeout } = (typeof value === 'object' && value !== null ? value : {}) as { count?: unknown; timeout?: unknown };
+  if (typeof count !== 'number' || !Number.isInteger(count) || count < 1 || count > 1000) {
+    throw new TypeError('RedisSecretStore: `replicas.count` must be a whole number from 1 to 1000.');
+  }
+  return { count, timeout: milliseconds('replicas.timeout', timeout, 1000, 1) };
+}
+
+const uncertain = (key: string, why: string): LauncherAuthError =>
+  new LauncherAuthError(
+    'ERR_SAVE_UNCERTAIN',
+    `The new secret for Redis key "${key}" may or may not stand: ${why}. Every instance follows what Redis finally holds.`,
+  );
+
 /**
  * Keeps the secret in one Redis value and makes "Regenerate token" revoke the old token on every instance that
  * shares it: from the moment `rotate()` resolves on any instance, no instance accepts a token of an earlier key.
  *
- * - `save()` is a compare-and-set on the record's generation: a save that lost to another rotation rejects with
- *   `ERR_SAVE_CONFLICT` and changes nothing. It then waits until every other live instance has acknowledged the
- *   new key, or its lease has run out (at most `leaseMs`, plus `driftMargin` if Redis stops answering).
- * - Each watching instance holds a lease that it renews only while it holds the current key; its authority
- *   trusts tokens only until shortly before that lease ends, measured on the monotonic clock. An instance that
- *   cannot renew (Redis unreachable, the process frozen) refuses every token until it has reloaded.
+ * - `save()` is a compare-and-set on the record's generation and id: a save that lost to another rotation rejects
+ *   with `ERR_SAVE_CONFLICT` and changes nothing. It then waits until every other instance has acknowledged the new
+ *   key, or until every lease granted before the save has run out (`leaseMs + driftMargin`, on this instance's
+ *   monotonic clock). Early only when the instance table is provably complete (same Redis `run_id`, same table,
+ *   both known for longer than a lease).
+ * - Each watching instance renews its lease only while it holds the current key; its authority trusts tokens only
+ *   until shortly before that lease ends, measured on its monotonic clock.
+ * - Redis going back (restarted empty, an older snapshot, a lagging replica) is detected: an older record is never
+ *   adopted (`ERR_STORE_ROLLBACK`), and an instance that still holds the newer one writes it back.
  * - A damaged value is refused like a damaged file (`ERR_STORE_CORRUPT`) and never overwritten.
  *
  * One store per `TokenAuthority`: the store is this instance's identity in the instance table.
@@ -83,69 +115,88 @@ function milliseconds(name: string, value: unknown, fallback: number, min: numbe
 export class RedisSecretStore implements SecretStore {
   /** The Redis key of the record. */
   readonly key: string;
-  readonly #client: RedisClientLike;
+  readonly #client: RedisConnection;
   readonly #names: KeyNames;
   readonly #endpoint: string;
-  readonly #leaseMs: number;
-  readonly #renewInterval: number;
-  readonly #driftMargin: number;
   readonly #commandTimeout: number;
   readonly #ackPollInterval: number;
+  readonly #replicas: { count: number; timeout: number } | undefined;
   /** This instance's name in the instance table. */
   readonly #instanceId = randomBytes(9).toString('base64url');
-  /**
-   * The generation last read or written by this store: what the next save must find. 0: nothing stored; -1 after
-   * reading a damaged value, which no save may then replace.
-   */
-  #generation = 0;
-  /** The id of the record being saved, while its save runs: this instance still holds the previous key. */
+  /** The protocol's state for this instance: what it has seen, its era, its trust, its backoff. */
+  readonly #lease: Lease;
+  /** The last records read or written, by id: the held one is what a write-forward writes. */
+  readonly #records = new Map<string, SecretRecord>();
+  /** The id of the record being saved, while its save runs: renewals go on with it. */
   #savingId = '';
-  /** Saves of this store run one after another, each expecting the generation the previous one wrote. */
+  /** Whether those renewals extend the trust in the held key (it was the newest when the save began). */
+  #renewHeld = false;
+  #link: StoreLink | undefined;
+  /** A rollback seen by a renewal and not yet told to the authority: the next load() rejects with it, once. */
+  #rollbackUntold = false;
+  /** Conditions already told by a process warning (once each). */
+  readonly #warned = new Set<string>();
+  /** Saves of this store run one after another. */
   #saves: Promise<unknown> = Promise.resolve();
+  /** The first value read was damaged: no save may replace it. */
+  #corrupt = false;
 
   constructor(options: RedisSecretStoreOptions) {
     if (typeof options !== 'object' || options === null) {
       throw new TypeError('RedisSecretStore: options must be an object with a `client`.');
     }
     const { client, key = DEFAULT_KEY } = options;
-    if (
-      typeof client !== 'object' ||
-      client === null ||
-      typeof client.eval !== 'function' ||
-      typeof client.duplicate !== 'function'
-    ) {
-      throw new TypeError('RedisSecretStore: `client` must be a client of the `redis` package (createClient()).');
+    const connection = connectionOf(client);
+    if (connection === undefined) {
+      throw new TypeError(
+        'RedisSecretStore: `client` must be a client of the `redis` package (createClient(), createSentinel() or createCluster()).',
+      );
     }
     if (typeof key !== 'string' || key.length === 0) throw new TypeError('RedisSecretStore: `key` must be a non-empty string.');
-    this.#leaseMs = milliseconds('leaseMs', options.leaseMs, 5000, 100);
-    this.#driftMargin = milliseconds('driftMargin', options.driftMargin, 250, 0);
-    this.#renewInterval = milliseconds('renewInterval', options.renewInterval, 1000, 1);
+    const leaseMs = milliseconds('leaseMs', options.leaseMs, 5000, 100);
+    const driftMargin = milliseconds('driftMargin', options.driftMargin, 250, 0);
+    const renewInterval = milliseconds('renewInterval', options.renewInterval, 1000, 1);
     this.#commandTimeout = milliseconds('commandTimeout', options.commandTimeout, 2000, 1);
     this.#ackPollInterval = milliseconds('ackPollInterval', options.ackPollInterval, 5, 1);
-    if (this.#driftMargin >= this.#leaseMs / 2) {
+    this.#replicas = replicasOption(options.replicas);
+    if (driftMargin >= leaseMs / 2) {
       throw new TypeError('RedisSecretStore: `driftMargin` must be less than half of `leaseMs`.');
     }
-    if (this.#renewInterval >= this.#leaseMs - this.#driftMargin) {
+    if (renewInterval >= leaseMs - driftMargin) {
       throw new TypeError('RedisSecretStore: `renewInterval` must be less than `leaseMs - driftMargin`.');
     }
     this.key = key;
-    this.#client = client;
+    this.#client = connection;
     this.#names = keyNames(key);
-    this.#endpoint = endpointOf(client);
+    this.#endpoint = connection.endpoint;
+    this.#lease = new Lease({ leaseMs, renewInterval, driftMargin });
   }
 
   async load(): Promise<SecretRecord | undefined> {
-    const value = await this.#run(
-      () => this.#client.eval("return redis.call('GET', KEYS[1])", { keys: [this.#names.record], arguments: [] }),
-      'read the secret',
-    );
-    if (value === null || value === undefined) {
-      this.#generation = 0;
+    if (this.#rollbackUntold) {
+      // Told even when the record was written back meanwhile: the host learns that Redis lost writes.
+      this.#rollbackUntold = false;
+      throw this.#rolledBack();
+    }
+    const reply = await this.#run(LOAD, [this.#names.record, this.#names.instances], [this.#instanceId], 'read the secret');
+    const head = observation(reply);
+    if (head === undefined) throw unavailable(this.#endpoint, 'read the secret', new Error('an unexpected answer'));
+    const value = (reply as unknown[])[7];
+    if (head.status === 'missing') {
+      if (this.#lease.highest.generation > 0) throw this.#rolledBack();
       return undefined;
     }
-    this.#generation = -1;
-    const { record, generation } = decodeRecord(value, this.key);
-    this.#generation = generation;
+    let decoded: ReturnType<typeof decodeRecord>;
+    try {
+      decoded = decodeRecord(value, this.key);
+    } catch (error) {
+      if (this.#lease.highest.generation === 0) this.#corrupt = true;
+      throw error;
+    }
+    const { record, generation, prev } = decoded;
+    if (!this.#lease.see(generation, record.id, prev)) throw this.#rolledBack();
+    this.#corrupt = false;
+    this.#keep(record);
     return record;
   }
 
@@ -156,37 +207,50 @@ export class RedisSecretStore implements SecretStore {
   }
 
   async watch(onChange: () => Promise<void>, link: StoreLink): Promise<() => void> {
+    if (!this.#client.isOpen) throw this.#notConnected();
     const names = this.#names;
+    this.#link = link;
     const follower = new Follower(
-      {
-        leaseMs: this.#leaseMs,
-        renewInterval: this.#renewInterval,
-        driftMargin: this.#driftMargin,
-        commandTimeout: this.#commandTimeout,
-        endpoint: this.#endpoint,
-        channel: names.channel,
-        confirm: async (heldId) =>
-          (await this.#client.eval(CONFIRM, {
-            keys: [names.record, names.instances],
-            arguments: [this.#instanceId, heldId, this.#savingId, String(this.#leaseMs)],
-          })) === 'ok',
-        leave: () =>
-          this.#client.eval("return redis.call('HDEL', KEYS[1], ARGV[1])", {
-            keys: [names.instances],
-            arguments: [this.#instanceId],
-          }),
-      },
+      this.#lease,
       link,
+      {
+        confirm: async (heldId, savingId, seq) => {
+          try {
+            const reply = await this.#run(
+              CONFIRM,
+              [names.record, names.instances],
+              [this.#instanceId, heldId, savingId, String(seq), randomBytes(9).toString('base64url')],
+              'renew the lease',
+            );
+            const head = observation(reply);
+            if (head === undefined || head.status === 'corrupt') return undefined;
+            return { status: head.status === 'ok' ? 'ok' : 'stale', ...head.observed };
+          } catch {
+            return undefined;
+          }
+        },
+        overwrite: (over, marker) => this.#overwrite(over, marker),
+        subscribe: (onMessage) =>
+          answered(this.#client.subscribe(names.channel, onMessage), this.#commandTimeout, this.#endpoint, 'subscribe to rotations'),
+        leave: () => this.#client.run("return redis.call('HDEL', KEYS[1], ARGV[1])", [names.instances], [this.#instanceId]),
+        savingId: () => this.#savingId,
+        renewHeld: () => this.#renewHeld,
+        holds: (id) => this.#records.has(id),
+        report: (condition) => this.#report(condition),
+      },
       onChange,
     );
-    if (!this.#client.isOpen) throw this.#notConnected();
     try {
-      await follower.start(this.#client.duplicate());
+      await follower.start();
     } catch (error) {
       follower.stop();
+      this.#link = undefined;
       throw error;
     }
-    return () => follower.stop();
+    return () => {
+      follower.stop();
+      this.#link = undefined;
+    };
   }
 
   async #saveNow(record: SecretRecord, signal: AbortSignal | undefined): Promise<void> {
@@ -194,79 +258,162 @@ export class RedisSecretStore implements SecretStore {
     if (problem !== undefined) {
       throw new LauncherAuthError('ERR_INVALID_RECORD', `Refusing to save an unusable record to Redis key "${this.key}": ${problem}.`);
     }
+    if (this.#corrupt) throw this.#corruptError();
     signal?.throwIfAborted();
-    const expected = this.#generation;
+    // Not sent at all: certainly nothing changed.
+    if (!this.#client.isOpen) throw this.#notConnected();
+    const lease = this.#lease;
+    const { generation: expected, id: expectedId } = lease.highest;
+    const generation = expected + 1;
+    const heldId = this.#link?.keyId;
+    // The held key is renewed on the new record while it is saved only when the held key is the newest seen.
     this.#savingId = record.id;
+    this.#renewHeld = heldId !== undefined && lease.mayRenewWhileSaving(heldId);
+    this.#keep(record);
     try {
-      const outcome = await this.#run(
-        () =>
-          this.#client.eval(SAVE, {
-            keys: [this.#names.record],
-            arguments: [String(expected), encodeRecord(record, expected + 1), this.#names.channel],
-          }),
-        'save the secret',
-      );
-      if (outcome === 'corrupt') {
-        throw new LauncherAuthError(
-          'ERR_STORE_CORRUPT',
-          `The secret in Redis key "${this.key}" is unusable (not a record with a generation); it was left untouched.`,
-        );
+      const value = encodeRecord(record, generation, expectedId);
+      let result: { reply: unknown; replicas?: number };
+      try {
+        result = await this.#runFull(SAVE, this.#saveKeys(), this.#saveArgs(expected, expectedId, value), 'save the secret', true);
+      } catch (error) {
+        // Sent and not answered: Redis may still run it. The follower adopts whatever Redis finally holds.
+        if (error instanceof LauncherAuthError && error.code === 'ERR_STORE_UNAVAILABLE') {
+          throw uncertain(this.key, 'Redis did not answer the save in time');
+        }
+        throw error;
       }
-      if (outcome === 'conflict') {
+      const savedAt = performance.now();
+      const head = observation(result.reply);
+      if (head === undefined) throw uncertain(this.key, 'Redis answered the save with something unexpected');
+      if (head.status === 'corrupt') throw this.#corruptError();
+      if (head.status === 'conflict') {
         // Two instances creating the first secret at once: the other one's stands, and this instance adopts it
         // before it trusts any key (its lease is confirmed only for the key Redis holds).
-        if (expected === 0) return;
+        if (expected === 0 && this.#link === undefined) return;
         throw new LauncherAuthError(
           'ERR_SAVE_CONFLICT',
           `Another instance rotated the secret in Redis key "${this.key}" first; nothing was changed. Try again.`,
         );
       }
-      this.#generation = expected + 1;
-      // Read after the answer, so after the save was carried out: the bound below is counted from a moment no
-      // earlier than the save itself, however long the command was on its way.
-      await this.#acknowledged(expected + 1, performance.now());
+      lease.wrote(generation, record.id);
+      if (this.#replicas !== undefined && (result.replicas ?? -1) < this.#replicas.count) {
+        throw uncertain(this.key, `Redis WAIT did not confirm the save on ${this.#replicas.count} replica(s) in time`);
+      }
+      await this.#acknowledged(new AckWait(generation, record.id, savedAt, head.observed, lease.era, {
+        leaseMs: lease.options.leaseMs,
+        driftMargin: lease.options.driftMargin,
+        commandTimeout: this.#commandTimeout,
+      }));
     } finally {
       this.#savingId = '';
     }
   }
 
-  /**
-   * Waits until every other live instance has acknowledged `generation` or its lease ran out. Without an answer
-   * from Redis, `leaseMs + driftMargin` after the save's answer came (`savedAt`) is enough: every lease of an
-   * instance holding an older key was granted before the save was carried out (a renewal after it is refused to
-   * such an instance), so each ran out, and its instance stopped trusting, before then.
-   */
-  async #acknowledged(generation: number, savedAt: number): Promise<void> {
-    const bound = savedAt + this.#leaseMs + this.#driftMargin;
-    // Acknowledgements usually come within a millisecond or two: poll at 1, 2, 4 ms, then every ackPollInterval.
-    let pause = 1;
-    for (let left = bound - performance.now(); left > 0; left = bound - performance.now()) {
+  /** Polls the acknowledgements (at 1, 2, 4 ms, then every `ackPollInterval`) until the wait decides. */
+  async #acknowledged(wait: AckWait): Promise<void> {
+    const names = this.#names;
+    for (let pause = 1; ; pause *= 2) {
+      let answer: unknown;
       try {
-        const waiting = await answered(
-          this.#client.eval(PENDING, { keys: [this.#names.instances], arguments: [this.#instanceId, String(generation)] }),
-          Math.max(1, Math.min(this.#commandTimeout, Math.ceil(left))),
-          this.#endpoint,
-          'read the acknowledgements',
-        );
-        if (waiting === 0) return;
+        answer = await this.#run(PENDING, [names.record, names.instances], [this.#instanceId, wait.id], 'read the acknowledgements');
       } catch {
-        // Redis did not answer: the bound above still holds.
+        answer = undefined;
       }
-      await sleep(Math.max(1, Math.min(pause, this.#ackPollInterval, Math.ceil(bound - performance.now()))));
-      pause *= 2;
+      const now = performance.now();
+      const pending = pendingOf(answer);
+      // Without a watch there is no lease: such a store's authority trusts without bound.
+      const leaseUntil = this.#link === undefined ? Infinity : this.#lease.leaseUntil;
+      const step = pending === undefined ? wait.unanswered(now) : wait.read(pending, now, leaseUntil);
+      for (const [instance, seq] of step.drop) {
+        void this.#client.run(DROP, [names.instances], [instance, String(seq)]).catch(() => undefined);
+      }
+      if (step.outcome === 'resolved') return;
+      if (step.outcome === 'superseded') {
+        throw new LauncherAuthError(
+          'ERR_ROTATION_SUPERSEDED',
+          `The new secret was saved in Redis key "${this.key}", then another rotation replaced it before every ` +
+            'instance had confirmed it; the other rotation\'s secret is current.',
+        );
+      }
+      if (step.outcome === 'lost') throw uncertain(this.key, 'Redis no longer holds it (it lost writes)');
+      if (step.outcome === 'uncertain') throw uncertain(this.key, 'Redis stopped answering before every instance had confirmed it');
+      await sleep(Math.min(pause, this.#ackPollInterval));
     }
   }
 
-  /** `command()` within `commandTimeout`, any failure to reach Redis as `ERR_STORE_UNAVAILABLE`. */
-  async #run<T>(command: () => Promise<T>, what: string): Promise<T> {
+  /** Writes the held record (or a rollback marker) over what Redis holds after a rollback. */
+  async #overwrite(over: Overwrite, marker: boolean): Promise<void> {
+    const held = this.#link?.keyId;
+    const record = held === undefined ? undefined : this.#records.get(held);
+    if (!marker && record === undefined) return;
+    const value = marker || record === undefined
+      ? encodeMarker(randomBytes(9).toString('base64url'), over.generation, over.expectedId)
+      : encodeRecord(record, over.generation, over.expectedId);
+    const result = await this.#runFull(SAVE, this.#saveKeys(), this.#saveArgs(over.expected, over.expectedId, value), 'write the secret back', false);
+    const head = observation(result.reply);
+    if (head?.status === 'ok' && head.observed.id !== null) this.#lease.wrote(over.generation, head.observed.id);
+  }
+
+  #saveKeys(): string[] {
+    return [this.#names.record, this.#names.instances];
+  }
+
+  #saveArgs(expected: number, expectedId: string, value: string): string[] {
+    return [String(expected), expectedId, this.#names.channel, this.#instanceId, ...Array<string>(SAVE_PADDING).fill(''), value];
+  }
+
+  #keep(record: SecretRecord): void {
+    this.#records.delete(record.id);
+    this.#records.set(record.id, record);
+    for (const id of this.#records.keys()) {
+      if (this.#records.size <= RECORDS_KEPT) break;
+      if (id !== this.#link?.keyId) this.#records.delete(id);
+    }
+  }
+
+  #report(condition: string): void {
+    if (condition !== 'rollback' && condition !== 'missing') {
+      this.#warned.clear();
+      return;
+    }
+    if (this.#warned.has(condition)) return;
+    this.#warned.add(condition);
+    this.#rollbackUntold = true;
+    process.emitWarning(this.#rolledBack().message, { code: 'LAUNCHER_AUTH_STORE_ROLLBACK', type: 'LauncherAuthWarning' });
+  }
+
+  #rolledBack(): LauncherAuthError {
+    return rolledBack(this.key);
+  }
+
+  #corruptError(): LauncherAuthError {
+    return new LauncherAuthError(
+      'ERR_STORE_CORRUPT',
+      `The secret in Redis key "${this.key}" is unusable (not a record with a generation); it was left untouched.`,
+    );
+  }
+
+  async #run(script: string, keys: string[], args: string[], what: string): Promise<unknown> {
+    return (await this.#runFull(script, keys, args, what, false)).reply;
+  }
+
+  /** A script within `commandTimeout` (plus the replicas' timeout when waiting), any failure as `ERR_STORE_UNAVAILABLE`. */
+  async #runFull(
+    script: string,
+    keys: string[],
+    args: string[],
+    what: string,
+    waitReplicas: boolean,
+  ): Promise<{ reply: unknown; replicas?: number }> {
     if (!this.#client.isOpen) throw this.#notConnected();
-    let sent: Promise<T>;
+    const replicas = waitReplicas ? this.#replicas : undefined;
+    let sent: Promise<{ reply: unknown; replicas?: number }>;
     try {
-      sent = command();
+      sent = this.#client.run(script, keys, args, replicas === undefined ? undefined : { wait: { replicas: replicas.count, timeout: replicas.timeout } });
     } catch (error) {
       sent = Promise.reject(error);
     }
-    return answered(sent, this.#commandTimeout, this.#endpoint, what);
+    return answered(sent, this.#commandTimeout + (replicas?.timeout ?? 0), this.#endpoint, what);
   }
 
   #notConnected(): LauncherAuthError {

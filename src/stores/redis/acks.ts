@@ -1,0 +1,96 @@
+// The rotating instance's side, pure: when a saved rotation may resolve, when it was superseded or lost, and which
+// dead entries of the instance table may go. Every expiry here is measured on the rotating instance's own
+// monotonic clock; Redis's clock is never consulted.
+import type { Era, Observed } from './replies.js';
+
+/** The answer of one acknowledgement read (the PENDING script). */
+export interface PendingReply extends Observed {
+  /** Other instances in the table that have not acknowledged the generation: their ids and renewal numbers. */
+  readonly waiting: ReadonlyArray<readonly [instance: string, seq: number]>;
+}
+
+export type AckOutcome =
+  /** Every instance that may trust an older key has acknowledged, or its lease has run out: resolve. */
+  | 'resolved'
+  /** Another rotation replaced this one before it was confirmed. */
+  | 'superseded'
+  /** Redis no longer holds this rotation nor a newer one (it lost the write): the outcome is not known. */
+  | 'lost'
+  /** No answer from Redis for too long after the bound: the outcome is not known. */
+  | 'uncertain';
+
+export interface AckStep {
+  readonly outcome?: AckOutcome;
+  /** Table entries seen unchanged for longer than any lease: remove them if still unchanged (housekeeping). */
+  readonly drop: ReadonlyArray<readonly [instance: string, seq: number]>;
+}
+
+export interface AckOptions {
+  readonly leaseMs: number;
+  readonly driftMargin: number;
+  /** How long after the bound an answer confirming the rotation is still awaited. */
+  readonly commandTimeout: number;
+}
+
+/**
+ * One saved rotation of `generation` / `id`, whose compare-and-set was answered at `savedAt`. Every lease that
+ * could let an instance trust an older key was granted before the save ran, so it ends before `savedAt +
+ * leaseMs + driftMargin` (the bound). Before the bound, the rotation resolves only on positive acknowledgements
+ * from a table that is provably complete: same Redis (`run_id`) and same table as this instance has known for
+ * longer than any lease, at the save and at the read.
+ */
+export class AckWait {
+  readonly generation: number;
+  readonly id: string;
+  readonly bound: number;
+  readonly #options: AckOptions;
+  readonly #era: Era;
+  /** When each (instance, renewal number) waited on was first seen. */
+  readonly #firstSeen = new Map<string, { seq: number; at: number }>();
+
+  constructor(generation: number, id: string, savedAt: number, saveReply: Observed, era: Era, options: AckOptions) {
+    this.generation = generation;
+    this.id = id;
+    this.#options = options;
+    this.bound = savedAt + options.leaseMs + options.driftMargin;
+    this.#era = era;
+    era.observe(saveReply, savedAt);
+  }
+
+  /**
+   * An acknowledgement read answered at `now`, while this instance's lease in the table lasts until `leaseUntil`.
+   * The rotation resolves only while that lease lasts: it comes from a renewal that found this rotation's record
+   * current, and any newer rotation must wait for it, so none can have resolved in between (an answer that lay in
+   * a frozen process's buffer is never taken for the present).
+   */
+  read(reply: PendingReply, now: number, leaseUntil: number): AckStep {
+    // A new era (a restart, a failover, a lost table) starts its own wait for leases granted before it.
+    this.#era.observe(reply, now);
+    if (reply.id !== this.id) {
+      if (reply.id !== null && reply.generation > this.generation) return { outcome: 'superseded', drop: [] };
+      return { outcome: 'lost', drop: [] };
+    }
+    const drop: Array<readonly [string, number]> = [];
+    const stale = this.#options.leaseMs + this.#options.driftMargin;
+    for (const [instance, seq] of reply.waiting) {
+      const seen = this.#firstSeen.get(instance);
+      if (seen === undefined || seen.seq !== seq) this.#firstSeen.set(instance, { seq, at: now });
+      else if (now - seen.at >= stale) drop.push([instance, seq]);
+    }
+    if (now < leaseUntil) {
+      if (now >= this.bound) return { outcome: 'resolved', drop };
+      if (reply.waiting.length === 0 && this.tableComplete(reply, now)) return { outcome: 'resolved', drop };
+    }
+    return now >= this.bound + this.#options.commandTimeout ? { outcome: 'uncertain', drop } : { drop };
+  }
+
+  /** No answer to a read by `now`: after the bound plus `commandTimeout`, the outcome is declared unknown. */
+  unanswered(now: number): AckStep {
+    return now >= this.bound + this.#options.commandTimeout ? { outcome: 'uncertain', drop: [] } : { drop: [] };
+  }
+
+  /** Whether the table read in `reply` holds every instance that may trust an older key. */
+  protected tableComplete(reply: Observed, now: number): boolean {
+    return this.#era.same(reply) && now >= this.#era.completeFrom();
+  }
+}

@@ -1,0 +1,233 @@
+// One instance's side of the protocol, pure: what each renewal answer means for trust, reloads, rollbacks and
+// backoff. The driver (store.ts) and the simulator (test/sim/) feed it the same events; it reads no clock.
+import { Era, type Observed } from './replies.js';
+
+export interface LeaseOptions {
+  readonly leaseMs: number;
+  readonly renewInterval: number;
+  readonly driftMargin: number;
+}
+
+/** The answer of one renewal (the CONFIRM script). */
+export interface ConfirmReply extends Observed {
+  /** 'ok': the entry was renewed for the key the instance holds (or the one it is saving); 'stale': it was not. */
+  readonly status: 'ok' | 'stale';
+}
+
+/**
+ * The persistent condition an instance is in, reported once per change:
+ * - `ok`: renewing normally;
+ * - `unavailable`: Redis does not answer;
+ * - `missing`: the record is gone (an empty restart) and this instance cannot write it forward;
+ * - `rollback`: Redis holds an older record than one already seen (an older snapshot, a lagging replica).
+ */
+export type Condition = 'ok' | 'unavailable' | 'missing' | 'rollback';
+
+/** What the driver must do after an answer. */
+export interface Decision {
+  /** Trust tokens until this monotonic time (only ever set for the key Redis confirmed). */
+  readonly trustUntil?: number;
+  /** Another record is current: the authority should reload (asked once per record seen). */
+  readonly reload?: boolean;
+  /** Write the held record forward over a rolled-back one: compare-and-set from `expected` to `generation`. */
+  readonly writeForward?: Overwrite;
+  /**
+   * Replace a rolled-back record that this instance cannot safely write forward with a marker that holds no key
+   * (compare-and-set from `expected` to `generation`): every instance then refuses every token, including one
+   * that never saw the newer record, until an operator rotates.
+   */
+  readonly poison?: Overwrite;
+  /** The condition changed to this one: report it (once). */
+  readonly report?: Condition;
+}
+
+/** The prefix of a rollback marker's id (a record without a key, see record.ts): no record id has it. */
+export const MARKER_PREFIX = 'rollback:';
+
+/** A compare-and-set over the record Redis holds (`expected`, `expectedId`; '' when missing) to `generation`. */
+export interface Overwrite {
+  readonly expected: number;
+  readonly expectedId: string;
+  readonly generation: number;
+}
+
+/** The highest record an instance has seen: never go below it. */
+export interface Seen {
+  readonly generation: number;
+  readonly id: string;
+}
+
+/**
+ * Whether a stored record (`generation`, `id`, the id it replaced `prev`; `id === null` when missing) is older
+ * than `highest`: missing, a lower generation, or another record of the same generation that did not replace it.
+ * A record that replaced the highest one is its successor whatever its generation (a rotation made by an instance
+ * that had not seen a write-forward).
+ */
+export function isRollback(highest: Seen, generation: number, id: string | null, prev: string): boolean {
+  if (highest.generation === 0) return false;
+  if (id === null) return true;
+  if (id === highest.id) return generation < highest.generation;
+  if (prev === highest.id) return false;
+  return generation <= highest.generation;
+}
+
+export class Lease {
+  readonly options: LeaseOptions;
+  readonly era: Era;
+  #highest: Seen = { generation: 0, id: '' };
+  /** The end of the trust the last confirmed renewal granted (monotonic). */
+  #trustUntil = -Infinity;
+  /**
+   * The end of the lease the last confirmed renewal holds in the table, whether or not it granted trust (a renewal
+   * on the record being saved by an instance whose held key is behind): proof that no newer rotation has resolved.
+   */
+  #leaseUntil = -Infinity;
+  #seq = 0;
+  #condition: Condition = 'ok';
+  /** Consecutive renewals that did not end in trust: the backoff's exponent. */
+  #failures = 0;
+  /** The record id a reload was last asked for, so that one record asks once. */
+  #reloadAskedFor: string | null = null;
+
+  constructor(options: LeaseOptions) {
+    this.options = options;
+    this.era = new Era(options.leaseMs, options.driftMargin);
+  }
+
+  get highest(): Seen {
+    return this.#highest;
+  }
+
+  get condition(): Condition {
+    return this.#condition;
+  }
+
+  /** The generation a save by this instance must find (the highest seen). */
+  get expectedGeneration(): number {
+    return this.#highest.generation;
+  }
+
+  /** The end of the trust the last confirmed renewal granted (monotonic); `-Infinity` before any. */
+  get trustUntil(): number {
+    return this.#trustUntil;
+  }
+
+  /** The end of this instance's lease in the table (see {@link AckWait.read}); `-Infinity` before any. */
+  get leaseUntil(): number {
+    return this.#leaseUntil;
+  }
+
+  /**
+   * Whether renewals during a save from `heldId` may extend the trust in `heldId`: only when `heldId` is the
+   * highest record seen. An instance behind (a rotation overtook it) must not have the old
+   * key it holds renewed on the strength of its own newer save.
+   */
+  mayRenewWhileSaving(heldId: string): boolean {
+    return heldId === this.#highest.id;
+  }
+
+  /** The renewal number to send with the next renewal. */
+  nextSeq(): number {
+    this.#seq += 1;
+    return this.#seq;
+  }
+
+  /**
+   * Takes in a record that `load()` or a save's answer showed. Returns false (and changes nothing) when it is older
+   * than the highest seen: such a record is never adopted.
+   */
+  see(generation: number, id: string | null, prev: string): boolean {
+    if (isRollback(this.#highest, generation, id, prev)) return false;
+    if (id !== null && (generation > this.#highest.generation || prev === this.#highest.id)) {
+      this.#highest = { generation, id };
+    }
+    return true;
+  }
+
+  /**
+   * A renewal sent at `sentAt` (monotonic, read before sending) with renewal number `seq`, for the key `heldId`,
+   * while saving `savingId` ('' if none), answered with `reply` at `now`. `canWriteForward`: this instance holds the
+   * highest record's key (its authority's current key) and the record itself.
+   */
+  renewed(
+    reply: ConfirmReply,
+    seq: number,
+    sentAt: number,
+    now: number,
+    heldId: string,
+    canWriteForward: boolean,
+    renewHeld = true,
+  ): Decision {
+    this.era.observe(reply, now);
+    if (isRollback(this.#highest, reply.generation, reply.id, reply.prev)) {
+      this.#failures += 1;
+      const condition: Condition = reply.id === null ? 'missing' : 'rollback';
+      const over: Overwrite = {
+        expected: reply.generation,
+        expectedId: reply.id ?? '',
+        generation: Math.max(reply.generation, this.#highest.generation) + 1,
+      };
+      // Only while this instance's own trust lasts: then no newer rotation can have resolved since its last
+      // renewal (it would have had to wait for this lease), so the held key is not one a resolved rotation revoked.
+      if (canWriteForward && heldId === this.#highest.id && now < this.#trustUntil) {
+        return { writeForward: over, ...this.#enter(condition) };
+      }
+      return { poison: over, ...this.#enter(condition) };
+    }
+    if (reply.id !== null) this.see(reply.generation, reply.id, reply.prev);
+    if (reply.status === 'ok' && !this.era.mayTrust(now)) {
+      // Quarantined after Redis lost writes: renewing, not trusting yet.
+      this.era.confirmed(seq);
+      return {};
+    }
+    if (reply.status === 'ok') {
+      this.era.confirmed(seq);
+      this.#failures = 0;
+      this.#reloadAskedFor = null;
+      this.#leaseUntil = sentAt + this.options.leaseMs - this.options.driftMargin;
+      // Renewed on the record being saved while the held key is behind: a lease in the table, no trust in the key.
+      if (reply.id !== heldId && !renewHeld) return this.#enter('ok');
+      this.#trustUntil = this.#leaseUntil;
+      return { trustUntil: this.#trustUntil, ...this.#enter('ok') };
+    }
+    this.#failures += 1;
+    // A rollback marker: the same condition as the rollback it stands for, reported once, no reload asked.
+    if (reply.id !== null && reply.id.startsWith(MARKER_PREFIX)) {
+      return this.#condition === 'missing' || this.#condition === 'rollback' ? {} : this.#enter('rollback');
+    }
+    // Stale: another record is current. Ask for a reload once per record, not once per renewal.
+    // Asked again now and then, in case the authority's reload failed.
+    const reload = reply.id !== null && (reply.id !== this.#reloadAskedFor || this.#failures % 8 === 0);
+    if (reload) this.#reloadAskedFor = reply.id;
+    return { reload, ...this.#enter(reply.id === null ? 'missing' : 'ok') };
+  }
+
+  /** A renewal that got no answer (or an error) by `now`: trust simply runs out. */
+  unanswered(): Decision {
+    this.#failures += 1;
+    return this.#enter('unavailable');
+  }
+
+  /**
+   * How long to wait before the next renewal at `now`: `renewInterval` while the trust lasts (a short outage is
+   * ridden out at the normal rate); once it is gone and renewals keep failing, doubling up to a second (or
+   * `renewInterval` if longer), so that a broken Redis sees about one command per instance per second.
+   */
+  nextDelay(now: number): number {
+    const { renewInterval } = this.options;
+    if (this.#failures <= 1 || now < this.#trustUntil) return renewInterval;
+    const ceiling = Math.max(renewInterval, 1000);
+    return Math.min(ceiling, Math.max(renewInterval, 25) * 2 ** Math.min(this.#failures - 1, 10));
+  }
+
+  /** A record written forward or saved by this instance at `generation` is now the highest. */
+  wrote(generation: number, id: string): void {
+    if (generation >= this.#highest.generation) this.#highest = { generation, id };
+  }
+
+  #enter(condition: Condition): { report?: Condition } {
+    if (condition === this.#condition) return {};
+    this.#condition = condition;
+    return { report: condition };
+  }
+}

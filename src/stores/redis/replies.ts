@@ -1,0 +1,87 @@
+// What the protocol learns from Redis with every answer, and how it tells a table it can trust from one it cannot.
+// Pure: no I/O, no clock read; times are `performance.now()`-style milliseconds passed in by the caller.
+
+/** The record as Redis holds it when a script ran: its generation and id, or neither when the key is missing. */
+export interface Observed {
+  /** 0 when the record is missing. */
+  readonly generation: number;
+  /** `null` when the record is missing. */
+  readonly id: string | null;
+  /** The id of the record this one replaced ('' for the first, or when written forward over a missing one). */
+  readonly prev: string;
+  /**
+   * Redis's `run_id` (new at every start of a server, different on a replica): a change means Redis may have lost
+   * writes (a restart, a failover), so the instance table may be missing entries.
+   */
+  readonly runId: string;
+  /** The instance table's random epoch, written when the table is created; `null` when there is no table. */
+  readonly epoch: string | null;
+  /** The renewal number of the calling instance's own table entry; 0 when it has none. */
+  readonly ownSeq: number;
+}
+
+/**
+ * When an instance first saw the Redis it talks to in its present form (same `run_id`, same table): the table is
+ * provably complete once every lease granted before that moment has run out, i.e. `leaseMs + driftMargin` later
+ * on this instance's monotonic clock.
+ */
+export class Era {
+  readonly #wait: number;
+  #runId = '';
+  #epoch: string | null = null;
+  #since = Number.NaN;
+  /** The highest own renewal number Redis confirmed: a table showing less lost writes without a restart. */
+  #ownSeq = 0;
+
+  /** `leaseMs + driftMargin`: how long every lease granted before a moment may still last after it. */
+  constructor(leaseMs: number, driftMargin: number) {
+    this.#wait = leaseMs + driftMargin;
+  }
+
+  /** The end of the quarantine after a change of era (not after the first one): no trust is granted before it. */
+  #quarantineUntil = -Infinity;
+
+  /** Takes in an answer observed at `now`; returns true when the era changed (a restart, a failover, a lost table). */
+  observe(observed: Observed, now: number): boolean {
+    const lost = observed.ownSeq < this.#ownSeq;
+    if (!lost && observed.runId === this.#runId && observed.epoch === this.#epoch) return false;
+    // A table created by this very answer (no epoch before, same Redis) is the start, not a loss.
+    const first = Number.isNaN(this.#since) || (this.#epoch === null && !lost && observed.runId === this.#runId);
+    if (!first) this.#quarantineUntil = now + this.#wait;
+    this.#runId = observed.runId;
+    this.#epoch = observed.epoch;
+    this.#since = now;
+    this.#ownSeq = observed.ownSeq;
+    return true;
+  }
+
+  /**
+   * Whether trust may be granted at `now`. After Redis lost writes (a restart, a failover), the record it holds may
+   * be one that a rotation revoked: for one lease, the instances that hold the newer record get the time to see
+   * the rollback and write their record forward, and nobody trusts what Redis holds.
+   */
+  mayTrust(now: number): boolean {
+    return now >= this.#quarantineUntil;
+  }
+
+  /** Records that Redis confirmed this instance's renewal number `seq`. */
+  confirmed(seq: number): void {
+    if (seq > this.#ownSeq) this.#ownSeq = seq;
+  }
+
+  /** Whether `observed` is the same era as the one held (no restart, no new table, no lost renewal). */
+  same(observed: Observed): boolean {
+    return (
+      !Number.isNaN(this.#since) &&
+      observed.epoch !== null &&
+      observed.runId === this.#runId &&
+      observed.epoch === this.#epoch &&
+      observed.ownSeq >= this.#ownSeq
+    );
+  }
+
+  /** The monotonic time from which the table is complete: `NaN` before any answer. */
+  completeFrom(): number {
+    return this.#since + this.#wait;
+  }
+}

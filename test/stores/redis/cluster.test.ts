@@ -1,0 +1,98 @@
+// RedisSecretStore on a node-redis Cluster client against a real three-primary Redis Cluster on loopback: the
+// conformance kit, scripts on the key's primary (WAIT and run_id included), and rotations on three instances while
+// the key's slot moves to another primary and while its primary fails over to its replica.
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectionOf } from '../../../src/stores/redis/client.js';
+import { SKIP_REASON, startCluster, type ClusterDeployment } from '../../support/redis-cluster.js';
+import { command } from '../../support/redis-sentinel.js';
+import { expectConformance, expectSafeThrough, openInstances } from './topology.js';
+
+/** Every key of this file hashes to one slot (the part in braces), the slot the deployment has a replica for. */
+const TAG = `{launcher-${randomBytes(4).toString('hex')}}`;
+let keys = 0;
+const uniqueKey = (): string => `${TAG}:${(keys += 1)}`;
+
+describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore on Redis Cluster', () => {
+  let deployment: ClusterDeployment;
+  beforeAll(async () => {
+    deployment = await startCluster(TAG);
+  }, 30_000);
+  afterAll(async () => {
+    await deployment?.stop();
+  });
+
+  it('passes the conformance kit', async () => {
+    await expectConformance(await deployment.client(), uniqueKey());
+  }, 30_000);
+
+  it("runs a script on the key's primary, with WAIT and run_id on the script's connection", async () => {
+    const client = await deployment.client();
+    const connection = connectionOf(client);
+    expect(connection?.kind).toBe('cluster');
+    if (connection === undefined) return;
+    const key = uniqueKey();
+    const result = await connection.run("return redis.call('SET', KEYS[1], ARGV[1])", [key, `${key}:x`], ['x'], {
+      wait: { replicas: 1, timeout: 2000 },
+      identify: true,
+    });
+    expect(result.reply).toBe('OK');
+    expect(result.replicas).toBe(1);
+    const owner = await deployment.ownerPort();
+    expect(String(await command(owner, ['INFO', 'server'])).includes(`run_id:${result.runId ?? 'none'}`)).toBe(true);
+    expect(await connection.serverId(key)).toBe(result.runId);
+  });
+
+  it('runs a script whose slot is half moved (TRYAGAIN, then ASK) and after the move (MOVED), once each time', async () => {
+    const client = await deployment.client();
+    const connection = connectionOf(client);
+    if (connection === undefined) throw new Error('not a connection');
+    const [first, second] = [uniqueKey(), uniqueKey()];
+    // Counts its runs in a third key of the slot, so that a script sent again after it ran would show.
+    const runs = uniqueKey();
+    await client.set(first, 'a');
+    await client.set(second, 'b');
+    await client.set(runs, '0');
+    const script = "redis.call('INCR', KEYS[3]); return redis.call('GET', KEYS[1]) .. redis.call('GET', KEYS[2])";
+    const before = await deployment.ownerPort();
+    const move = await deployment.beginMove();
+    await move.migrate(first);
+    // One key moved, the others not: the source answers TRYAGAIN until they have moved too, then ASK.
+    const halfMoved = connection.run(script, [first, second, runs], []);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await move.migrate(second);
+    await move.migrate(runs);
+    expect((await halfMoved).reply).toBe('ab');
+    await move.finish();
+    // The client's slot table still names the old owner: MOVED.
+    expect((await connection.run(script, [first, second, runs], [])).reply).toBe('ab');
+    expect(await command(move.to, ['GET', runs])).toBe('2');
+    await deployment.moveSlot({ to: before });
+  });
+
+  it("three instances rotating while the key's slot moves: no revoked token accepted, and service resumes", async () => {
+    const authorities = await openInstances(() => deployment.client(), uniqueKey());
+    const before = await deployment.ownerPort();
+    await expectSafeThrough('Cluster slot move during rotations', authorities, () => deployment.moveSlot({ pauseMs: 100 }));
+    expect(await deployment.ownerPort()).not.toBe(before);
+    // Back to the primary that has the replica, for the failover case.
+    await deployment.moveSlot({ to: before });
+  }, 60_000);
+
+  it("three instances with replicas: 1 rotating while the key's primary fails over: no revoked token accepted, and service resumes", async () => {
+    const authorities = await openInstances(() => deployment.client(), uniqueKey(), { replicas: { count: 1, timeout: 1000 } });
+    const before = await deployment.ownerPort();
+    await expectSafeThrough('Cluster failover during rotations', authorities, () => deployment.failover());
+    expect(await deployment.ownerPort()).not.toBe(before);
+  }, 60_000);
+
+  it("three instances with replicas: 1 rotating while the key's primary freezes and the cluster fails it over: no revoked token accepted", async () => {
+    await deployment.replicated();
+    const authorities = await openInstances(() => deployment.client(), uniqueKey(), { replicas: { count: 1, timeout: 1000 } });
+    await expectSafeThrough('Cluster failover of a frozen primary during rotations', authorities, async () => {
+      const failover = await deployment.freezePrimary();
+      await deployment.replicated();
+      return failover;
+    });
+  }, 60_000);
+});

@@ -1,0 +1,53 @@
+// Authorities on RedisSecretStore, each on its own connection (direct or through a proxy), for the fault tests;
+// and the count of old-token acceptances after a rotation resolved.
+import { onTestFinished } from 'vitest';
+import { TokenAuthority, isLauncherAuthError } from 'launcher-auth';
+import { RedisSecretStore } from 'launcher-auth/redis';
+import { connectedClient } from '../../../support/redis-server.js';
+
+export const TIMING = { leaseMs: 1000, renewInterval: 200, driftMargin: 100, commandTimeout: 900 } as const;
+
+export interface Member {
+  readonly authority: TokenAuthority;
+  /** Codes reported through onStoreError, in order. */
+  readonly errors: string[];
+}
+
+export async function member(port: number, key: string): Promise<Member> {
+  const client = await connectedClient(`redis://127.0.0.1:${port}`);
+  const errors: string[] = [];
+  const authority = await TokenAuthority.open({
+    store: new RedisSecretStore({ client, key, ...TIMING }),
+    onStoreError: (error) => errors.push(isLauncherAuthError(error) ? error.code : 'other'),
+  });
+  onTestFinished(async () => {
+    await authority.close();
+    client.destroy();
+  });
+  return { authority, errors };
+}
+
+/** Checks `token` on every member for `ms` milliseconds; how many checks accepted it. */
+export async function acceptances(members: readonly Member[], token: string, ms: number): Promise<{ accepted: number; checks: number }> {
+  let accepted = 0;
+  let checks = 0;
+  const deadline = performance.now() + ms;
+  while (performance.now() < deadline) {
+    for (const { authority } of members) {
+      checks += 1;
+      if ((await authority.verify(token)).ok) accepted += 1;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+  return { accepted, checks };
+}
+
+/** Polls until `condition` holds (up to `timeout` ms). */
+export async function eventually(condition: () => boolean | Promise<boolean>, timeout = 5000): Promise<boolean> {
+  const deadline = performance.now() + timeout;
+  while (performance.now() < deadline) {
+    if (await condition()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return false;
+}

@@ -1,0 +1,55 @@
+// A TCP proxy of the tests' own in front of redis-server: `cut()` stops carrying bytes both ways (a partition: the
+// connection stays open, nothing arrives), `heal()` carries them again.
+import { createServer, connect, type Server, type Socket } from 'node:net';
+
+export interface Proxy {
+  readonly port: number;
+  cut(): void;
+  heal(): void;
+  close(): Promise<void>;
+}
+
+export async function startProxy(targetPort: number): Promise<Proxy> {
+  let cut = false;
+  const pairs = new Set<[Socket, Socket]>();
+  const held: Array<() => void> = [];
+  const pipe = (from: Socket, to: Socket): void => {
+    from.on('data', (chunk) => {
+      if (cut) held.push(() => to.write(chunk));
+      else to.write(chunk);
+    });
+  };
+  const server: Server = createServer((inbound) => {
+    const outbound = connect(targetPort, '127.0.0.1');
+    const pair: [Socket, Socket] = [inbound, outbound];
+    pairs.add(pair);
+    const end = (): void => {
+      inbound.destroy();
+      outbound.destroy();
+      pairs.delete(pair);
+    };
+    inbound.on('error', end).on('close', end);
+    outbound.on('error', end).on('close', end);
+    pipe(inbound, outbound);
+    pipe(outbound, inbound);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  return {
+    port: typeof address === 'object' && address !== null ? address.port : 0,
+    cut() {
+      cut = true;
+    },
+    heal() {
+      cut = false;
+      for (const deliver of held.splice(0)) deliver();
+    },
+    async close() {
+      for (const [a, b] of pairs) {
+        a.destroy();
+        b.destroy();
+      }
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

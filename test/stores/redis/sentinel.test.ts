@@ -1,0 +1,93 @@
+// RedisSecretStore on a node-redis Sentinel client against Debian's redis-sentinel: a primary, a replica and three
+// sentinels on loopback. The conformance kit, WAIT on the script's own connection, and rotations on three
+// instances while Sentinel fails the primary over.
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { connectionOf } from '../../../src/stores/redis/client.js';
+import { connectedClient } from '../../support/redis-server.js';
+import { SKIP_REASON, command, startSentinel, type SentinelDeployment } from '../../support/redis-sentinel.js';
+import { expectConformance, expectSafeThrough, openInstances } from './topology.js';
+
+/** Every rotation waits until the replica has it, so that the replica Sentinel promotes holds the last one. */
+const ONE_REPLICA = { count: 1, timeout: 1000 };
+const uniqueKey = (): string => `sentinel:${randomBytes(6).toString('hex')}`;
+
+describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore on Redis Sentinel', () => {
+  let deployment: SentinelDeployment;
+  beforeAll(async () => {
+    deployment = await startSentinel();
+  }, 30_000);
+  afterAll(async () => {
+    await deployment?.stop();
+  });
+
+  it('passes the conformance kit', async () => {
+    await expectConformance(await deployment.client(), uniqueKey());
+  }, 30_000);
+
+  it("runs a script on the primary and counts the replica's acknowledgement on the script's connection", async () => {
+    const client = await deployment.client();
+    const connection = connectionOf(client);
+    expect(connection?.kind).toBe('sentinel');
+    if (connection === undefined) return;
+    const key = uniqueKey();
+    const result = await connection.run("return redis.call('SET', KEYS[1], ARGV[1])", [key], ['x'], {
+      wait: { replicas: 1, timeout: 2000 },
+      identify: true,
+    });
+    expect(result.reply).toBe('OK');
+    expect(result.replicas).toBe(1);
+    const primary = await deployment.primaryPort();
+    const info = String(await command(primary, ['INFO', 'server']));
+    expect(info.includes(`run_id:${result.runId ?? 'none'}`)).toBe(true);
+    expect(await connection.serverId(key)).toBe(result.runId);
+    expect(connection.endpoint).toBe(`127.0.0.1:${primary} (primary named by Redis Sentinel)`);
+  });
+
+  it("on a plain client: WAIT counts the replica only when it provably ran on the script's connection", async () => {
+    const url = `redis://127.0.0.1:${await deployment.primaryPort()}`;
+    const [one, other] = [await connectedClient(url), await connectedClient(url)];
+    onTestFinished(() => {
+      one.destroy();
+      other.destroy();
+    });
+    const script = "return redis.call('SET', KEYS[1], ARGV[1])";
+    const wait = { replicas: 1, timeout: 2000 };
+    const plain = connectionOf(one);
+    expect(plain?.kind).toBe('client');
+    const same = await plain?.run(script, [uniqueKey()], ['x'], { wait, identify: true });
+    expect(same?.replicas).toBe(1);
+    expect(same?.runId).toBe(await plain?.serverId('any'));
+    // The same client, except that WAIT and the last CLIENT INFO go out on another connection, as after a reconnection.
+    let clientInfos = 0;
+    const split = connectionOf({
+      isOpen: true,
+      isReady: true,
+      eval: (text: string, options: { keys: string[]; arguments: string[] }) => one.eval(text, options),
+      duplicate: () => one.duplicate(),
+      sendCommand: (args: string[]) =>
+        (args[0] === 'WAIT' || (args[0] === 'CLIENT' && (clientInfos += 1) === 2) ? other : one).sendCommand(args),
+    });
+    const moved = await split?.run(script, [uniqueKey()], ['x'], { wait, identify: true });
+    expect(moved?.reply).toBe('OK');
+    expect(moved?.replicas).toBeUndefined();
+    expect(moved?.runId).toBeUndefined();
+  });
+
+  it('three instances with replicas: 1 rotating through a Sentinel failover: no revoked token accepted, and service resumes', async () => {
+    const authorities = await openInstances(() => deployment.client(), uniqueKey(), { replicas: ONE_REPLICA });
+    const before = await deployment.primaryPort();
+    await expectSafeThrough('Sentinel failover during rotations', authorities, () => deployment.failover());
+    expect(await deployment.primaryPort()).not.toBe(before);
+  }, 60_000);
+
+  it('three instances with replicas: 1 rotating while the primary freezes, is failed over, and wakes still a primary: no revoked token accepted', async () => {
+    await deployment.replicated();
+    const authorities = await openInstances(() => deployment.client(), uniqueKey(), { replicas: ONE_REPLICA });
+    await expectSafeThrough('Sentinel failover of a frozen primary during rotations', authorities, async () => {
+      const failover = await deployment.freezePrimary();
+      await deployment.replicated();
+      return failover;
+    });
+  }, 60_000);
+});
