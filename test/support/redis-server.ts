@@ -49,18 +49,19 @@ export interface RedisServer {
 
 /**
  * Starts redis-server on `port` (a free one by default). With `dir`, the data is kept in `dir/dump.rdb` (written
- * when a test sends SAVE) and read back by a server started on the same directory.
+ * when a test sends SAVE) and read back by a server started on the same directory. With `env`, the server runs with
+ * that environment (for example a preloaded library that shifts its clock).
  */
-export async function startRedis(options: { port?: number; dir?: string } = {}): Promise<RedisServer> {
+export async function startRedis(options: { port?: number; dir?: string; env?: NodeJS.ProcessEnv } = {}): Promise<RedisServer> {
   const port = options.port ?? (await freePort());
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
   if (options.dir !== undefined) args.push('--dir', options.dir, '--dbfilename', 'dump.rdb');
-  return launchRedis(REDIS_SERVER, args, port);
+  return launchRedis(REDIS_SERVER, args, port, options.env);
 }
 
 /** Runs `binary args` (redis-server or redis-sentinel) and resolves once it answers on `port`; killed on failure. */
-export async function launchRedis(binary: string, args: readonly string[], port: number): Promise<RedisServer> {
-  const child = spawn(binary, args, { stdio: 'ignore' });
+export async function launchRedis(binary: string, args: readonly string[], port: number, env = process.env): Promise<RedisServer> {
+  const child = spawn(binary, args, { stdio: 'ignore', env });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = `redis://127.0.0.1:${port}`;
   const probe = createClient({ url, socket: { reconnectStrategy: false } });
