@@ -21,6 +21,9 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     exclude: ['test/dist/**', 'test/browser/**', 'node_modules/**'],
     testTimeout: 20_000,
+    // Most long files wait on real processes and timers (Redis faults, a clean install, leases), not on the CPU:
+    // four at once fit a 2-core machine, where vitest's default would run them one after another.
+    maxWorkers: 4,
     typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: './tsconfig.json' },
   },
 });
