@@ -83,6 +83,12 @@ export class Lease {
    */
   #leaseUntil = -Infinity;
   #seq = 0;
+  /**
+   * The renewal in flight and the highest record seen when it was sent. Its answer is judged against that record:
+   * a record seen since (the instance's own save, a reload) may have been written after Redis ran the renewal, and
+   * answers that arrive together are not always taken in the order Redis sent them.
+   */
+  #sent: { readonly seq: number; readonly highest: Seen } = { seq: 0, highest: { generation: 0, id: '' } };
   #condition: Condition = 'ok';
   /** Consecutive renewals that did not end in trust: the backoff's exponent. */
   #failures = 0;
@@ -126,9 +132,13 @@ export class Lease {
     return heldId === this.#highest.id;
   }
 
-  /** The renewal number to send with the next renewal. */
+  /**
+   * The renewal number to send with the next renewal, taken just before sending it: its answer is judged against
+   * the highest record seen by then.
+   */
   nextSeq(): number {
     this.#seq += 1;
+    this.#sent = { seq: this.#seq, highest: this.#highest };
     return this.#seq;
   }
 
@@ -159,7 +169,8 @@ export class Lease {
     renewHeld = true,
   ): Decision {
     this.era.observe(reply, now);
-    if (isRollback(this.#highest, reply.generation, reply.id, reply.prev)) {
+    const before = seq === this.#sent.seq ? this.#sent.highest : this.#highest;
+    if (isRollback(before, reply.generation, reply.id, reply.prev)) {
       this.#failures += 1;
       const condition: Condition = reply.id === null ? 'missing' : 'rollback';
       const over: Overwrite = {
@@ -173,6 +184,12 @@ export class Lease {
         return { writeForward: over, ...this.#enter(condition) };
       }
       return { poison: over, ...this.#enter(condition) };
+    }
+    if (isRollback(this.#highest, reply.generation, reply.id, reply.prev)) {
+      // A late answer: Redis ran the renewal before the newer record seen since it was sent was written. Not a
+      // rollback; nor a trust, a reload or a failure: the next renewal, judged against the newer record, tells.
+      if (reply.status === 'ok') this.era.confirmed(seq);
+      return {};
     }
     if (reply.id !== null) this.see(reply.generation, reply.id, reply.prev);
     if (reply.status === 'ok' && !this.era.mayTrust(now)) {

@@ -1,0 +1,96 @@
+// The instance's side of the Redis protocol (lease.ts), event by event: which renewal answers are rollbacks.
+// Answers that arrive together are not always taken in the order Redis sent them, so a renewal's answer may be
+// taken after a record that Redis wrote later (the instance's own save, a reload's read).
+import { describe, expect, it } from 'vitest';
+import { Lease, type ConfirmReply } from '../../../src/stores/redis/lease.js';
+
+const OPTIONS = { leaseMs: 1000, renewInterval: 200, driftMargin: 100 } as const;
+
+function answer(seq: number, generation: number, id: string | null, prev: string, status: 'ok' | 'stale' = 'ok'): ConfirmReply {
+  return { status, generation, id, prev, runId: 'run', epoch: 'epoch', ownSeq: seq };
+}
+
+/** An instance that holds generation 1 ('a') and has had it confirmed once. */
+function holdingFirst(): Lease {
+  const lease = new Lease(OPTIONS);
+  expect(lease.see(1, 'a', '')).toBe(true);
+  const seq = lease.nextSeq();
+  expect(lease.renewed(answer(seq, 1, 'a', ''), seq, 0, 1, 'a', true)).toMatchObject({ trustUntil: 900 });
+  return lease;
+}
+
+describe('Lease: renewal answers taken after a newer record', () => {
+  it('a renewal run before the instance\'s own save, taken after the save\'s answer, is not a rollback', () => {
+    const lease = holdingFirst();
+    const seq = lease.nextSeq();
+    // The save of generation 2 was sent after the renewal; its answer is taken first.
+    lease.wrote(2, 'b');
+    expect(lease.renewed(answer(seq, 1, 'a', ''), seq, 10, 11, 'a', true)).toEqual({});
+    expect(lease.condition).toBe('ok');
+    expect(lease.highest).toEqual({ generation: 2, id: 'b' });
+  });
+
+  it('a renewal run before another instance\'s rotation, taken after the reload that read it, is not a rollback', () => {
+    const lease = holdingFirst();
+    const seq = lease.nextSeq();
+    expect(lease.see(2, 'b', 'a')).toBe(true);
+    for (const status of ['ok', 'stale'] as const) {
+      // Neither a rollback nor a trust in the key it held: the next renewal speaks for the present.
+      expect(lease.renewed(answer(seq, 1, 'a', '', status), seq, 10, 11, 'a', true)).toEqual({});
+    }
+    expect(lease.condition).toBe('ok');
+    const next = lease.nextSeq();
+    expect(lease.renewed(answer(next, 2, 'b', 'a'), next, 20, 21, 'b', true)).toEqual({ trustUntil: 920 });
+  });
+
+  it('the next renewal still catches Redis holding the older record', () => {
+    const lease = holdingFirst();
+    const seq = lease.nextSeq();
+    lease.wrote(2, 'b');
+    expect(lease.renewed(answer(seq, 1, 'a', ''), seq, 10, 11, 'a', true)).toEqual({});
+    const next = lease.nextSeq();
+    expect(lease.renewed(answer(next, 1, 'a', '', 'stale'), next, 20, 21, 'b', true)).toEqual({
+      writeForward: { expected: 1, expectedId: 'a', generation: 3 },
+      report: 'rollback',
+    });
+  });
+});
+
+describe('Lease: rollbacks seen by a renewal sent after the newer record', () => {
+  it('an older generation', () => {
+    const lease = holdingFirst();
+    lease.wrote(2, 'b');
+    const seq = lease.nextSeq();
+    expect(lease.renewed(answer(seq, 1, 'a', ''), seq, 10, 11, 'a', true)).toEqual({
+      poison: { expected: 1, expectedId: 'a', generation: 3 },
+      report: 'rollback',
+    });
+  });
+
+  it('another record of the same generation', () => {
+    const lease = holdingFirst();
+    expect(lease.see(2, 'b', 'a')).toBe(true);
+    const seq = lease.nextSeq();
+    expect(lease.renewed(answer(seq, 2, 'c', 'x', 'stale'), seq, 10, 11, 'a', true)).toEqual({
+      poison: { expected: 2, expectedId: 'c', generation: 3 },
+      report: 'rollback',
+    });
+  });
+
+  it('a missing record', () => {
+    const lease = holdingFirst();
+    const seq = lease.nextSeq();
+    expect(lease.renewed(answer(seq, 0, null, '', 'stale'), seq, 10, 11, 'a', true)).toEqual({
+      writeForward: { expected: 0, expectedId: '', generation: 2 },
+      report: 'missing',
+    });
+  });
+
+  it('an older record than the one held when the renewal was sent, even once a newer one was seen since', () => {
+    const lease = holdingFirst();
+    lease.wrote(2, 'b');
+    const seq = lease.nextSeq();
+    lease.wrote(3, 'c');
+    expect(lease.renewed(answer(seq, 1, 'a', ''), seq, 10, 11, 'b', true)).toMatchObject({ report: 'rollback' });
+  });
+});
