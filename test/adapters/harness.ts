@@ -33,6 +33,7 @@ import Fastify from 'fastify';
 import { Hono } from 'hono';
 import Koa from 'koa';
 import { expect } from 'vitest';
+import type { WebSocket } from 'ws';
 import type { AuthContext, AuthOptions, TokenAuthority } from 'launcher-auth';
 import { expressAuth, type AuthenticatedRequest } from '../../src/adapters/express.js';
 import { fastifyAuth } from '../../src/adapters/fastify.js';
@@ -786,4 +787,32 @@ export async function checkCase(host: Host, authority: TokenAuthority, tokens: T
     expect(host.counts).toEqual(before);
   }
   return res;
+}
+
+/** `promise`, or a rejection naming `what` once `ms` have passed: a hang fails the test instead of stalling it. */
+export function within<T>(promise: Promise<T>, what: string, ms = 5_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: still pending after ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** The status of a WebSocket handshake's refusal, or `undefined` if the socket opened (then it is closed). */
+export function handshakeStatus(ws: WebSocket): Promise<number | undefined> {
+  return within(
+    new Promise<number | undefined>((resolve) => {
+      ws.once('unexpected-response', (_req, res) => {
+        resolve(res.statusCode);
+        res.resume();
+        ws.terminate();
+      });
+      ws.once('open', () => {
+        resolve(undefined);
+        ws.terminate();
+      });
+      ws.once('error', () => undefined);
+    }),
+    'the handshake',
+  );
 }

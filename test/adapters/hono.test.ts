@@ -9,7 +9,7 @@ import { WebSocket, WebSocketServer } from 'ws';
 import type { TokenAuthority } from 'launcher-auth';
 import { honoAuth, type HonoAuthEnv } from '../../src/adapters/hono.js';
 import { openCaseAuthority, type Tokens } from './cases.js';
-import { CHALLENGE, expectRefusal, rawPipeline, rawRequest, sendFramed, type RawResponse } from './harness.js';
+import { CHALLENGE, expectRefusal, handshakeStatus, rawPipeline, rawRequest, sendFramed, within, type RawResponse } from './harness.js';
 
 function websocket(target: string, extra = ''): string {
   return (
@@ -19,14 +19,6 @@ function websocket(target: string, extra = ''): string {
 }
 const bearer = (token: string): string => `Authorization: Bearer ${token}\r\n`;
 const get = (target: string, extra = ''): string => `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\n${extra}\r\n`;
-
-function within<T>(promise: Promise<T>, what: string, ms = 5_000): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: still pending after ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
 
 function firstMessage(ws: WebSocket): Promise<string> {
   const first = new Promise<string>((resolve, reject) => {
@@ -150,18 +142,7 @@ describe("WebSocket handshakes through Hono's upgradeWebSocket on @hono/node-ser
     const previous = authority.issue();
     await authority.rotate();
     const ws = new WebSocket(`ws://127.0.0.1:${port}/ws`, { headers: { authorization: `Bearer ${previous}` } });
-    const status = await within(
-      new Promise<number | undefined>((resolve) => {
-        ws.once('unexpected-response', (_req, res) => {
-          resolve(res.statusCode);
-          res.resume();
-          ws.terminate();
-        });
-        ws.once('open', () => resolve(undefined));
-        ws.once('error', () => undefined);
-      }),
-      'the refused handshake',
-    );
+    const status = await handshakeStatus(ws);
     expect(status).toBe(401);
     tokens = { ...tokens, previous, current: authority.issue() };
   });

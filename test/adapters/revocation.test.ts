@@ -6,16 +6,7 @@ import { WebSocket, WebSocketServer } from 'ws';
 import type { MemorySecretStore, TokenAuthority } from 'launcher-auth';
 import { withUpgradeAuth } from '../../src/adapters/node.js';
 import { forgeTokens, openCaseAuthority } from './cases.js';
-import { HOST_KINDS, SSE_FIRST_EVENT, rawPipeline, rawRequest, startHost, type Host, type RawResponse } from './harness.js';
-
-/** `promise`, or a rejection naming `what` once `ms` have passed: a hang fails the test instead of stalling it. */
-function within<T>(promise: Promise<T>, what: string, ms = 5_000): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: still pending after ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
+import { HOST_KINDS, SSE_FIRST_EVENT, handshakeStatus, rawPipeline, rawRequest, startHost, within, type Host, type RawResponse } from './harness.js';
 
 interface Stream {
   response: IncomingMessage;
@@ -240,18 +231,7 @@ describe.each(HOST_KINDS)('%s: a WebSocket', (kind) => {
     const previous = authority.issue();
     await authority.rotate();
     const ws = new WebSocket(`ws://127.0.0.1:${host.port}/ws`, { headers: { authorization: `Bearer ${previous}` } });
-    const status = await within(
-      new Promise<number | undefined>((resolve) => {
-        ws.once('unexpected-response', (_req, res) => {
-          resolve(res.statusCode);
-          res.resume();
-          ws.terminate();
-        });
-        ws.once('open', () => resolve(undefined));
-        ws.once('error', () => undefined);
-      }),
-      'the refused handshake',
-    );
+    const status = await handshakeStatus(ws);
     expect(status).toBe(401);
   });
 });
