@@ -1,7 +1,7 @@
 // launcher-auth/hono: a Hono 4 middleware, on any runtime Hono runs on (Node through @hono/node-server, Bun, Deno).
 import type { Context, MiddlewareHandler } from 'hono';
 import { authorizationFromRawHeaders } from '../core/bearer.js';
-import type { AuthOptions, Peer } from '../core/gate.js';
+import { healthHandler, type AuthOptions, type Peer } from '../core/gate.js';
 import type { CorsOptions } from '../core/cors.js';
 import type { TokenAuthority } from '../core/token-authority.js';
 import type { AuthContext } from '../core/types.js';
@@ -109,10 +109,7 @@ export function honoAuth(authority: TokenAuthority, options?: HonoAuthOptions): 
 export function honoAuth(authority: TokenAuthority, options?: HonoAuthOptions): MiddlewareHandler {
   const web = webGuard(authority, options, 'honoAuth');
   const subprotocolToken = resolveSubprotocolToken(options, 'honoAuth');
-  const health = options?.health;
-  if (health !== undefined && typeof health !== 'function') {
-    throw new TypeError('honoAuth: `health` must be a function when set.');
-  }
+  const health = healthHandler(options?.health, 'honoAuth');
   return async (c, next) => {
     const node = nodeRequestOf(c);
     const result = await web.check(c.req.raw, node?.socket, credentialOf(c, node, subprotocolToken));

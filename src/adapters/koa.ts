@@ -5,6 +5,7 @@ import {
   EXEMPT,
   UNAUTHORIZED_STATUS,
   assertAuthority,
+  healthHandler,
   decide,
   decideCors,
   resolveAuthOptions,
@@ -66,10 +67,7 @@ export function koaAuth(authority: TokenAuthority, options?: KoaAuthOptions): Mi
 export function koaAuth(authority: TokenAuthority, options?: KoaAuthOptions): Middleware<KoaMaybeAuthState> {
   assertAuthority(authority, 'koaAuth');
   const resolved = resolveAuthOptions(options, 'koaAuth');
-  const health = options?.health;
-  if (health !== undefined && typeof health !== 'function') {
-    throw new TypeError('koaAuth: `health` must be a function when set.');
-  }
+  const health = healthHandler(options?.health, 'koaAuth');
   const answer = (ctx: ParameterizedContext, status: number, headers: string[]): void => {
     // Koa then leaves the response alone: no default body, no Content-Type, no error page.
     ctx.respond = false;

@@ -7,6 +7,7 @@ import {
   EXEMPT,
   UNAUTHORIZED_STATUS,
   assertAuthority,
+  healthHandler,
   decide,
   decideCors,
   resolveAuthOptions,
@@ -94,10 +95,7 @@ function guard<Request extends NodeRequest, Response extends ServerResponse<Inco
   assertAuthority(authority, where);
   if (typeof handler !== 'function') throw new TypeError(`${where}: \`handler\` must be a function.`);
   const resolved = resolveAuthOptions(options, where);
-  const health = options?.health as Listener<HealthRequest<Request>, Response> | undefined;
-  if (health !== undefined && typeof health !== 'function') {
-    throw new TypeError(`${where}: \`health\` must be a function when set.`);
-  }
+  const health = healthHandler(options?.health as Listener<HealthRequest<Request>, Response> | undefined, where);
 
   const apply = (req: Request, res: Response, decision: Decision, cors: CorsOutcome | undefined): void => {
     if (decision === undefined) {

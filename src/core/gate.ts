@@ -150,6 +150,14 @@ export function assertAuthority(authority: unknown, where: string): asserts auth
   }
 }
 
+/** The `health` option of an adapter that serves the health check itself: a function, or absent. */
+export function healthHandler<H extends (...args: never[]) => unknown>(health: H | undefined, where: string): H | undefined {
+  if (health !== undefined && typeof health !== 'function') {
+    throw new TypeError(`${where}: \`health\` must be a function when set.`);
+  }
+  return health;
+}
+
 /**
  * Exactly `GET` or `HEAD` of exactly the health path, with or without a query string. Every other spelling
  * (`/health/`, `/HEALTH`, `//health`, `/health;x`, `%2F`, dot segments, absolute form) is not exempt.
