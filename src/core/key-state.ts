@@ -78,7 +78,8 @@ export async function buildState(record: SecretRecord, claimOptions: ClaimOption
     ['sign', 'verify'],
   );
   const claims = tokenClaims(record, issuer, audience);
-  const token = await signToken(record, claims, cryptoKey);
+  const hmacKey = createSecretKey(record.key);
+  const token = signToken(record, claims, hmacKey);
   const controller = new AbortController();
   // Every open SSE stream or WebSocket of this key listens on the one signal: no listener cap, no warning.
   setMaxListeners(0, controller.signal);
@@ -102,7 +103,7 @@ export async function buildState(record: SecretRecord, claimOptions: ClaimOption
     payloadEnd,
     bare: scratchFor(0, token.length, payloadEnd),
     bearer: scratchFor(SCHEME_LENGTH, token.length, payloadEnd),
-    hmacKey: createSecretKey(record.key),
+    hmacKey,
     cryptoKey,
     controller,
     accepted,

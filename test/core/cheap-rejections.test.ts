@@ -105,6 +105,8 @@ describe('refusals without an HMAC', () => {
       await new SignJWT({ jti: 'x'.repeat(16), iat: 1 }).setProtectedHeader({ alg: 'HS256' }).sign(keyOf('attacker')),
       current,
     );
+    // Counted from here: signing the authority's own token took an HMAC too.
+    hmacs.count = 0;
     for (let i = 0; i < 50; i++) expect(await authority.verify(forged)).toEqual(INVALID);
     expect(hmacs.count).toBe(50);
   });

@@ -3,7 +3,7 @@
 import { createHash, createHmac } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { SignJWT, jwtVerify } from 'jose';
+import { CompactSign, SignJWT, jwtVerify } from 'jose';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { MemorySecretStore, TokenAuthority, type SecretRecord, type VerifyResult } from 'launcher-auth';
 
@@ -107,6 +107,36 @@ describe('the launcher token', () => {
       expect(a.issue() === b.issue()).toBe(true);
       expect(a.issue() === (issuer === undefined ? authority : withIssuer).issue()).toBe(true);
     }
+  });
+
+  it("is byte for byte what jose's CompactSign writes, for ids, dates, issuers and audiences of every shape", async () => {
+    // A token users copied stays the same string across versions of the library, whoever signs it.
+    const ids = ['a', 'shape-key_01', 'x'.repeat(128), '!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~', '0123456789ABCDEFabcdef'];
+    const dates = [new Date(0), new Date('2024-05-01T12:00:00.999Z'), new Date('2199-12-31T23:59:59Z')];
+    const claimOptions = [{}, { issuer: ISSUER }, { audience: 'automation' }, { issuer: 'ü €', audience: 'a"b\\c' }];
+    let compared = 0;
+    for (const [index, id] of ids.entries()) {
+      for (const createdAt of dates) {
+        for (const options of claimOptions) {
+          const key = new Uint8Array(createHash('sha256').update(`jose parity ${index}`).digest());
+          const authority = await TokenAuthority.open({ store: new MemorySecretStore({ id, key, createdAt }), ...options });
+          const claims = {
+            jti: id,
+            iat: Math.floor(createdAt.getTime() / 1000),
+            ...('issuer' in options ? { iss: options.issuer } : {}),
+            ...('audience' in options ? { aud: options.audience } : {}),
+          };
+          const cryptoKey = await crypto.subtle.importKey('raw', key, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+          const byJose = await new CompactSign(new TextEncoder().encode(JSON.stringify(claims)))
+            .setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid: id })
+            .sign(cryptoKey);
+          expect(authority.issue() === byJose, `record ${index}, ${createdAt.toISOString()}, ${JSON.stringify(options)}`).toBe(true);
+          await authority.close();
+          compared += 1;
+        }
+      }
+    }
+    expect(compared).toBe(60);
   });
 
   it('is accepted by jose jwtVerify with the key, HS256 only', async () => {
