@@ -67,7 +67,7 @@ export class TokenAuthority {
   #maxTokenLength = 0;
   readonly #listeners = new Set<(event: RotateEvent) => void>();
   readonly #rotations: Rotations<KeyState>;
-  #unwatch: (() => void) | undefined;
+  #unwatch: (() => void | Promise<void>) | undefined;
   #closed = false;
   /**
    * Until when (a `performance.now()` time) tokens are trusted: `Infinity` unless a store bounds it through its
@@ -229,15 +229,22 @@ export class TokenAuthority {
 
   /**
    * Stops following the store. From then on every verification is refused, `rotate()` rejects with
-   * `ERR_CLOSED`, and the current key's `signal` aborts so that long-lived responses end.
+   * `ERR_CLOSED`, and the current key's `signal` aborts so that long-lived responses end. Resolves once the store
+   * has stopped watching (a shared store leaves its instance table first), so that the host may then close the
+   * store's connection.
    */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     this.#trustUntil = -Infinity;
-    this.#unwatch?.();
+    const unwatch = this.#unwatch;
     this.#unwatch = undefined;
     this.#state.controller.abort(new LauncherAuthError('ERR_CLOSED', 'The token authority was closed.'));
+    try {
+      await unwatch?.();
+    } catch {
+      // The store could not say goodbye; the authority is closed all the same.
+    }
   }
 
   /** A synchronous result as one of the promises settled in advance; only jose's path makes a new one. */

@@ -67,9 +67,10 @@ export interface SecretStore {
    * Optional: calls `onChange` when another process may have changed the secret; the promise `onChange` returns
    * settles once the authority has reloaded (whatever the outcome), so that a store can then read `link.keyId`.
    * Returns the unsubscribe function, or a promise of it: `TokenAuthority.open()` waits for it, and fails when it
-   * rejects (a store that must reach a server before it can vouch for a key).
+   * rejects (a store that must reach a server before it can vouch for a key). The unsubscribe function may return
+   * a promise: `close()` waits for it (a store that must tell a server it is leaving), and ignores its rejection.
    */
-  watch?(onChange: () => Promise<void>, link: StoreLink): (() => void) | Promise<() => void>;
+  watch?(onChange: () => Promise<void>, link: StoreLink): (() => void | Promise<void>) | Promise<() => void | Promise<void>>;
 }
 
 /** What a successful verification yields; adapters attach it to the request as `auth`. */
