@@ -23,6 +23,12 @@ export interface AckStep {
   readonly outcome?: AckOutcome;
   /** Table entries seen unchanged for longer than any lease: remove them if still unchanged (housekeeping). */
   readonly drop: ReadonlyArray<readonly [instance: string, seq: number]>;
+  /**
+   * With a resolved outcome, the entries still waited on whose lease may not be over yet: remove each at `at` (a
+   * monotonic time) if its renewal number is still `seq` then. A killed instance's entry goes before the next
+   * rotation would have to wait a lease for it.
+   */
+  readonly dropAt?: ReadonlyArray<readonly [instance: string, seq: number, at: number]>;
 }
 
 export interface AckOptions {
@@ -71,14 +77,19 @@ export class AckWait {
       return { outcome: 'lost', drop: [] };
     }
     const drop: Array<readonly [string, number]> = [];
+    const dropAt: Array<readonly [string, number, number]> = [];
     const stale = this.#options.leaseMs + this.#options.driftMargin;
     for (const [instance, seq] of reply.waiting) {
       const seen = this.#firstSeen.get(instance);
       if (seen === undefined || seen.seq !== seq) this.#firstSeen.set(instance, { seq, at: now });
-      else if (now - seen.at >= stale) drop.push([instance, seq]);
+      // The renewal behind an entry ran before the read that first showed it: its lease ends within `stale` of
+      // that read's answer, whatever happens after.
+      const at = (seen !== undefined && seen.seq === seq ? seen.at : now) + stale;
+      if (now >= at) drop.push([instance, seq]);
+      else dropAt.push([instance, seq, at]);
     }
     if (now < leaseUntil) {
-      if (now >= this.bound) return { outcome: 'resolved', drop };
+      if (now >= this.bound) return { outcome: 'resolved', drop, dropAt };
       if (reply.waiting.length === 0 && this.tableComplete(reply, now)) return { outcome: 'resolved', drop };
     }
     return now >= this.bound + this.#options.commandTimeout ? { outcome: 'uncertain', drop } : { drop };

@@ -20,7 +20,7 @@ export interface RedisClientLike {
 export interface RedisSubscriberLike {
   on(event: 'error', listener: (error: Error) => void): unknown;
   connect(): Promise<unknown>;
-  subscribe(channel: string, listener: (message: string, channel: string) => unknown): Promise<unknown>;
+  subscribe(channels: string[], listener: (message: string, channel: string) => unknown): Promise<unknown>;
   destroy(): unknown;
 }
 
@@ -44,8 +44,8 @@ export interface RedisSentinelLike {
   use<T>(fn: (client: RedisSentinelLeaseLike) => Promise<T>): Promise<T>;
   sendCommand(isReadonly: boolean | undefined, args: string[]): Promise<unknown>;
   getMasterNode(): { host: string; port: number } | undefined;
-  subscribe(channel: string, listener: Listener): Promise<unknown>;
-  unsubscribe(channel: string, listener: Listener): Promise<unknown>;
+  subscribe(channels: string[], listener: Listener): Promise<unknown>;
+  unsubscribe(channels: string[], listener: Listener): Promise<unknown>;
 }
 
 /** A node of a Redis Cluster as node-redis lists it. */
@@ -70,8 +70,8 @@ export interface RedisClusterLike {
   getNodeClientForKey(key: string): Promise<RedisClusterNodeClientLike>;
   nodeClient(node: RedisClusterNodeLike): RedisClusterNodeClientLike | Promise<RedisClusterNodeClientLike>;
   sendCommand(firstKey: string | undefined, isReadonly: boolean | undefined, args: string[]): Promise<unknown>;
-  subscribe(channel: string, listener: Listener): Promise<unknown>;
-  unsubscribe(channel: string, listener: Listener): Promise<unknown>;
+  subscribe(channels: string[], listener: Listener): Promise<unknown>;
+  unsubscribe(channels: string[], listener: Listener): Promise<unknown>;
 }
 
 /** Any client the store accepts. */
@@ -128,18 +128,20 @@ export interface RedisConnection {
   readonly endpoint: string;
   /** Whether the host's client is open (connected or reconnecting); when false, nothing is sent. */
   readonly isOpen: boolean;
+  /** Whether it is connected now (not reconnecting): a command sent now is answered without waiting for a reconnect. */
+  readonly isReady: boolean;
   /** Runs a Lua script (`EVAL`) on the primary that owns `keys[0]`. */
   run(script: string, keys: readonly string[], args: readonly string[], options?: RunOptions): Promise<RunResult>;
   /** The `run_id` of the primary that owns `key` now: it changes when that server restarts or another takes over. */
   serverId(key: string): Promise<string>;
   /**
-   * Subscribes `onMessage` to `channel` on a connection that carries nothing else of the store's: a duplicate of a
+   * Subscribes `onMessage` to `channels` on a connection that carries nothing else of the store's: a duplicate of a
    * plain client, the Sentinel client's pub/sub connection (it follows the primary), the Cluster client's pub/sub
    * connection (ordinary pub/sub: a `PUBLISH` reaches every node, so moving a slot or failing over its primary
    * leaves the subscription in place). Messages published while that connection is down are lost: a store must
    * re-check on its own schedule as well.
    */
-  subscribe(channel: string, onMessage: (message: string) => void): Promise<RedisSubscription>;
+  subscribe(channels: readonly string[], onMessage: (message: string, channel: string) => void): Promise<RedisSubscription>;
 }
 
 /** What `CLIENT INFO` says of a connection: `id=… addr=… laddr=…`, the same only for the same connection. */
@@ -220,6 +222,9 @@ function plainConnection(client: RedisClientLike): RedisConnection {
     get isOpen() {
       return client.isOpen;
     },
+    get isReady() {
+      return client.isReady;
+    },
     async run(script, keys, args, options) {
       checkedOptions(options);
       if (needsPinning(options)) return runPinned(send, evalArgs(script, keys, args), options);
@@ -228,13 +233,13 @@ function plainConnection(client: RedisClientLike): RedisConnection {
     async serverId() {
       return serverIdFrom(await send(['INFO', 'server']), endpoint);
     },
-    async subscribe(channel, onMessage) {
+    async subscribe(channels, onMessage) {
       const subscriber = client.duplicate();
       // Reconnection is the client's; a message missed meanwhile is the caller's re-check to catch.
       subscriber.on('error', () => undefined);
       try {
         await subscriber.connect();
-        await subscriber.subscribe(channel, (message) => onMessage(message));
+        await subscriber.subscribe([...channels], (message, channel) => onMessage(message, channel));
       } catch (error) {
         subscriber.destroy();
         throw error;
@@ -254,6 +259,9 @@ function sentinelConnection(sentinel: RedisSentinelLike): RedisConnection {
     get isOpen() {
       return sentinel.isOpen;
     },
+    get isReady() {
+      return sentinel.isReady;
+    },
     async run(script, keys, args, options) {
       checkedOptions(options);
       const command = evalArgs(script, keys, args);
@@ -264,10 +272,10 @@ function sentinelConnection(sentinel: RedisSentinelLike): RedisConnection {
     async serverId() {
       return serverIdFrom(await sentinel.sendCommand(false, ['INFO', 'server']), this.endpoint);
     },
-    async subscribe(channel, onMessage) {
-      const listener: Listener = (message) => onMessage(String(message));
-      await sentinel.subscribe(channel, listener);
-      return { close: () => void sentinel.unsubscribe(channel, listener).catch(() => undefined) };
+    async subscribe(channels, onMessage) {
+      const listener: Listener = (message, channel) => onMessage(String(message), String(channel));
+      await sentinel.subscribe([...channels], listener);
+      return { close: () => void sentinel.unsubscribe([...channels], listener).catch(() => undefined) };
     },
   };
 }
@@ -327,6 +335,9 @@ function clusterConnection(cluster: RedisClusterLike): RedisConnection {
     get isOpen() {
       return cluster.isOpen;
     },
+    get isReady() {
+      return cluster.isReady;
+    },
     run(script, keys, args, options = {}) {
       checkedOptions(options);
       const first = keys[0];
@@ -345,10 +356,10 @@ function clusterConnection(cluster: RedisClusterLike): RedisConnection {
       });
       return serverIdFrom(result.reply, this.endpoint);
     },
-    async subscribe(channel, onMessage) {
-      const listener: Listener = (message) => onMessage(String(message));
-      await cluster.subscribe(channel, listener);
-      return { close: () => void cluster.unsubscribe(channel, listener).catch(() => undefined) };
+    async subscribe(channels, onMessage) {
+      const listener: Listener = (message, channel) => onMessage(String(message), String(channel));
+      await cluster.subscribe([...channels], listener);
+      return { close: () => void cluster.unsubscribe([...channels], listener).catch(() => undefined) };
     },
   };
 }

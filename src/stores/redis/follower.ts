@@ -53,12 +53,16 @@ export class Follower {
     await this.#renew();
   }
 
-  stop(): void {
+  /** Stops renewing and leaves the instance table; the promise settles once Redis answered (or did not in time). */
+  stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
     this.#subscription?.close();
     // After a renewal in flight, which would otherwise put the entry back for a rotation to wait on.
-    void (this.#renewing ?? Promise.resolve()).then(() => this.#io.leave()).catch(() => undefined);
+    return (this.#renewing ?? Promise.resolve()).then(() => this.#io.leave()).then(
+      () => undefined,
+      () => undefined,
+    );
   }
 
   /** Asks the authority to reload; never awaited by a renewal, so a reload queued behind a rotation holds up nothing. */

@@ -27,20 +27,22 @@ end
 /**
  * Renews an instance's entry, and acknowledges the record it holds, only when it holds the current record (or is
  * saving it: then its acknowledgement is left as it was, so that a later rotation still waits for it). Creates
- * the table's epoch with the table. KEYS: record, table. ARGV: instance, held id, saving id ('' if none), renewal
- * number, a fresh epoch. Returns the observation with status 'ok', 'stale' or 'corrupt'.
+ * the table's epoch with the table. A new acknowledgement is announced on the acknowledgement channel (the record's
+ * id), so that a waiting rotation reads the table at once instead of at its next poll. KEYS: record, table. ARGV:
+ * instance, held id, saving id ('' if none), renewal number, a fresh epoch, the acknowledgement channel. Returns
+ * the observation with status 'ok', 'stale' or 'corrupt'.
  */
 export const CONFIRM = `${PRELUDE}
 local value = current(KEYS[1])
 if value == false then return observed('corrupt', nil, KEYS[2], ARGV[1]) end
 if value and (value.id == ARGV[2] or (ARGV[3] ~= '' and value.id == ARGV[3])) then
   if redis.call('HEXISTS', KEYS[2], '@epoch') == 0 then redis.call('HSET', KEYS[2], '@epoch', ARGV[5]) end
+  local entry = redis.call('HGET', KEYS[2], ARGV[1])
+  local before = entry and string.match(entry, '^%d+:(.*)$') or ''
   local acked = value.id
-  if value.id ~= ARGV[2] then
-    local entry = redis.call('HGET', KEYS[2], ARGV[1])
-    acked = entry and string.match(entry, '^%d+:(.*)$') or ''
-  end
+  if value.id ~= ARGV[2] then acked = before end
   redis.call('HSET', KEYS[2], ARGV[1], ARGV[4] .. ':' .. acked)
+  if acked ~= before then redis.call('PUBLISH', ARGV[6], acked) end
   return observed('ok', value, KEYS[2], ARGV[1])
 end
 return observed('stale', value, KEYS[2], ARGV[1])
@@ -105,11 +107,14 @@ table.insert(reply, text or '')
 return reply
 `;
 
-/** Names of the Redis keys and channel derived from the record's key. */
+/** Names of the Redis keys and channels derived from the record's key. */
 export interface KeyNames {
   readonly record: string;
   readonly instances: string;
+  /** Rotations: the id of every record saved. */
   readonly channel: string;
+  /** Acknowledgements: the id of a record an instance has just acknowledged. */
+  readonly acked: string;
 }
 
 /**
@@ -118,5 +123,5 @@ export interface KeyNames {
  */
 export function keyNames(key: string): KeyNames {
   const tagged = key.includes('{') ? key : `{${key}}`;
-  return { record: key, instances: `${tagged}:instances`, channel: `${key}:rotated` };
+  return { record: key, instances: `${tagged}:instances`, channel: `${key}:rotated`, acked: `${key}:acked` };
 }

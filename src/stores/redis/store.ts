@@ -1,7 +1,6 @@
 // RedisSecretStore: the secret shared by every instance of a service, revoked on all of them when rotate() resolves.
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { LauncherAuthError } from '../../core/errors.js';
 import { recordProblem } from '../../core/record.js';
 import type { SaveOptions, SecretRecord, SecretStore, StoreLink } from '../../core/types.js';
@@ -54,7 +53,8 @@ export interface RedisSecretStoreOptions {
    */
   commandTimeout?: number;
   /**
-   * How often `save()` checks whether every other live instance has acknowledged the new key, in milliseconds.
+   * How often `save()` checks whether every other live instance has acknowledged the new key, in milliseconds,
+   * besides checking at once whenever an acknowledgement is announced by pub/sub (on the channel `key:acked`).
    * @default 5
    */
   ackPollInterval?: number;
@@ -140,6 +140,12 @@ export class RedisSecretStore implements SecretStore {
   #saves: Promise<unknown> = Promise.resolve();
   /** The first value read was damaged: no save may replace it. */
   #corrupt = false;
+  /** Acknowledgements of the record being saved heard by pub/sub: a waiting save reads the table at once. */
+  #acksHeard = 0;
+  /** Ends the pause of a waiting save early (set while it pauses). */
+  #wakeSave: (() => void) | undefined;
+  /** Housekeeping of the instance table after resolved saves (see `AckStep.dropAt`). */
+  readonly #dropTimers = new Set<ReturnType<typeof setTimeout>>();
 
   constructor(options: RedisSecretStoreOptions) {
     if (typeof options !== 'object' || options === null) {
@@ -219,7 +225,7 @@ export class RedisSecretStore implements SecretStore {
             const reply = await this.#run(
               CONFIRM,
               [names.record, names.instances],
-              [this.#instanceId, heldId, savingId, String(seq), randomBytes(9).toString('base64url')],
+              [this.#instanceId, heldId, savingId, String(seq), randomBytes(9).toString('base64url'), names.acked],
               'renew the lease',
             );
             const head = observation(reply);
@@ -231,8 +237,16 @@ export class RedisSecretStore implements SecretStore {
         },
         overwrite: (over, marker) => this.#overwrite(over, marker),
         subscribe: (onMessage) =>
-          answered(this.#client.subscribe(names.channel, onMessage), this.#commandTimeout, this.#endpoint, 'subscribe to rotations'),
-        leave: () => this.#client.run("return redis.call('HDEL', KEYS[1], ARGV[1])", [names.instances], [this.#instanceId]),
+          answered(
+            this.#client.subscribe([names.channel, names.acked], (message, channel) => {
+              if (channel === names.acked) this.#heardAck(message);
+              else onMessage(message);
+            }),
+            this.#commandTimeout,
+            this.#endpoint,
+            'subscribe to rotations',
+          ),
+        leave: () => this.#run("return redis.call('HDEL', KEYS[1], ARGV[1])", [names.instances], [this.#instanceId], 'leave the instance table'),
         savingId: () => this.#savingId,
         renewHeld: () => this.#renewHeld,
         holds: (id) => this.#records.has(id),
@@ -247,9 +261,15 @@ export class RedisSecretStore implements SecretStore {
       this.#link = undefined;
       throw error;
     }
+    // The authority's close() waits for this: the entry is gone from the table (or Redis did not answer within
+    // `commandTimeout`) before the host may close its client, so that no rotation waits a lease for it. Not while
+    // the connection is down: the goodbye would wait out `commandTimeout` for nothing.
     return () => {
-      follower.stop();
       this.#link = undefined;
+      for (const timer of this.#dropTimers) clearTimeout(timer);
+      this.#dropTimers.clear();
+      const leaving = follower.stop();
+      return this.#client.isReady ? leaving : undefined;
     };
   }
 
@@ -309,10 +329,14 @@ export class RedisSecretStore implements SecretStore {
     }
   }
 
-  /** Polls the acknowledgements (at 1, 2, 4 ms, then every `ackPollInterval`) until the wait decides. */
+  /**
+   * Reads the acknowledgements until the wait decides: at once after each one announced by pub/sub, and otherwise
+   * at 1, 2, 4 ms, then every `ackPollInterval` (an announcement can be missed; a dead instance's lease runs out).
+   */
   async #acknowledged(wait: AckWait): Promise<void> {
     const names = this.#names;
-    for (let pause = 1; ; pause *= 2) {
+    for (let read = 0; ; read += 1) {
+      const heard = this.#acksHeard;
       let answer: unknown;
       try {
         answer = await this.#run(PENDING, [names.record, names.instances], [this.#instanceId, wait.id], 'read the acknowledgements');
@@ -324,10 +348,11 @@ export class RedisSecretStore implements SecretStore {
       // Without a watch there is no lease: such a store's authority trusts without bound.
       const leaseUntil = this.#link === undefined ? Infinity : this.#lease.leaseUntil;
       const step = pending === undefined ? wait.unanswered(now) : wait.read(pending, now, leaseUntil);
-      for (const [instance, seq] of step.drop) {
-        void this.#client.run(DROP, [names.instances], [instance, String(seq)]).catch(() => undefined);
+      this.#drop(step.drop);
+      if (step.outcome === 'resolved') {
+        this.#dropLater(step.dropAt ?? []);
+        return;
       }
-      if (step.outcome === 'resolved') return;
       if (step.outcome === 'superseded') {
         throw new LauncherAuthError(
           'ERR_ROTATION_SUPERSEDED',
@@ -337,8 +362,51 @@ export class RedisSecretStore implements SecretStore {
       }
       if (step.outcome === 'lost') throw uncertain(this.key, 'Redis no longer holds it (it lost writes)');
       if (step.outcome === 'uncertain') throw uncertain(this.key, 'Redis stopped answering before every instance had confirmed it');
-      await sleep(Math.min(pause, this.#ackPollInterval));
+      // Again at once when an acknowledgement was announced after this read was sent (its answer may lack it);
+      // otherwise at the next poll, or at the bound if that comes first.
+      const poll = Math.min(read < 3 ? 2 ** read : Infinity, this.#ackPollInterval);
+      if (this.#acksHeard === heard) await this.#pause(now < wait.bound ? Math.min(poll, Math.ceil(wait.bound - now)) : poll);
     }
+  }
+
+  /** An acknowledgement announced by pub/sub: wakes the save waiting for it. */
+  #heardAck(id: string): void {
+    if (id !== this.#savingId || id === '') return;
+    this.#acksHeard += 1;
+    this.#wakeSave?.();
+  }
+
+  /** Waits `ms`, or less when an acknowledgement is heard. */
+  #pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => wake(), ms);
+      const wake = (): void => {
+        clearTimeout(timer);
+        this.#wakeSave = undefined;
+        resolve();
+      };
+      this.#wakeSave = wake;
+    });
+  }
+
+  /** Removes table entries if their renewal numbers are still those seen (housekeeping: failures are ignored). */
+  #drop(entries: ReadonlyArray<readonly [instance: string, seq: number]>): void {
+    if (!this.#client.isOpen) return;
+    for (const [instance, seq] of entries) {
+      void this.#client.run(DROP, [this.#names.instances], [instance, String(seq)]).catch(() => undefined);
+    }
+  }
+
+  /** The same, once their time has come: one timer, at the latest of them, for all. */
+  #dropLater(entries: ReadonlyArray<readonly [instance: string, seq: number, at: number]>): void {
+    if (entries.length === 0) return;
+    const at = Math.max(...entries.map(([, , time]) => time));
+    const timer = setTimeout(() => {
+      this.#dropTimers.delete(timer);
+      this.#drop(entries.map(([instance, seq]) => [instance, seq] as const));
+    }, Math.max(0, at - performance.now()) + 1);
+    timer.unref();
+    this.#dropTimers.add(timer);
   }
 
   /** Writes the held record (or a rollback marker) over what Redis holds after a rollback. */

@@ -8,7 +8,8 @@ import { checkSecretStore } from 'launcher-auth/testing';
 import { createClient } from 'redis';
 import { fixtureRecord, sameRecord } from '../fixtures/records.js';
 import { authErrorOf, until } from '../../support/async.js';
-import { SKIP_REASON, freePort, sharedRedis, type Client, type RedisServer } from './server.js';
+import { startProxy } from './faults/proxy.js';
+import { SKIP_REASON, connectedClient, freePort, sharedRedis, type Client, type RedisServer } from './server.js';
 
 /** Short leases keep the tests quick; the margins stay proportionate. */
 const FAST = { leaseMs: 1000, renewInterval: 200, driftMargin: 100 } as const;
@@ -153,6 +154,66 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore', () => {
     }
   });
 
+  it('a waiting rotate() reads the table as soon as an acknowledgement is announced, not at its next poll', async () => {
+    const key = uniqueKey();
+    // No poll after the first few (ackPollInterval): only the announcement on `key:acked` can end the wait before
+    // the bound (leaseMs + driftMargin after the save), at which a rotation resolves whoever acknowledged.
+    const slow = { leaseMs: 4_000, renewInterval: 200, driftMargin: 400, ackPollInterval: 60_000 } as const;
+    const proxy = await startProxy(server.port);
+    const viaProxy = await connectedClient(`redis://127.0.0.1:${proxy.port}`);
+    const listener = client.duplicate();
+    const announced: string[] = [];
+    await listener.connect();
+    await listener.subscribe(`${key}:acked`, (id) => announced.push(id));
+    onTestFinished(async () => {
+      viaProxy.destroy();
+      listener.destroy();
+      await proxy.close();
+    });
+    const a = await TokenAuthority.open({ store: new RedisSecretStore({ client, key, ...slow }) });
+    const b = await TokenAuthority.open({ store: new RedisSecretStore({ client: viaProxy, key, ...slow }) });
+    onTestFinished(async () => {
+      await a.close();
+      await b.close();
+    });
+    // A rotation resolves early only on a table known for longer than any lease.
+    await new Promise((resolve) => setTimeout(resolve, slow.leaseMs + slow.driftMargin + 200));
+    // b hears of the rotation only after a's quick first reads (1, 2 and 4 ms after the save) are over.
+    proxy.cut();
+    const started = performance.now();
+    const rotating = a.rotate();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    proxy.heal();
+    const fresh = await rotating;
+    // Well before the bound (4,400 ms after the save): woken by b's acknowledgement, some 300 ms in.
+    expect(performance.now() - started).toBeLessThan((slow.leaseMs + slow.driftMargin) / 2);
+    expect(b.keyId).toBe(a.keyId);
+    expect((await b.verify(fresh)).ok).toBe(true);
+    // Each instance announces a record once: when it first acknowledges it, never at a later renewal.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(announced.filter((id) => id === a.keyId)).toHaveLength(2);
+  }, 20_000);
+
+  it("a dead instance's table entry is removed once its lease is over, after the rotation that waited for it", async () => {
+    const key = uniqueKey();
+    const a = await openAuthority(key);
+    const other = await connectedClient(server.url);
+    const b = await TokenAuthority.open({ store: new RedisSecretStore({ client: other, key, ...FAST }) });
+    const entries = async (): Promise<number> =>
+      Object.keys(await client.hGetAll(`{${key}}:instances`)).filter((name) => name !== '@epoch').length;
+    expect(await entries()).toBe(2);
+    // b dies without leaving: its connection is gone, its entry stays.
+    other.destroy();
+    await a.rotate();
+    let left = await entries();
+    for (let attempt = 0; attempt < 100 && left > 1; attempt += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      left = await entries();
+    }
+    expect(left).toBe(1);
+    await b.close();
+  }, 15_000);
+
   it('the periodic re-check follows a change whose pub/sub message never came', async () => {
     const key = uniqueKey();
     const a = await openAuthority(key);
@@ -172,19 +233,15 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore', () => {
     expect((await late.verify(a.issue())).ok).toBe(true);
   });
 
-  it('removes its entry from the instance table when closed, and never closes the host client', async () => {
+  it('removes its entry from the instance table before close() resolves, and never closes the host client', async () => {
     const key = uniqueKey();
     const authority = await TokenAuthority.open({ store: new RedisSecretStore({ client, key, ...FAST }) });
     // The table's epoch, and this instance's entry.
     const entries = async (): Promise<string[]> => Object.keys(await client.hGetAll(`{${key}}:instances`)).filter((name) => name !== '@epoch');
     expect(await entries()).toHaveLength(1);
+    // close() resolves once the entry is gone: the host may close its client right after.
     await authority.close();
-    let left = 1;
-    for (let attempt = 0; attempt < 100 && left > 0; attempt += 1) {
-      left = (await entries()).length;
-      if (left > 0) await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    expect(left).toBe(0);
+    expect(await entries()).toHaveLength(0);
     expect(client.isReady).toBe(true);
   });
 
