@@ -1018,13 +1018,14 @@ describe('FileSecretStore: save() with a signal', () => {
       save: (record, options) => {
         if (!slowNext) return inner.save(record, options);
         slowNext = false;
-        const saving = new Promise((resolve) => setTimeout(resolve, 300)).then(() => inner.save(record, options));
+        const saving = new Promise((resolve) => setTimeout(resolve, 1_000)).then(() => inner.save(record, options));
         late.push(saving.then(() => 'saved', (error: unknown) => error));
         return saving;
       },
     };
     const errors: Error[] = [];
-    const authority = await TokenAuthority.open({ store, saveTimeout: 50, onStoreError: (error) => void errors.push(error) });
+    // Long enough for an ordinary durable write on a busy machine; the held-back save outlives it and its grace.
+    const authority = await TokenAuthority.open({ store, saveTimeout: 250, onStoreError: (error) => void errors.push(error) });
     onTestFinished(() => authority.close());
     const t0 = authority.issue();
 
