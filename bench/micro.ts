@@ -63,6 +63,12 @@ export interface MicroRow {
 
 export interface MicroResult {
   rows: MicroRow[];
+  /**
+   * verify(current) with RedisSecretStore ÷ with MemorySecretStore (ops/s), measured in alternating pairs, one ratio
+   * per pair, so that a slow moment of a shared machine weighs on both sides of a ratio alike. Absent without
+   * redis-server.
+   */
+  redisRatios?: number[];
   /** JS heap bytes of one `await` of an already resolved Promise in the allocation harness. */
   awaitHeapBytes: number;
   minCpuTimeMs: number;
@@ -72,7 +78,7 @@ export interface MicroResult {
 /** Distinct correctly signed tokens cycled through for "first sight": more than fast-jwt's cache (1000) holds. */
 const POOL_SIZE = 4096;
 /** What the two children take in all, for the estimate `npm run bench` prints first. */
-export const MICRO_ESTIMATE_SECONDS = { quick: 75, full: 95 } as const;
+export const MICRO_ESTIMATE_SECONDS = { quick: 76, full: 105 } as const;
 
 interface Contender {
   id: string;
@@ -302,7 +308,7 @@ async function setup(): Promise<{ contenders: Contender[]; inputFor: (input: Inp
 
 let sink: unknown;
 
-async function timeChild(quick: boolean): Promise<Pick<MicroResult, 'rows' | 'minCpuTimeMs'>> {
+async function timeChild(quick: boolean): Promise<Pick<MicroResult, 'rows' | 'minCpuTimeMs' | 'redisRatios'>> {
   const { contenders, inputFor, close } = await setup();
   const minCpuTimeMs = quick ? 30 : 500;
   const rows: MicroRow[] = [];
@@ -328,8 +334,33 @@ async function timeChild(quick: boolean): Promise<Pick<MicroResult, 'rows' | 'mi
     process.stderr.write(`[bench micro] ${c.label}\n`);
     rows.push(row);
   }
+  const redisRatios = await pairedRatios(contenders, inputFor, quick ? 3 : 9, minCpuTimeMs);
   await close();
-  return { rows, minCpuTimeMs };
+  return { rows, minCpuTimeMs, ...(redisRatios === undefined ? {} : { redisRatios }) };
+}
+
+/** verify(current) with each store, one after the other, `pairs` times (alternating which goes first). */
+async function pairedRatios(
+  contenders: readonly Contender[],
+  inputFor: (input: Input, header: boolean) => () => string,
+  pairs: number,
+  minCpuTimeMs: number,
+): Promise<number[] | undefined> {
+  const memory = contenders.find((c) => c.id === 'la-verify');
+  const redis = contenders.find((c) => c.id === 'la-verify-redis');
+  if (memory === undefined || redis === undefined) return undefined;
+  const next = inputFor('current', false);
+  const nsPerCall = async (c: Contender): Promise<number> => (await measure(() => c.call(next()), { min_cpu_time: minCpuTimeMs * 1e6 })).p50;
+  const ratios: number[] = [];
+  for (let pair = 0; pair < pairs; pair++) {
+    const [first, second] = pair % 2 === 0 ? [memory, redis] : [redis, memory];
+    const a = await nsPerCall(first);
+    const b = await nsPerCall(second);
+    const [memoryNs, redisNs] = first === memory ? [a, b] : [b, a];
+    ratios.push(memoryNs / redisNs);
+  }
+  process.stderr.write('[bench micro] RedisSecretStore ÷ MemorySecretStore, in pairs\n');
+  return ratios;
 }
 
 type Bytes = { heap: number; external: number };
@@ -424,7 +455,7 @@ export async function runMicro(options: { quick: boolean; workDir: string }): Pr
   const timeOut = join(options.workDir, 'micro-time.json');
   const allocOut = join(options.workDir, 'micro-alloc.json');
   const quickArgs = options.quick ? ['--quick'] : [];
-  const timed = await runChild<Pick<MicroResult, 'rows' | 'minCpuTimeMs'>>(
+  const timed = await runChild<Pick<MicroResult, 'rows' | 'minCpuTimeMs' | 'redisRatios'>>(
     tsxCommand('micro.ts', ['--child', 'time', '--out', timeOut, ...quickArgs]),
     timeOut,
     (options.quick ? 4 : 15) * 60_000,
@@ -444,7 +475,13 @@ export async function runMicro(options: { quick: boolean; workDir: string }): Pr
       cell.externalBytes = measured?.external ?? null;
     }
   }
-  return { rows: timed.rows, minCpuTimeMs: timed.minCpuTimeMs, awaitHeapBytes: alloc.awaitHeapBytes, poolSize: POOL_SIZE };
+  return {
+    rows: timed.rows,
+    minCpuTimeMs: timed.minCpuTimeMs,
+    ...(timed.redisRatios === undefined ? {} : { redisRatios: timed.redisRatios }),
+    awaitHeapBytes: alloc.awaitHeapBytes,
+    poolSize: POOL_SIZE,
+  };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

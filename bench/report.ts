@@ -12,6 +12,7 @@ import {
 } from './http.js';
 import { INPUTS, INPUT_LABELS, type Input, type MicroCell, type MicroResult, type MicroRow } from './micro.js';
 import type { RotateResult } from './rotate.js';
+import { median } from './common.js';
 
 export interface Machine {
   date: string;
@@ -106,18 +107,26 @@ function speedGoal(goal: string, mine: MicroCell | undefined, theirs: MicroCell 
   };
 }
 
+/** The median of the paired ratios (see MicroResult.redisRatios), with their range. */
+function redisGoal(micro: MicroResult): Goal {
+  const goal = 'verify(current) with RedisSecretStore ≥ 0.95× MemorySecretStore (no Redis round trip per request)';
+  const ratios = micro.redisRatios;
+  if (ratios === undefined || ratios.length === 0) return { goal, measured: 'not measured', verdict: 'n/a' };
+  const middle = median(ratios);
+  return {
+    goal,
+    measured: `${times(middle)}, median of ${ratios.length} alternating pairs (${times(Math.min(...ratios))}–${times(Math.max(...ratios))})`,
+    verdict: middle >= 0.95 ? 'met' : 'MISSED',
+  };
+}
+
 function microGoals(micro: MicroResult): Goal[] {
   const verify = (input: Input): MicroCell | undefined => microCell(micro, 'la-verify', input);
   const goals: Goal[] = [
     speedGoal('verify(current) ≥ 100× jose jwtVerify (Uint8Array key)', verify('current'), microCell(micro, 'jose-u8', 'current'), 100),
     { ...speedGoal('verify(current) ÷ jose jwtVerify with a CryptoKey (for reference)', verify('current'), microCell(micro, 'jose-cryptokey', 'current'), 100), verdict: 'info' },
     speedGoal('verify(current) ≥ 5× fast-jwt with its cache', verify('current'), microCell(micro, 'fastjwt-cache', 'current'), 5),
-    speedGoal(
-      'verify(current) with RedisSecretStore ≥ 0.95× MemorySecretStore (no Redis round trip per request)',
-      microCell(micro, 'la-verify-redis', 'current'),
-      verify('current'),
-      0.95,
-    ),
+    redisGoal(micro),
     speedGoal('verify(wrong signature) ≥ 5× fast-jwt (no cache)', verify('wrongSignature'), microCell(micro, 'fastjwt', 'wrongSignature'), 5),
     speedGoal(
       'verify(wrong signature) ≥ 5× fast-jwt with its cache (which caches the error)',
@@ -252,12 +261,12 @@ export function goals(results: Results): Goal[] {
             verdict: 'info' as const,
           },
           {
-            goal: 'rotate() with RedisSecretStore, three instances: median / p99 latency',
+            goal: 'rotate() with RedisSecretStore, three instances: p99 ≤ 10 ms (median / p99)',
             measured:
               results.rotate.redis === undefined
                 ? 'not measured (no redis-server)'
                 : `${results.rotate.redis.medianMs.toFixed(2)} / ${results.rotate.redis.p99Ms.toFixed(2)} ms`,
-            verdict: 'info' as const,
+            verdict: results.rotate.redis === undefined ? ('n/a' as const) : results.rotate.redis.p99Ms <= 10 ? ('met' as const) : ('MISSED' as const),
           },
         ]),
   ];

@@ -131,7 +131,7 @@ try {
   }
   if (parts.includes('rotate')) {
     progress('rotate', '200 rotations');
-    results.rotate = await runRotate({ workDir, count: 200 });
+    results.rotate = await runRotate({ workDir, count: 1000 });
   }
 } finally {
   await rm(workDir, { recursive: true, force: true });
