@@ -1,10 +1,13 @@
 // What the parts of `npm run bench` share: paths, flags, statistics, the built library, and child processes
 // that are always bounded in time and always killed (as a whole process group) when the run ends.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { exitWithParent, hookExit as hookChildren, killGroup, spawnOwned } from '../test/support/children.js';
+
+export { exitWithParent, killGroup };
 
 export const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 export const REPO_DIR = resolve(BENCH_DIR, '..');
@@ -79,41 +82,18 @@ export function tsxCommand(
   return { command: 'taskset', args: ['-c', String(options.core), process.execPath, ...nodeArgs] };
 }
 
-const live = new Set<ChildProcess>();
-
-/** Kills the child's whole process group (it was started `detached`, so it leads its own group). */
-export function killGroup(child: ChildProcess): void {
-  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-  try {
-    process.kill(-child.pid, 'SIGKILL');
-  } catch {
-    // Already gone between the check and the kill.
-  }
-}
-
-let exitHooked = false;
-/** Whatever ends this process (an error, ^C, a kill), no child of the benchmark outlives it. */
+let signalsHooked = false;
+/**
+ * Whatever ends this process (an error, ^C, a kill), no child of the benchmark outlives it (see
+ * test/support/children.ts); a signal ends it through `process.exit`, so that its own exit hooks run too.
+ */
 export function hookExit(): void {
-  if (exitHooked) return;
-  exitHooked = true;
-  process.on('exit', () => {
-    for (const child of live) killGroup(child);
-  });
+  hookChildren();
+  if (signalsHooked) return;
+  signalsHooked = true;
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.once(signal, () => process.exit(130));
   }
-}
-
-/**
- * Called first by every child: the parent holds the write end of the child's stdin, so when the parent goes, however
- * it goes (even by SIGKILL, which runs no exit hook), stdin ends and the child exits. Unreferenced: a child that
- * finishes its work still exits on its own.
- */
-export function exitWithParent(): void {
-  process.stdin.once('end', () => process.exit(2));
-  process.stdin.once('error', () => process.exit(2));
-  process.stdin.resume();
-  (process.stdin as { unref?: () => void }).unref?.();
 }
 
 /**
@@ -125,15 +105,11 @@ export function startChild(
   options: { env?: NodeJS.ProcessEnv; stdout?: 'pipe' | 'inherit' } = {},
 ): ChildProcess {
   hookExit();
-  const child = spawn(command.command, command.args, {
+  return spawnOwned(command.command, command.args, {
     cwd: REPO_DIR,
-    detached: true,
     env: options.env ?? process.env,
     stdio: ['pipe', options.stdout ?? 'inherit', 'inherit'],
   });
-  live.add(child);
-  child.once('exit', () => live.delete(child));
-  return child;
 }
 
 /** Runs a child to completion within `limitMs` (then kills its group) and reads the JSON it wrote to `out`. */

@@ -1,8 +1,9 @@
 // A real redis-server on a free loopback port for the tests and the benchmark: no persistence unless a directory is given. Skips the
 // suite (with the reason) when redis-server is not installed, and fails instead when services are required.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { createClient } from 'redis';
+import { killGroup, spawnOwned } from './children.js';
 
 export const REDIS_SERVER = process.env['REDIS_SERVER'] ?? 'redis-server';
 const FOUND = spawnSync(REDIS_SERVER, ['--version'], { stdio: 'ignore' }).status === 0;
@@ -43,7 +44,7 @@ export interface RedisServer {
   readonly port: number;
   readonly url: string;
   readonly process: ChildProcess;
-  /** Stops it (SIGKILL) and waits for the exit. */
+  /** Stops it (SIGKILL, whether or not it is stopped) and waits for the exit. */
   kill(): Promise<void>;
 }
 
@@ -59,9 +60,12 @@ export async function startRedis(options: { port?: number; dir?: string; env?: N
   return launchRedis(REDIS_SERVER, args, port, options.env);
 }
 
-/** Runs `binary args` (redis-server or redis-sentinel) and resolves once it answers on `port`; killed on failure. */
+/**
+ * Runs `binary args` (redis-server or redis-sentinel) and resolves once it answers on `port`; killed on failure, and
+ * when this process ends (see children.ts): redis-server cannot notice on its own that the test that started it died.
+ */
 export async function launchRedis(binary: string, args: readonly string[], port: number, env = process.env): Promise<RedisServer> {
-  const child = spawn(binary, args, { stdio: 'ignore', env });
+  const child = spawnOwned(binary, args, { stdio: 'ignore', env });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = `redis://127.0.0.1:${port}`;
   const probe = createClient({ url, socket: { reconnectStrategy: false } });
@@ -76,7 +80,7 @@ export async function launchRedis(binary: string, args: readonly string[], port:
   }
   if (ready) probe.destroy();
   if (!ready) {
-    child.kill('SIGKILL');
+    killGroup(child);
     throw new Error(`${binary} did not start on port ${port}`);
   }
   return {
@@ -84,7 +88,7 @@ export async function launchRedis(binary: string, args: readonly string[], port:
     url,
     process: child,
     async kill() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      killGroup(child);
       await exited;
     },
   };

@@ -1,9 +1,10 @@
 // Instance processes for the multi-process tests: each runs fixtures/instance.ts through tsx and is driven by
 // lines on stdin and stdout; and the requests the tests send them.
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { MemorySecretStore, TokenAuthority, type SecretRecord } from 'launcher-auth';
+import { killGroup, spawnOwned } from '../../support/children.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 const INSTANCE = fileURLToPath(new URL('./fixtures/instance.ts', import.meta.url));
@@ -14,12 +15,13 @@ export interface Instance {
   /** The next unread line starting with one of `prefixes`, waiting up to `timeout` ms. */
   next(prefixes: string[], timeout?: number): Promise<string>;
   send(line: string): void;
-  /** Kills it (SIGKILL, after SIGCONT should it be stopped) and waits for the exit. */
+  /** Kills it (SIGKILL, whether or not it is stopped) and waits for the exit. */
   kill(): Promise<void>;
 }
 
+/** Starts an instance and waits for its "ready" line; it dies with this process (see children.ts), even frozen. */
 export async function startInstance(url: string, key: string, leaseMs: number): Promise<Instance> {
-  const child = spawn(process.execPath, ['--import', 'tsx', INSTANCE, url, key, String(leaseMs)], { cwd: REPO, stdio: 'pipe' });
+  const child = spawnOwned(process.execPath, ['--import', 'tsx', INSTANCE, url, key, String(leaseMs)], { cwd: REPO, stdio: 'pipe' });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const lines: string[] = [];
   let partial = '';
@@ -49,7 +51,10 @@ export async function startInstance(url: string, key: string, leaseMs: number): 
       });
     }
   };
-  const ready = await next(['ready']);
+  const ready = await next(['ready']).catch((error: unknown) => {
+    killGroup(child);
+    throw error;
+  });
   const port = Number(ready.split(' ')[1]);
   return {
     process: child,
@@ -57,10 +62,7 @@ export async function startInstance(url: string, key: string, leaseMs: number): 
     next,
     send: (line) => child.stdin.write(`${line}\n`),
     async kill() {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGCONT');
-        child.kill('SIGKILL');
-      }
+      killGroup(child);
       await exited;
     },
   };

@@ -7,17 +7,19 @@ import { connectedClient } from '../../../support/redis-server.js';
 
 export const TIMING = { leaseMs: 1000, renewInterval: 200, driftMargin: 100, commandTimeout: 900 } as const;
 
+export type Timing = Readonly<Record<keyof typeof TIMING, number>>;
+
 export interface Member {
   readonly authority: TokenAuthority;
   /** Codes reported through onStoreError, in order. */
   readonly errors: string[];
 }
 
-export async function member(port: number, key: string): Promise<Member> {
+export async function member(port: number, key: string, timing: Timing = TIMING): Promise<Member> {
   const client = await connectedClient(`redis://127.0.0.1:${port}`);
   const errors: string[] = [];
   const authority = await TokenAuthority.open({
-    store: new RedisSecretStore({ client, key, ...TIMING }),
+    store: new RedisSecretStore({ client, key, ...timing }),
     onStoreError: (error) => errors.push(isLauncherAuthError(error) ? error.code : 'other'),
   });
   onTestFinished(async () => {

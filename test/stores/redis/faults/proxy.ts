@@ -1,15 +1,21 @@
 // A TCP proxy of the tests' own in front of redis-server: `cut()` stops carrying bytes both ways (a partition: the
-// connection stays open, nothing arrives), `heal()` carries them again.
+// connection stays open, nothing arrives), `heal()` carries them again; `moveTo()` puts another server behind it.
 import { createServer, connect, type Server, type Socket } from 'node:net';
 
 export interface Proxy {
   readonly port: number;
   cut(): void;
   heal(): void;
+  /**
+   * Closes every connection and sends the next ones to the server on `port`: to its clients, a server that went
+   * away and came back at once, as a restart would if it took no time.
+   */
+  moveTo(port: number): void;
   close(): Promise<void>;
 }
 
 export async function startProxy(targetPort: number): Promise<Proxy> {
+  let target = targetPort;
   let cut = false;
   const pairs = new Set<[Socket, Socket]>();
   const held: Array<() => void> = [];
@@ -20,7 +26,7 @@ export async function startProxy(targetPort: number): Promise<Proxy> {
     });
   };
   const server: Server = createServer((inbound) => {
-    const outbound = connect(targetPort, '127.0.0.1');
+    const outbound = connect(target, '127.0.0.1');
     const pair: [Socket, Socket] = [inbound, outbound];
     pairs.add(pair);
     const end = (): void => {
@@ -35,6 +41,12 @@ export async function startProxy(targetPort: number): Promise<Proxy> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
+  const closeAll = (): void => {
+    for (const [a, b] of pairs) {
+      a.destroy();
+      b.destroy();
+    }
+  };
   return {
     port: typeof address === 'object' && address !== null ? address.port : 0,
     cut() {
@@ -44,11 +56,13 @@ export async function startProxy(targetPort: number): Promise<Proxy> {
       cut = false;
       for (const deliver of held.splice(0)) deliver();
     },
+    moveTo(port) {
+      target = port;
+      held.length = 0;
+      closeAll();
+    },
     async close() {
-      for (const [a, b] of pairs) {
-        a.destroy();
-        b.destroy();
-      }
+      closeAll();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
