@@ -361,7 +361,7 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
     enqueue(instance, (done) => {
       instance.reloadQueued = false;
       command(instance, () => (state.record === null ? null : { ...state.record }), (record) => {
-        if (record !== undefined && record !== null && !record.id.startsWith('rollback-') && instance.lease.see(record.generation, record.id, record.prev)) adopt(instance, record.id);
+        if (record !== undefined && record !== null && !record.id.startsWith('rollback-') && instance.lease.see(record.generation, record.id, record.prev) === 'adopted') adopt(instance, record.id);
         done();
       });
     });
