@@ -198,7 +198,12 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
   /** Every id in the order Redis first held it; revocation and "newer" are judged by this order. */
   const saveIndex = new Map<string, number>();
   let revokedBelow = 0;
+  /**
+   * Redis holds an older record than the newest it held (or none), and no instance has written the newest back
+   * yet: a process starting afresh cannot know better, whether the lost record's rotation resolved or was pending.
+   */
   let rollbackOutstanding = false;
+  const behind = (): boolean => state.record === null || (saveIndex.get(state.record.id) as number) < saveIndex.size - 1;
   const promised = new Map<string, Outcome>();
 
   const fail = (text: string): never => {
@@ -414,7 +419,8 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
         log(now, () => `${instance.name} rotate(${id}) ${outcome}`);
         if (outcome === 'resolved') {
           revokedBelow = Math.max(revokedBelow, saveIndex.get(id) ?? fail(`resolved ${id} never saved`));
-          rollbackOutstanding = false;
+          // Resolved on an answer Redis gave before it lost the record, Redis may hold an older one now.
+          rollbackOutstanding = behind();
           adopt(instance, id);
           for (const other of instances) {
             if (!trusting(other)) continue;
@@ -475,7 +481,7 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
     runId = rng.name();
     state = next;
     log(now, () => `redis ${what} (record ${state.record?.id ?? 'missing'})`);
-    if (state.record === null || (saveIndex.get(state.record.id) as number) < revokedBelow) rollbackOutstanding = true;
+    if (behind()) rollbackOutstanding = true;
   }
   const apply: { [K in Fault['kind']]: (fault: Extract<Fault, { kind: K }>) => void } = {
     rotate: (fault) => {
