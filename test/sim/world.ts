@@ -3,7 +3,7 @@
 // (empty or from an older snapshot), failover to a lagging replica, Redis clock step and rotation. The invariants
 // are checked after every event.
 import { AckWait, type PendingReply } from '../../src/stores/redis/acks.js';
-import { Lease, type ConfirmReply } from '../../src/stores/redis/lease.js';
+import { Lease, MARKER_PREFIX, type ConfirmReply } from '../../src/stores/redis/lease.js';
 import type { Observed } from '../../src/stores/redis/replies.js';
 import { Prng } from './prng.js';
 
@@ -366,7 +366,7 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
     enqueue(instance, (done) => {
       instance.reloadQueued = false;
       command(instance, () => (state.record === null ? null : { ...state.record }), (record) => {
-        if (record !== undefined && record !== null && !record.id.startsWith('rollback-') && instance.lease.see(record.generation, record.id, record.prev) === 'adopted') adopt(instance, record.id);
+        if (record !== undefined && record !== null && !record.id.startsWith(MARKER_PREFIX) && instance.lease.see(record.generation, record.id, record.prev) === 'adopted') adopt(instance, record.id);
         done();
       });
     });
@@ -390,7 +390,7 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
       if (decision.reload === true) reload(instance);
       if (decision.poison !== undefined) {
         const { expected, expectedId, generation } = decision.poison;
-        const marker = `rollback-${rng.name()}`;
+        const marker = `${MARKER_PREFIX}${rng.name()}`;
         log(now, () => `${instance.name} marks the rollback at ${generation}`);
         command(instance, () => save(instance.name, expected, expectedId, generation, marker), (written) => {
           if (written?.status === 'ok') instance.lease.wrote(generation, marker);
@@ -506,7 +506,7 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
       queue.push(now + fault.length, () => {
         // Restarted with a new identity, reading what Redis holds (as open() does). After a rollback that no
         // running instance repaired yet, a fresh process cannot know better: that case is left out here.
-        if (state.record === null || rollbackOutstanding || state.record.id.startsWith('rollback-')) return;
+        if (state.record === null || rollbackOutstanding || state.record.id.startsWith(MARKER_PREFIX)) return;
         const restarted = new Instance(instance.index, rng, state.record.id);
         restarted.lease.see(state.record.generation, state.record.id, state.record.prev);
         adopt(restarted, state.record.id);
