@@ -265,17 +265,26 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
       if (toRedis && now < stalledUntil) {
         // Redis is stalled: the command runs when it wakes, in order.
         deferred?.();
-        queue.push(stalledUntil, run);
+        awaken(() => stalledUntil, run);
         return;
       }
       if (!toRedis && now < instance.pausedUntil) {
+        // The process is paused: it takes in what arrived meanwhile when it resumes, in order.
         deferred?.();
-        queue.push(instance.pausedUntil, run);
+        awaken(() => instance.pausedUntil, run);
         return;
       }
       run();
     });
     return at;
+  }
+  /** Runs `run` at the end of a stall or pause, which may grow meanwhile: then at its new end, still in order. */
+  function awaken(end: () => number, run: () => void): void {
+    const wake = (): void => {
+      if (now < end()) queue.push(end(), wake);
+      else run();
+    };
+    queue.push(end(), wake);
   }
   /** Sends a command; `onReply` gets the answer, or `undefined` after commandTimeout (a late answer is ignored). */
   function command<T>(instance: Instance, execute: () => T, onReply: (reply: T | undefined) => void): void {
@@ -494,7 +503,9 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
       instance.dropWhilePartitioned = fault.drop;
     },
     pause: (fault) => {
-      (instances[fault.instance] as Instance).pausedUntil = now + fault.length;
+      const instance = instances[fault.instance] as Instance;
+      // A pause during a pause extends it; it never ends the first one early.
+      instance.pausedUntil = Math.max(instance.pausedUntil, now + fault.length);
     },
     crash: (fault) => {
       const instance = instances[fault.instance] as Instance;
