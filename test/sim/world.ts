@@ -1,15 +1,20 @@
 // A deterministic simulation of several instances sharing one secret through a simulated Redis. It runs the store's
 // own pure protocol (Lease, AckWait); one seed decides every delay, partition, pause, crash, Redis stall, restart
-// (empty or from an older snapshot), failover to a lagging replica, Redis clock step and rotation. The invariants
-// are checked after every event.
+// (empty or from an older snapshot), failover to a lagging replica, Redis clock step and rotation, and the order in
+// which an instance takes in answers that arrive together. The invariants are checked after every event.
 import { AckWait, type PendingReply } from '../../src/stores/redis/acks.js';
-import { Lease, type ConfirmReply } from '../../src/stores/redis/lease.js';
+import { Lease, MARKER_PREFIX, type ConfirmReply, type Seen } from '../../src/stores/redis/lease.js';
 import type { Observed } from '../../src/stores/redis/replies.js';
 import { Prng } from './prng.js';
 
 export const TIMING = { leaseMs: 300, renewInterval: 60, driftMargin: 30, commandTimeout: 100, ackPoll: 5 } as const;
 /** Clock rates differ by up to this fraction (well inside driftMargin / leaseMs). */
 const RATE_SPREAD = 0.02;
+/**
+ * How long an instance may take to get to an answer after it arrived, in ms (the driver's awaits differ from one
+ * path to another): answers that arrive closer together than this may be taken in either order.
+ */
+const TAKE_IN = 2;
 const DURATION = 1500;
 
 export type Fault =
@@ -60,9 +65,13 @@ export function planFor(seed: number): Plan {
 /** What the simulator needs of the protocol: the real one, or a deliberately broken variant. */
 export interface Variant {
   readonly ackWait: typeof AckWait;
+  readonly lease: typeof Lease;
 }
 
-export const REAL: Variant = { ackWait: AckWait };
+export const REAL: Variant = { ackWait: AckWait, lease: Lease };
+
+/** Faults after which Redis may hold an older record than one an instance saw: the only causes of a rollback. */
+const LOSSES: ReadonlySet<Fault['kind']> = new Set(['restart-empty', 'restart-snapshot', 'failover']);
 
 interface Entry {
   seq: number;
@@ -153,14 +162,17 @@ class Instance {
   reloadQueued = false;
   /** Bumped at every crash: events of an earlier life are ignored. */
   life = 0;
+  /** The ids of the records its store holds whole (saved or read by it), as the store's own map (unbounded here). */
+  readonly records = new Set<string>();
 
-  constructor(index: number, rng: Prng, held: string) {
+  constructor(index: number, rng: Prng, held: string, lease: typeof Lease) {
     this.index = index;
     this.name = `i${index}-${rng.name()}`;
     this.rate = 1 + (rng.float() * 2 - 1) * RATE_SPREAD;
     this.origin = rng.int(0, 1_000_000);
-    this.lease = new Lease(TIMING);
+    this.lease = new lease(TIMING);
     this.held = held;
+    this.records.add(held);
   }
 
   local(now: number): number {
@@ -198,8 +210,14 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
   /** Every id in the order Redis first held it; revocation and "newer" are judged by this order. */
   const saveIndex = new Map<string, number>();
   let revokedBelow = 0;
+  /**
+   * Redis holds an older record than the newest it held (or none), and no instance has written the newest back
+   * yet: a process starting afresh cannot know better, whether the lost record's rotation resolved or was pending.
+   */
   let rollbackOutstanding = false;
+  const behind = (): boolean => state.record === null || (saveIndex.get(state.record.id) as number) < saveIndex.size - 1;
   const promised = new Map<string, Outcome>();
+  const lossless = !plan.faults.some((fault) => LOSSES.has(fault.kind));
 
   const fail = (text: string): never => {
     throw new Violation(text);
@@ -211,7 +229,7 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
   saveIndex.set(first, 0);
   const instances: Instance[] = [];
   for (let index = 0; index < plan.instances; index += 1) {
-    const instance = new Instance(index, rng, first);
+    const instance = new Instance(index, rng, first, variant.lease);
     instance.lease.see(1, first, '');
     instances.push(instance);
     subscribers.add(instance);
@@ -240,7 +258,10 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
 
   // --- the network: per-connection FIFO, random delays, partitions that hold or drop ---
   const delay = (): number => (rng.chance(0.05) ? rng.int(5, 60) : rng.float() * 3);
-  /** Schedules a message; returns when it arrives, or -1 when it is dropped. `deferred` runs if it must wait more. */
+  /**
+   * Schedules a message; returns when it is taken in, or -1 when it is dropped. `deferred` runs if it must wait
+   * more. What Redis sends (answers, pub/sub messages) arrives in order, and is taken in up to {@link TAKE_IN} later.
+   */
   function deliver(instance: Instance, toRedis: boolean, run: () => void, deferred?: () => void): number {
     const life = instance.life;
     let at = now + delay();
@@ -254,23 +275,33 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
     } else {
       at = Math.max(at, instance.fromRedisAt);
       instance.fromRedisAt = at;
+      at += rng.float() * TAKE_IN;
     }
     queue.push(at, () => {
       if (instance.life !== life || !instance.alive) return;
       if (toRedis && now < stalledUntil) {
         // Redis is stalled: the command runs when it wakes, in order.
         deferred?.();
-        queue.push(stalledUntil, run);
+        awaken(() => stalledUntil, run);
         return;
       }
       if (!toRedis && now < instance.pausedUntil) {
+        // The process is paused: it takes in what arrived meanwhile when it resumes, in order.
         deferred?.();
-        queue.push(instance.pausedUntil, run);
+        awaken(() => instance.pausedUntil, run);
         return;
       }
       run();
     });
     return at;
+  }
+  /** Runs `run` at the end of a stall or pause, which may grow meanwhile: then at its new end, still in order. */
+  function awaken(end: () => number, run: () => void): void {
+    const wake = (): void => {
+      if (now < end()) queue.push(end(), wake);
+      else run();
+    };
+    queue.push(end(), wake);
   }
   /** Sends a command; `onReply` gets the answer, or `undefined` after commandTimeout (a late answer is ignored). */
   function command<T>(instance: Instance, execute: () => T, onReply: (reply: T | undefined) => void): void {
@@ -355,15 +386,45 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
     log(now, () => `${instance.name} adopts ${id}`);
     instance.held = id;
   }
+  /** A condition that only Redis losing writes may cause: never in a schedule where Redis lost none. */
+  function reported(instance: Instance, condition: string): void {
+    log(now, () => `${instance.name} reports ${condition}`);
+    if (lossless) fail(`${instance.name} reports ${condition} though Redis lost no write`);
+  }
+  /** What the store's load() does: the record Redis holds, judged against the highest seen when it was read. */
+  function load(instance: Instance, done: () => void): void {
+    const sent: Seen = instance.lease.highest;
+    command(instance, () => (state.record === null ? null : { ...state.record }), (record) => {
+      if (record === undefined) return done();
+      if (record?.id.startsWith(MARKER_PREFIX) === true) {
+        reported(instance, 'a rollback marker read');
+        return done();
+      }
+      const sighting = instance.lease.see(record?.generation ?? 0, record?.id ?? null, record?.prev ?? '', sent);
+      if (sighting === 'rollback') {
+        reported(instance, `a rollback read (${record?.id ?? 'missing'})`);
+        return done();
+      }
+      if (sighting === 'adopted') {
+        if (record !== null) {
+          instance.records.add(record.id);
+          adopt(instance, record.id);
+        }
+        return done();
+      }
+      const newer = instance.lease.highest.id;
+      log(now, () => `${instance.name} read ${record?.id ?? 'nothing'} late (${newer} seen since)`);
+      if (!instance.records.has(newer)) return load(instance, done);
+      adopt(instance, newer);
+      done();
+    });
+  }
   function reload(instance: Instance): void {
     if (instance.reloadQueued) return;
     instance.reloadQueued = true;
     enqueue(instance, (done) => {
       instance.reloadQueued = false;
-      command(instance, () => (state.record === null ? null : { ...state.record }), (record) => {
-        if (record !== undefined && record !== null && !record.id.startsWith('rollback-') && instance.lease.see(record.generation, record.id, record.prev)) adopt(instance, record.id);
-        done();
-      });
+      load(instance, done);
     });
   }
   function message(instance: Instance, id: string): void {
@@ -378,6 +439,7 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
     command(instance, () => confirm(instance.name, heldId, savingId, seq, epoch), (reply) => {
       const lease = instance.lease;
       const decision = reply === undefined ? lease.unanswered() : lease.renewed(reply, seq, sentAt, instance.local(now), heldId, true, instance.renewHeld);
+      if (decision.report === 'rollback' || decision.report === 'missing') reported(instance, `${decision.report} after a renewal`);
       if (decision.trustUntil !== undefined) {
         instance.trustUntil = decision.trustUntil;
         log(now, () => `${instance.name} trusts ${heldId} until +${((decision.trustUntil ?? 0) - instance.local(now)).toFixed(1)}`);
@@ -385,7 +447,7 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
       if (decision.reload === true) reload(instance);
       if (decision.poison !== undefined) {
         const { expected, expectedId, generation } = decision.poison;
-        const marker = `rollback-${rng.name()}`;
+        const marker = `${MARKER_PREFIX}${rng.name()}`;
         log(now, () => `${instance.name} marks the rollback at ${generation}`);
         command(instance, () => save(instance.name, expected, expectedId, generation, marker), (written) => {
           if (written?.status === 'ok') instance.lease.wrote(generation, marker);
@@ -414,7 +476,8 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
         log(now, () => `${instance.name} rotate(${id}) ${outcome}`);
         if (outcome === 'resolved') {
           revokedBelow = Math.max(revokedBelow, saveIndex.get(id) ?? fail(`resolved ${id} never saved`));
-          rollbackOutstanding = false;
+          // Resolved on an answer Redis gave before it lost the record, Redis may hold an older one now.
+          rollbackOutstanding = behind();
           adopt(instance, id);
           for (const other of instances) {
             if (!trusting(other)) continue;
@@ -426,6 +489,7 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
         done();
       };
       instance.savingId = id;
+      instance.records.add(id);
       instance.renewHeld = instance.lease.mayRenewWhileSaving(instance.held);
       log(now, () => `${instance.name} saves ${id} over generation ${expected}`);
       command(instance, () => save(instance.name, expected, expectedId, expected + 1, id), (reply) => {
@@ -475,7 +539,7 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
     runId = rng.name();
     state = next;
     log(now, () => `redis ${what} (record ${state.record?.id ?? 'missing'})`);
-    if (state.record === null || (saveIndex.get(state.record.id) as number) < revokedBelow) rollbackOutstanding = true;
+    if (behind()) rollbackOutstanding = true;
   }
   const apply: { [K in Fault['kind']]: (fault: Extract<Fault, { kind: K }>) => void } = {
     rotate: (fault) => {
@@ -488,7 +552,9 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
       instance.dropWhilePartitioned = fault.drop;
     },
     pause: (fault) => {
-      (instances[fault.instance] as Instance).pausedUntil = now + fault.length;
+      const instance = instances[fault.instance] as Instance;
+      // A pause during a pause extends it; it never ends the first one early.
+      instance.pausedUntil = Math.max(instance.pausedUntil, now + fault.length);
     },
     crash: (fault) => {
       const instance = instances[fault.instance] as Instance;
@@ -500,8 +566,8 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
       queue.push(now + fault.length, () => {
         // Restarted with a new identity, reading what Redis holds (as open() does). After a rollback that no
         // running instance repaired yet, a fresh process cannot know better: that case is left out here.
-        if (state.record === null || rollbackOutstanding || state.record.id.startsWith('rollback-')) return;
-        const restarted = new Instance(instance.index, rng, state.record.id);
+        if (state.record === null || rollbackOutstanding || state.record.id.startsWith(MARKER_PREFIX)) return;
+        const restarted = new Instance(instance.index, rng, state.record.id, variant.lease);
         restarted.lease.see(state.record.generation, state.record.id, state.record.prev);
         adopt(restarted, state.record.id);
         instances[instance.index] = restarted;

@@ -71,6 +71,15 @@ export function isRollback(highest: Seen, generation: number, id: string | null,
   return generation <= highest.generation;
 }
 
+/**
+ * How a record read from Redis compares with the highest one seen (see {@link Lease.see}):
+ * - `adopted`: not older than the highest seen; it is the highest now if it is newer;
+ * - `late`: older than the highest seen now, not older than the highest seen when the command was sent: Redis
+ *   answered before a newer record was written, and that record's own answer was taken in first;
+ * - `rollback`: older than the highest seen when the command was sent: Redis went back.
+ */
+export type Sighting = 'adopted' | 'late' | 'rollback';
+
 export class Lease {
   readonly options: LeaseOptions;
   readonly era: Era;
@@ -143,15 +152,18 @@ export class Lease {
   }
 
   /**
-   * Takes in a record that `load()` or a save's answer showed. Returns false (and changes nothing) when it is older
-   * than the highest seen: such a record is never adopted.
+   * Takes in a record (`id === null` when missing) that a read or a renewal showed, judged against `sent`: the
+   * highest record seen when the command was sent (the present one by default). Answers that arrive together are
+   * not always taken in the order Redis sent them, so a record seen since (the instance's own save, a
+   * write-forward, another answer) may have been written after Redis ran this one. Only a newer record is adopted.
    */
-  see(generation: number, id: string | null, prev: string): boolean {
-    if (isRollback(this.#highest, generation, id, prev)) return false;
+  see(generation: number, id: string | null, prev: string, sent: Seen = this.#highest): Sighting {
+    if (isRollback(sent, generation, id, prev)) return 'rollback';
+    if (isRollback(this.#highest, generation, id, prev)) return 'late';
     if (id !== null && (generation > this.#highest.generation || prev === this.#highest.id)) {
       this.#highest = { generation, id };
     }
-    return true;
+    return 'adopted';
   }
 
   /**
@@ -169,8 +181,8 @@ export class Lease {
     renewHeld = true,
   ): Decision {
     this.era.observe(reply, now);
-    const before = seq === this.#sent.seq ? this.#sent.highest : this.#highest;
-    if (isRollback(before, reply.generation, reply.id, reply.prev)) {
+    const sighting = this.see(reply.generation, reply.id, reply.prev, this.sentHighest(seq));
+    if (sighting === 'rollback') {
       this.#failures += 1;
       const condition: Condition = reply.id === null ? 'missing' : 'rollback';
       const over: Overwrite = {
@@ -185,13 +197,12 @@ export class Lease {
       }
       return { poison: over, ...this.#enter(condition) };
     }
-    if (isRollback(this.#highest, reply.generation, reply.id, reply.prev)) {
-      // A late answer: Redis ran the renewal before the newer record seen since it was sent was written. Not a
-      // rollback; nor a trust, a reload or a failure: the next renewal, judged against the newer record, tells.
+    if (sighting === 'late') {
+      // Redis ran the renewal before the newer record seen since it was sent was written. Not a rollback; nor a
+      // trust, a reload or a failure: the next renewal, judged against the newer record, tells.
       if (reply.status === 'ok') this.era.confirmed(seq);
       return {};
     }
-    if (reply.id !== null) this.see(reply.generation, reply.id, reply.prev);
     if (reply.status === 'ok' && !this.era.mayTrust(now)) {
       // Quarantined after Redis lost writes: renewing, not trusting yet.
       this.era.confirmed(seq);
@@ -217,6 +228,11 @@ export class Lease {
     const reload = reply.id !== null && (reply.id !== this.#reloadAskedFor || this.#failures % 8 === 0);
     if (reload) this.#reloadAskedFor = reply.id;
     return { reload, ...this.#enter(reply.id === null ? 'missing' : 'ok') };
+  }
+
+  /** The record the answer of renewal `seq` is judged against: the highest seen when it was sent. */
+  protected sentHighest(seq: number): Seen {
+    return seq === this.#sent.seq ? this.#sent.highest : this.#highest;
   }
 
   /** A renewal that got no answer (or an error) by `now`: trust simply runs out. */

@@ -184,26 +184,38 @@ export class RedisSecretStore implements SecretStore {
       this.#rollbackUntold = false;
       throw this.#rolledBack();
     }
-    const reply = await this.#run(LOAD, [this.#names.record, this.#names.instances], [this.#instanceId], 'read the secret');
-    const head = observation(reply);
-    if (head === undefined) throw unavailable(this.#endpoint, 'read the secret', new Error('an unexpected answer'));
-    const value = (reply as unknown[])[7];
-    if (head.status === 'missing') {
-      if (this.#lease.highest.generation > 0) throw this.#rolledBack();
-      return undefined;
+    // Each answer is judged against the highest record seen when its read was sent (see Lease.see).
+    for (;;) {
+      const sent = this.#lease.highest;
+      const reply = await this.#run(LOAD, [this.#names.record, this.#names.instances], [this.#instanceId], 'read the secret');
+      const head = observation(reply);
+      if (head === undefined) throw unavailable(this.#endpoint, 'read the secret', new Error('an unexpected answer'));
+      const value = (reply as unknown[])[7];
+      let loaded: { record: SecretRecord; generation: number; prev: string } | undefined;
+      if (head.status !== 'missing') {
+        try {
+          loaded = decodeRecord(value, this.key);
+        } catch (error) {
+          if (this.#lease.highest.generation === 0) this.#corrupt = true;
+          throw error;
+        }
+      }
+      const sighting = this.#lease.see(loaded?.generation ?? 0, loaded?.record.id ?? null, loaded?.prev ?? '', sent);
+      if (sighting === 'rollback') throw this.#rolledBack();
+      if (sighting === 'adopted') {
+        if (loaded === undefined) return undefined;
+        this.#corrupt = false;
+        this.#keep(loaded.record);
+        return loaded.record;
+      }
+      // Late: Redis answered before a newer record was written (this instance's own save or write-forward, or one a
+      // renewal saw), and that record's answer was taken in first. Not a rollback. The newer record, when this
+      // instance holds it, was in Redis while this load() ran: returned without another round trip. One seen only
+      // by a renewal is read: a further read is late only if yet another record was seen during it, so the reads
+      // end as soon as the rotations pause.
+      const newer = this.#records.get(this.#lease.highest.id);
+      if (newer !== undefined) return newer;
     }
-    let decoded: ReturnType<typeof decodeRecord>;
-    try {
-      decoded = decodeRecord(value, this.key);
-    } catch (error) {
-      if (this.#lease.highest.generation === 0) this.#corrupt = true;
-      throw error;
-    }
-    const { record, generation, prev } = decoded;
-    if (!this.#lease.see(generation, record.id, prev)) throw this.#rolledBack();
-    this.#corrupt = false;
-    this.#keep(record);
-    return record;
   }
 
   save(record: SecretRecord, options?: SaveOptions): Promise<void> {

@@ -1,6 +1,6 @@
-// The instance's side of the Redis protocol (lease.ts), event by event: which renewal answers are rollbacks.
-// Answers that arrive together are not always taken in the order Redis sent them, so a renewal's answer may be
-// taken after a record that Redis wrote later (the instance's own save, a reload's read).
+// The instance's side of the Redis protocol (lease.ts), event by event: which renewal and read answers are rollbacks.
+// Answers that arrive together are not always taken in the order Redis sent them, so a renewal's or a read's answer
+// may be taken after a record that Redis wrote later (the instance's own save, a write-forward, another answer).
 import { describe, expect, it } from 'vitest';
 import { Lease, type ConfirmReply } from '../../../src/stores/redis/lease.js';
 
@@ -13,7 +13,7 @@ function answer(seq: number, generation: number, id: string | null, prev: string
 /** An instance that holds generation 1 ('a') and has had it confirmed once. */
 function holdingFirst(): Lease {
   const lease = new Lease(OPTIONS);
-  expect(lease.see(1, 'a', '')).toBe(true);
+  expect(lease.see(1, 'a', '')).toBe('adopted');
   const seq = lease.nextSeq();
   expect(lease.renewed(answer(seq, 1, 'a', ''), seq, 0, 1, 'a', true)).toMatchObject({ trustUntil: 900 });
   return lease;
@@ -33,7 +33,7 @@ describe('Lease: renewal answers taken after a newer record', () => {
   it('a renewal run before another instance\'s rotation, taken after the reload that read it, is not a rollback', () => {
     const lease = holdingFirst();
     const seq = lease.nextSeq();
-    expect(lease.see(2, 'b', 'a')).toBe(true);
+    expect(lease.see(2, 'b', 'a')).toBe('adopted');
     for (const status of ['ok', 'stale'] as const) {
       // Neither a rollback nor a trust in the key it held: the next renewal speaks for the present.
       expect(lease.renewed(answer(seq, 1, 'a', '', status), seq, 10, 11, 'a', true)).toEqual({});
@@ -69,7 +69,7 @@ describe('Lease: rollbacks seen by a renewal sent after the newer record', () =>
 
   it('another record of the same generation', () => {
     const lease = holdingFirst();
-    expect(lease.see(2, 'b', 'a')).toBe(true);
+    expect(lease.see(2, 'b', 'a')).toBe('adopted');
     const seq = lease.nextSeq();
     expect(lease.renewed(answer(seq, 2, 'c', 'x', 'stale'), seq, 10, 11, 'a', true)).toEqual({
       poison: { expected: 2, expectedId: 'c', generation: 3 },
@@ -92,5 +92,64 @@ describe('Lease: rollbacks seen by a renewal sent after the newer record', () =>
     const seq = lease.nextSeq();
     lease.wrote(3, 'c');
     expect(lease.renewed(answer(seq, 1, 'a', ''), seq, 10, 11, 'b', true)).toMatchObject({ report: 'rollback' });
+  });
+});
+
+describe('Lease: records read by load(), judged against the highest seen when the read was sent', () => {
+  it('a read run before the instance\'s own save, taken after the save\'s answer, is late, not a rollback', () => {
+    const lease = holdingFirst();
+    const sent = lease.highest;
+    lease.wrote(2, 'b');
+    expect(lease.see(1, 'a', '', sent)).toBe('late');
+    expect(lease.highest).toEqual({ generation: 2, id: 'b' });
+    expect(lease.condition).toBe('ok');
+  });
+
+  it('a read run before a write-forward, taken after its answer, is late', () => {
+    const lease = holdingFirst();
+    const sent = lease.highest;
+    // The write-forward replaced a missing record: generation 2, no predecessor.
+    lease.wrote(2, 'a');
+    expect(lease.see(1, 'a', '', sent)).toBe('late');
+    expect(lease.see(0, null, '', sent)).toBe('rollback');
+  });
+
+  it('a read run before another instance\'s rotation, taken after a renewal that saw it, is late', () => {
+    const lease = holdingFirst();
+    const sent = lease.highest;
+    const seq = lease.nextSeq();
+    expect(lease.renewed(answer(seq, 2, 'b', 'a', 'stale'), seq, 10, 11, 'a', true)).toEqual({ reload: true });
+    expect(lease.see(1, 'a', '', sent)).toBe('late');
+    // Read again: the newer record is adopted.
+    expect(lease.see(2, 'b', 'a', lease.highest)).toBe('adopted');
+  });
+
+  it('nothing stored yet, read before the instance\'s first save and taken after it: late', () => {
+    const lease = new Lease(OPTIONS);
+    const sent = lease.highest;
+    lease.wrote(1, 'a');
+    expect(lease.see(0, null, '', sent)).toBe('late');
+    expect(lease.see(0, null, '')).toBe('rollback');
+  });
+
+  it('a read older than the record held when it was sent is a rollback, whatever was seen since', () => {
+    const lease = holdingFirst();
+    lease.wrote(2, 'b');
+    const sent = lease.highest;
+    lease.wrote(3, 'c');
+    expect(lease.see(1, 'a', '', sent)).toBe('rollback');
+    expect(lease.see(2, 'x', 'a', sent)).toBe('rollback');
+    expect(lease.see(0, null, '', sent)).toBe('rollback');
+    expect(lease.highest).toEqual({ generation: 3, id: 'c' });
+  });
+
+  it('a newer record, or a successor of the highest whatever its generation, is adopted', () => {
+    const lease = holdingFirst();
+    const sent = lease.highest;
+    expect(lease.see(3, 'c', 'b', sent)).toBe('adopted');
+    expect(lease.highest).toEqual({ generation: 3, id: 'c' });
+    expect(lease.see(2, 'd', 'c')).toBe('adopted');
+    expect(lease.highest).toEqual({ generation: 2, id: 'd' });
+    expect(lease.see(2, 'd', 'c')).toBe('adopted');
   });
 });
