@@ -24,3 +24,17 @@ class PresentJudge extends Lease {
 }
 
 export const JUDGES_RENEWAL_BY_PRESENT: Variant = { ...REAL, lease: PresentJudge };
+
+/**
+ * Removes a table entry that has not acknowledged as soon as it is seen, not once the lease behind it is over: an
+ * instance cut off since just before the save still trusts the old key, and the rotation resolves without it.
+ */
+class EagerDrop extends AckWait {
+  override read(...args: Parameters<AckWait['read']>): ReturnType<AckWait['read']> {
+    const [reply] = args;
+    const step = super.read(...args);
+    return { ...step, drop: reply.waiting.map(([instance, seq]) => [instance, seq] as const) };
+  }
+}
+
+export const DROPS_ENTRIES_AT_SIGHT: Variant = { ...REAL, ackWait: EagerDrop };

@@ -498,20 +498,31 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
         const savedAt = instance.local(now);
         instance.lease.wrote(expected + 1, id);
         const wait = new variant.ackWait(expected + 1, id, savedAt, reply, instance.lease.era, TIMING);
-        let pause = 1;
+        let read = 0;
+        const drop = (entries: ReadonlyArray<readonly [string, number, ...unknown[]]>): void => {
+          for (const [other, seq] of entries) {
+            command(instance, () => {
+              if (state.table.get(other)?.seq === seq) state.table.delete(other);
+            }, () => undefined);
+          }
+        };
         const poll = (): void => {
           command(instance, () => pending(instance.name, id), (answer) => {
-            const step = answer === undefined ? wait.unanswered(instance.local(now)) : wait.read(answer, instance.local(now), instance.lease.leaseUntil);
-            for (const [other, seq] of step.drop) {
-              command(instance, () => {
-                if (state.table.get(other)?.seq === seq) state.table.delete(other);
-              }, () => undefined);
+            const local = instance.local(now);
+            const step = answer === undefined ? wait.unanswered(local) : wait.read(answer, local, instance.lease.leaseUntil);
+            drop(step.drop);
+            if (step.outcome === 'resolved') {
+              // The store's housekeeping after a resolved save: each entry still waited on, once its time has come.
+              const later = step.dropAt ?? [];
+              if (later.length > 0) at(instance, Math.max(...later.map(([, , time]) => time)) - local + 1, () => drop(later));
+              return finish('resolved');
             }
-            if (step.outcome === 'resolved') return finish('resolved');
             if (step.outcome === 'superseded') return finish('superseded');
             if (step.outcome !== undefined) return finish('uncertain');
-            at(instance, Math.min(pause, TIMING.ackPoll), poll);
-            pause *= 2;
+            // As the store: 1, 2, 4 ms, then every ackPoll, never past the bound.
+            const next = Math.min(read < 3 ? 2 ** read : Infinity, TIMING.ackPoll);
+            read += 1;
+            at(instance, local < wait.bound ? Math.min(next, Math.ceil(wait.bound - local)) : next, poll);
           });
         };
         poll();
