@@ -130,8 +130,9 @@ try {
     results.http = await runHttp({ workDir, reps, durationSec, warmupSec });
   }
   if (parts.includes('rotate')) {
-    progress('rotate', '200 rotations');
-    results.rotate = await runRotate({ workDir, count: 1000 });
+    const count = 1000;
+    progress('rotate', `${count} rotations of each kind`);
+    results.rotate = await runRotate({ workDir, count });
   }
 } finally {
   await rm(workDir, { recursive: true, force: true });
