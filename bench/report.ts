@@ -115,7 +115,7 @@ function redisGoal(micro: MicroResult): Goal {
   const middle = median(ratios);
   return {
     goal,
-    measured: `${times(middle)}, median of ${ratios.length} alternating pairs (${times(Math.min(...ratios))}–${times(Math.max(...ratios))})`,
+    measured: `${times(middle)}, median of ${ratios.length} pairs of rounds (${times(Math.min(...ratios))}–${times(Math.max(...ratios))})`,
     verdict: middle >= 0.95 ? 'met' : 'MISSED',
   };
 }
