@@ -92,7 +92,8 @@ let requests = 0;
 function send(values: readonly string[]): Promise<{ status: number; body: string; reason: RejectReason | undefined }> {
   const path = `/r${++requests}`;
   return new Promise((resolve, reject) => {
-    const headers: OutgoingHttpHeaders = values.length === 0 ? {} : { authorization: values.length === 1 ? (values[0] as string) : [...values] };
+    const headers: OutgoingHttpHeaders = {};
+    if (values.length > 0) headers['authorization'] = values.length === 1 ? (values[0] as string) : [...values];
     const req = request({ host: '127.0.0.1', port, path, headers, agent }, (res) => {
       let body = '';
       res.setEncoding('latin1').on('data', (chunk: string) => (body += chunk));
