@@ -4,7 +4,7 @@
 // table and this test cannot drift apart.
 // Runs: LAUNCHER_AUTH_REASON_RUNS (default 400). Seed: LAUNCHER_AUTH_REASON_SEED (default fixed).
 import { readFile } from 'node:fs/promises';
-import { Agent, createServer, request, type OutgoingHttpHeaders, type Server } from 'node:http';
+import { Agent, createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -92,7 +92,7 @@ let requests = 0;
 function send(values: readonly string[]): Promise<{ status: number; body: string; reason: RejectReason | undefined }> {
   const path = `/r${++requests}`;
   return new Promise((resolve, reject) => {
-    const headers: OutgoingHttpHeaders = {};
+    const headers: Record<string, string | string[]> = {};
     if (values.length > 0) headers['authorization'] = values.length === 1 ? (values[0] as string) : [...values];
     const req = request({ host: '127.0.0.1', port, path, headers, agent }, (res) => {
       let body = '';
