@@ -2,7 +2,7 @@
 // (--redis, with the optional peer `redis` loaded only then), and how messages name it without its credentials.
 import { statSync } from 'node:fs';
 import type { SecretStore } from '../core/types.js';
-import { FileSecretStore } from '../stores/file.js';
+import { FileSecretStore } from '../stores/file/store.js';
 import { KeyringSecretStore } from '../stores/keyring/index.js';
 import { StoreSetupError, UsageError, shellQuoted } from './output.js';
 
