@@ -44,6 +44,11 @@ function describe(error: unknown): string {
   return code === undefined ? named : text === undefined ? code : `${code}, ${text}`;
 }
 
+/** A file replaced between its opening and the check that follows (a save of another process, most likely). */
+const REPLACED = Symbol('replaced');
+/** How many times `load()` reads a file that keeps being replaced under it before refusing. */
+const MAX_READS = 3;
+
 /** Thrown inside save() when its signal is aborted; replaced by the signal's reason before it leaves. */
 const ABORTED = Symbol('aborted');
 
@@ -91,6 +96,16 @@ export class FileSecretStore implements SecretStore {
   }
 
   async load(): Promise<SecretRecord | undefined> {
+    // Another launcher's save may rename a new file over the one just opened: read again, a few times. Only a
+    // path that keeps changing under every read is refused.
+    for (let attempt = 1; ; attempt++) {
+      const loaded = await this.#loadOnce(attempt === MAX_READS);
+      if (loaded !== REPLACED) return loaded;
+    }
+  }
+
+  /** One read; {@link REPLACED} when the file was replaced once opened and `last` is false. */
+  async #loadOnce(last: boolean): Promise<SecretRecord | undefined | typeof REPLACED> {
     let checked: CheckedFolder;
     try {
       checked = await checkedFolder(this.path);
@@ -121,7 +136,10 @@ export class FileSecretStore implements SecretStore {
     }
     try {
       const stats = await handle.stat();
-      await this.#expectSame(checked, file, stats);
+      if ((await this.#expectSame(checked, file, stats)) === REPLACED) {
+        if (!last) return REPLACED;
+        throw changedWhileChecked(this.path, `${file} was replaced once opened, ${MAX_READS} times`);
+      }
       if (!stats.isFile()) throw this.#corrupt('it is not a regular file');
       const euid = process.geteuid?.();
       if (POSIX && euid !== undefined && stats.uid !== euid) {
@@ -176,7 +194,9 @@ export class FileSecretStore implements SecretStore {
       temporary = join(folder, temporaryName(name));
       const written = await writeTemporary(temporary, text);
       // The file just written, in the folder the walk found: else the save went somewhere else, and stops here.
-      await this.#expectSame(checked, temporary, written);
+      if ((await this.#expectSame(checked, temporary, written)) === REPLACED) {
+        throw changedWhileChecked(this.path, `${temporary} was replaced once written`);
+      }
       // The last moment at which giving up leaves the old secret in place.
       if (aborted(signal)) throw ABORTED;
       stage = 'replace';
@@ -203,23 +223,23 @@ export class FileSecretStore implements SecretStore {
   }
 
   /**
-   * Refuses unless `opened` (the fstat of a descriptor on `file`) is the entry at `file`, and the folder at the
-   * walked path is still the one the walk found: what was opened is what was checked.
+   * Refuses unless the folder at the walked path is still the one the walk found, and tells whether `opened` (the
+   * fstat of a descriptor on `file`) is still the entry at `file`: what was opened is what was checked. On the
+   * last of the reads `load()` makes, a file replaced again is refused too.
    */
-  async #expectSame(checked: CheckedFolder, file: string, opened: Stats): Promise<void> {
-    if (checked.identity === undefined) return;
-    let entry: Stats;
+  async #expectSame(checked: CheckedFolder, file: string, opened: Stats): Promise<'same' | typeof REPLACED> {
+    if (checked.identity === undefined) return 'same';
     let folder: Stats;
     try {
-      entry = await lstat(file);
       folder = await lstat(checked.folder);
     } catch {
-      throw changedWhileChecked(this.path, `${file} went away once opened`);
+      throw changedWhileChecked(this.path, `the folder ${checked.folder} went away`);
     }
-    if (!sameIdentity(entry, opened)) throw changedWhileChecked(this.path, `${file} was replaced once opened`);
     if (!folder.isDirectory() || !sameIdentity(folder, checked.identity)) {
       throw changedWhileChecked(this.path, `the folder ${checked.folder} was replaced`);
     }
+    const entry = await lstat(file).catch(() => undefined);
+    return entry !== undefined && sameIdentity(entry, opened) ? 'same' : REPLACED;
   }
 
   #readError(error: unknown): LauncherAuthError {
