@@ -1,6 +1,7 @@
 // The launcher-auth command: in-process through main(), and as a real child process against a live host.
 // Every test also proves that no output ever held the key of the secret file (in any spelling).
 import { spawn } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, type RequestListener } from 'node:http';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
@@ -264,6 +265,19 @@ describe('launcher-auth usage', () => {
     expect(out).toBe('');
     expect(err).toBe(`launcher-auth: ${message} See launcher-auth --help.\n`);
   });
+
+  it.runIf(process.platform !== 'win32' && (statSync('/tmp').mode & 0o1022) === 0o1022)(
+    'a secret file directly in /tmp: exit 3, the hint is a private folder, never a chmod of /tmp',
+    async () => {
+      const path = `/tmp/launcher-auth-cli-${process.pid}-${Date.now()}.json`;
+      const result = await run('token', '--store', path, '--init');
+      expect(result).toMatchObject({ code: EXIT.store, out: '' });
+      expect(result.err).toContain(`launcher-auth: The folder /tmp that holds the secret file ${path} is writable by group or others`);
+      expect(result.err).toContain('Keep the secret in a private folder of your own instead');
+      expect(result.err.includes('chmod')).toBe(false);
+      expect(existsSync(path)).toBe(false);
+    },
+  );
 
   it.each([
     ['user:pw@', 'redis://launcher:Pw-4f9e2c@127.0.0.1:PORT/0'],
