@@ -19,7 +19,9 @@ export interface SubprotocolTokenOptions {
    * two such entries, is refused (`malformed`). The entry (matched in any letter case) is removed from the
    * request before the handler sees it, so it never reaches the host's protocol choice, the answer or a log;
    * the page must offer at least one protocol of the host's beside it, since a browser fails a handshake whose
-   * answer names none of the protocols it offered.
+   * answer names none of the protocols it offered. The entry counts in a WebSocket handshake only (`GET`,
+   * `Connection: Upgrade`, `Upgrade: websocket`); any other request is judged by its Authorization header alone.
+   * `honoAuth` throws a `TypeError` for it on Bun and Deno, where the entry could not be removed.
    * @default false
    */
   subprotocolToken?: boolean;
