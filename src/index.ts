@@ -2,7 +2,7 @@
 export { TokenAuthority } from './core/token-authority.js';
 export { LauncherAuthError, isLauncherAuthError, type LauncherAuthErrorCode } from './core/errors.js';
 export { MemorySecretStore } from './stores/memory.js';
-export { FileSecretStore, type FileSecretStoreOptions } from './stores/file.js';
+export { FileSecretStore, type FileSecretStoreOptions } from './stores/file/store.js';
 export type {
   AuthContext,
   JWTPayload,

@@ -225,12 +225,14 @@ function stop(server: Server): Promise<void> {
   return stopped;
 }
 
-const USAGE = `Usage: npm run demo [-- [--api-port <port>] [--settings-port <port>] [--data-dir <folder> | --redis <url>] [--open]]
+const USAGE = `Usage: npm run demo [-- [--api-port <port>] [--settings-port <port>] [--data-dir <folder> | --redis <url> | --redis-env <NAME>] [--open]]
 
   --api-port <port>       automation API port on 127.0.0.1 (env LAUNCHER_API_PORT, default 7878; 0: any free port)
   --settings-port <port>  settings page port on 127.0.0.1 (env LAUNCHER_SETTINGS_PORT, default 7879)
   --data-dir <folder>     folder of the secret file (env LAUNCHER_DATA_DIR, default .data/demo)
   --redis <url>           keep the secret in Redis instead (launcher-auth/redis), shared by every demo on that URL
+  --redis-env <NAME>      the same, the URL read from the environment variable NAME: the way for a URL with a
+                          password, which --redis refuses (other local users can read a command line)
   --open                  open the settings page in the desktop's browser (through the redirect file)
   -h, --help              this text
 
@@ -249,6 +251,35 @@ function portOption(flag: string | undefined, which: Which): number {
   return port;
 }
 
+/**
+ * The Redis URL of `--redis` or of the variable `--redis-env` names. A password may come only through the
+ * environment: every local user can read a command line. No message quotes the URL.
+ */
+function redisOption(url: string | undefined, variable: string | undefined): string | undefined {
+  if (url !== undefined && variable !== undefined) throw new UsageError('Give either --redis or --redis-env, not both.');
+  if (variable !== undefined) {
+    const value = /^[A-Za-z_][A-Za-z0-9_]*$/.test(variable) ? process.env[variable]?.trim() : undefined;
+    if (value === undefined || value === '') {
+      throw new UsageError(`--redis-env must name a set environment variable that holds the Redis URL (such as LAUNCHER_REDIS_URL).`);
+    }
+    return value;
+  }
+  if (url !== undefined && passwordIn(url)) {
+    throw new UsageError(
+      '--redis: a password on the command line is visible to every local user; put the URL in an environment variable and give its name with --redis-env <NAME>.',
+    );
+  }
+  return url;
+}
+
+function passwordIn(url: string): boolean {
+  try {
+    return new URL(url).password !== '';
+  } catch {
+    return false; // not a URL: node-redis says so when it connects
+  }
+}
+
 async function main(): Promise<number> {
   let demo: Demo;
   let open = false;
@@ -259,6 +290,7 @@ async function main(): Promise<number> {
         'settings-port': { type: 'string' },
         'data-dir': { type: 'string' },
         redis: { type: 'string' },
+        'redis-env': { type: 'string' },
         open: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -268,11 +300,12 @@ async function main(): Promise<number> {
       return 0;
     }
     open = values.open === true;
+    const redisUrl = redisOption(values.redis, values['redis-env']);
     demo = await startDemo({
       apiPort: portOption(values['api-port'], 'api'),
       settingsPort: portOption(values['settings-port'], 'settings'),
       dataDir: values['data-dir'] ?? (process.env['LAUNCHER_DATA_DIR'] || DEFAULT_DATA_DIR),
-      ...(values.redis === undefined ? {} : { redisUrl: values.redis }),
+      ...(redisUrl === undefined ? {} : { redisUrl }),
     });
   } catch (error) {
     const code = (error as { code?: unknown } | null)?.code;

@@ -6,6 +6,7 @@ import type { CorsOptions } from '../core/cors.js';
 import type { TokenAuthority } from '../core/token-authority.js';
 import type { AuthContext } from '../core/types.js';
 import {
+  handshakeOfNode,
   protocolCredentials,
   protocolsFromRawHeaders,
   resolveSubprotocolToken,
@@ -13,7 +14,7 @@ import {
   type NodeHeaders,
   type SubprotocolTokenOptions,
 } from '../core/subprotocol.js';
-import { asksWebSocket, webGuard } from './web.js';
+import { webGuard } from './web.js';
 
 export type { AuthContext, AuthOptions, CorsOptions };
 export type { RejectInfo } from '../core/gate.js';
@@ -47,7 +48,15 @@ export interface HonoAuthOptions extends AuthOptions, SubprotocolTokenOptions {
 }
 
 /** The Node request and its socket, as @hono/node-server puts them in `c.env.incoming`. */
-type NodeRequest = NodeHeaders & { readonly socket?: Peer };
+type NodeRequest = NodeHeaders & { readonly socket?: Peer; readonly method?: string };
+
+/** The runtime this module runs on, when it is one where `subprotocolToken` cannot work. */
+function runtimeWithoutNodeRequests(): string | undefined {
+  const global = globalThis as { Bun?: unknown; Deno?: unknown };
+  if (global.Bun !== undefined) return 'Bun';
+  if (global.Deno !== undefined) return 'Deno';
+  return undefined;
+}
 
 /** The Node request behind `c` on @hono/node-server; `undefined` on other runtimes. */
 function nodeRequestOf(c: Context): NodeRequest | undefined {
@@ -70,10 +79,20 @@ const REFUSED: readonly string[] = ['', ''];
  */
 function credentialOf(c: Context, node: NodeRequest | undefined, subprotocolToken: boolean): string | readonly string[] | undefined {
   const request = c.req.raw;
-  if (node === undefined) return request.headers.get('authorization') ?? undefined;
+  if (node === undefined) {
+    const authorization = request.headers.get('authorization') ?? undefined;
+    if (!subprotocolToken) return authorization;
+    // No Node request to strip the entry from (app.request(), a server other than @hono/node-server): a handshake
+    // that carries one is refused, never let through with the entry left in place or its token ignored.
+    const headers = request.headers;
+    const handshake = { method: request.method, connection: headers.get('connection'), upgrade: headers.get('upgrade') };
+    const offered = protocolCredentials(handshake, authorization, headers.get('sec-websocket-protocol') ?? undefined);
+    return offered.protocols === undefined ? authorization : REFUSED;
+  }
   const authorization = authorizationFromRawHeaders(node.rawHeaders);
-  if (!subprotocolToken || !asksWebSocket(request.headers)) return authorization;
-  const offered = protocolCredentials(authorization, protocolsFromRawHeaders(node.rawHeaders));
+  if (!subprotocolToken) return authorization;
+  const handshake = handshakeOfNode(node.method ?? request.method, node.rawHeaders);
+  const offered = protocolCredentials(handshake, authorization, protocolsFromRawHeaders(node.rawHeaders));
   if (offered.protocols === undefined) return authorization;
   stripTokenEntry(node, offered.protocols);
   try {
@@ -94,8 +113,9 @@ function credentialOf(c: Context, node: NodeRequest | undefined, subprotocolToke
  * with an empty body and `WWW-Authenticate`, whatever the app's error handler would say. With `cors`, the CORS
  * headers of an allowed origin are added to the app's answers. `onReject` gets the client's address on
  * @hono/node-server; on Bun and Deno, `remoteAddress` is undefined. `subprotocolToken` (a browser's WebSocket
- * token entry) is read on @hono/node-server, where the entry can be removed before the app sees the handshake;
- * on other runtimes a handshake needs the Authorization header.
+ * token entry, read for a WebSocket handshake only) works on @hono/node-server, where the entry can be removed
+ * before the app sees the handshake; on Bun and Deno setting it throws a `TypeError`, and elsewhere a handshake
+ * that carries the entry is refused.
  *
  * @example
  * const app = new Hono().use(honoAuth(authority, { health: (c) => c.text('ok') }));
@@ -109,6 +129,14 @@ export function honoAuth(authority: TokenAuthority, options?: HonoAuthOptions): 
 export function honoAuth(authority: TokenAuthority, options?: HonoAuthOptions): MiddlewareHandler {
   const web = webGuard(authority, options, 'honoAuth');
   const subprotocolToken = resolveSubprotocolToken(options, 'honoAuth');
+  const runtime = subprotocolToken ? runtimeWithoutNodeRequests() : undefined;
+  if (runtime !== undefined) {
+    throw new TypeError(
+      `honoAuth: \`subprotocolToken\` is not supported on ${runtime}: its server hands over no request from which the ` +
+        'token entry could be removed before the app sees it. Send the Authorization header instead (a browser ' +
+        "page can do so through a server-side proxy), or serve the app with @hono/node-server on Node.",
+    );
+  }
   const health = healthHandler(options?.health, 'honoAuth');
   return async (c, next) => {
     const node = nodeRequestOf(c);

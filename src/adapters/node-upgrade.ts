@@ -17,6 +17,7 @@ import {
   type ResolvedAuthOptions,
 } from '../core/gate.js';
 import {
+  handshakeOfNode,
   protocolCredentials,
   protocolsFromRawHeaders,
   resolveSubprotocolToken,
@@ -159,7 +160,7 @@ export function withUpgradeAuth<Request extends IncomingMessage = IncomingMessag
     }
     let authorization: string | readonly string[] | undefined = authorizationFromRawHeaders(req.rawHeaders);
     if (subprotocolToken) {
-      const offered = protocolCredentials(authorization, protocolsFromRawHeaders(req.rawHeaders));
+      const offered = protocolCredentials(handshakeOfNode(req.method, req.rawHeaders), authorization, protocolsFromRawHeaders(req.rawHeaders));
       authorization = offered.authorization;
       if (offered.protocols !== undefined) stripTokenEntry(req, offered.protocols);
     }

@@ -27,6 +27,10 @@ const USAGE = `Usage:
                                          is the part before the first /)
       --redis <url> [--redis-key <key>]  Redis at <url> (redis:// or rediss://), the record under <key>
                                          (default launcher-auth:secret); needs the package redis
+      --redis-env <NAME> [--redis-key <key>]
+                                         the same, with the URL read from the environment variable NAME:
+                                         a URL with a password must come this way (the process list is
+                                         visible to other local users), so --redis refuses one
   launcher-auth check  <base-url> (--token <t> | --token-env <NAME>)
                        [--previous <t> | --previous-env <NAME>] [--path <p>] [--health-path <p>] [--timeout <ms>]
       Run the automation API's test table against a live server and print one line per case
@@ -68,6 +72,7 @@ async function tokenCommand(args: string[], io: CliIo, rotate: boolean): Promise
       store: { type: 'string' },
       keyring: { type: 'string' },
       redis: { type: 'string' },
+      'redis-env': { type: 'string' },
       'redis-key': { type: 'string' },
       ...(rotate ? {} : { init: { type: 'boolean' } }),
     },
@@ -76,6 +81,7 @@ async function tokenCommand(args: string[], io: CliIo, rotate: boolean): Promise
     store: values.store,
     keyring: values.keyring,
     redis: values.redis,
+    redisEnv: values['redis-env'],
     redisKey: values['redis-key'],
   });
   try {

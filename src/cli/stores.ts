@@ -2,7 +2,7 @@
 // (--redis, with the optional peer `redis` loaded only then), and how messages name it without its credentials.
 import { statSync } from 'node:fs';
 import type { SecretStore } from '../core/types.js';
-import { FileSecretStore } from '../stores/file.js';
+import { FileSecretStore } from '../stores/file/store.js';
 import { KeyringSecretStore } from '../stores/keyring/index.js';
 import { StoreSetupError, UsageError, shellQuoted } from './output.js';
 
@@ -13,6 +13,8 @@ export interface StoreChoice {
   keyring?: string | undefined;
   /** `--redis <url>` */
   redis?: string | undefined;
+  /** `--redis-env <NAME>`: the Redis URL read from that environment variable, kept out of the process list. */
+  redisEnv?: string | undefined;
   /** `--redis-key <key>` */
   redisKey?: string | undefined;
 }
@@ -30,6 +32,7 @@ export interface OpenedStore {
 /** How long `--redis` waits for a connection before it says that Redis is not there. */
 const REDIS_CONNECT_TIMEOUT_MS = 5000;
 const REDIS_DEFAULT_KEY = 'launcher-auth:secret';
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 function isFolder(path: string): boolean {
   try {
@@ -40,10 +43,14 @@ function isFolder(path: string): boolean {
 }
 
 export async function openStore(choice: StoreChoice): Promise<OpenedStore> {
-  const given = [choice.store, choice.keyring, choice.redis].filter((value) => value !== undefined).length;
+  if (choice.redis !== undefined && choice.redisEnv !== undefined) throw new UsageError('give either --redis or --redis-env, not both.');
+  const given = [choice.store, choice.keyring, choice.redis ?? choice.redisEnv].filter((value) => value !== undefined).length;
   if (given > 1) throw new UsageError('give one of --store, --keyring or --redis, not several.');
-  if (choice.redisKey !== undefined && choice.redis === undefined) throw new UsageError('--redis-key goes with --redis <url>.');
-  if (choice.redis !== undefined) return redisStore(choice.redis, choice.redisKey);
+  if (choice.redisKey !== undefined && choice.redis === undefined && choice.redisEnv === undefined) {
+    throw new UsageError('--redis-key goes with --redis <url> or --redis-env <NAME>.');
+  }
+  if (choice.redisEnv !== undefined) return redisStore(redisUrlFromEnv(choice.redisEnv), choice.redisKey, choice.redisEnv);
+  if (choice.redis !== undefined) return redisStore(choice.redis, choice.redisKey, undefined);
   if (choice.keyring !== undefined) return keyringStore(choice.keyring);
   return fileStore(choice.store);
 }
@@ -76,7 +83,20 @@ function keyringStore(spec: string): OpenedStore {
   };
 }
 
-async function redisStore(url: string, key: string | undefined): Promise<OpenedStore> {
+/** The URL held by the environment variable `name`; no message quotes the value. */
+function redisUrlFromEnv(name: string): string {
+  if (!ENV_NAME.test(name)) {
+    throw new UsageError('--redis-env takes the name of an environment variable that holds the Redis URL (such as LAUNCHER_REDIS_URL), not the URL itself.');
+  }
+  const url = process.env[name]?.trim();
+  if (url === undefined) throw new UsageError(`--redis-env: the environment variable ${name} is not set.`);
+  if (url === '') throw new UsageError(`--redis-env: the environment variable ${name} is empty.`);
+  return url;
+}
+
+/** `variable` is the environment variable that held `url` (`--redis-env`), `undefined` for `--redis <url>`. */
+async function redisStore(url: string, key: string | undefined, variable: string | undefined): Promise<OpenedStore> {
+  const source = variable === undefined ? '--redis' : `--redis-env: the environment variable ${variable}`;
   let parsed: URL | undefined;
   try {
     parsed = new URL(url);
@@ -84,17 +104,25 @@ async function redisStore(url: string, key: string | undefined): Promise<OpenedS
     parsed = undefined;
   }
   if (parsed === undefined || (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') || parsed.host === '') {
-    throw new UsageError('--redis must be a redis:// or rediss:// URL, such as redis://127.0.0.1:6379.');
+    throw new UsageError(`${source} must ${variable === undefined ? 'be' : 'hold'} a redis:// or rediss:// URL, such as redis://127.0.0.1:6379.`);
+  }
+  // Every local user reads another's command line (/proc/<pid>/cmdline, ps): a password there lets them read the
+  // record, key included. Refused before any connection, and the message quotes nothing of the URL.
+  if (variable === undefined && parsed.password !== '') {
+    throw new UsageError(
+      '--redis: a password on the command line is visible to every local user; put the URL in an environment variable and give its name with --redis-env <NAME>.',
+    );
   }
   if (!/^(?:\/\d*)?$/.test(parsed.pathname)) {
-    throw new UsageError('--redis: the path of the URL is a database number, such as redis://127.0.0.1:6379/0.');
+    throw new UsageError(`${source}: the path of the URL is a database number, such as redis://127.0.0.1:6379/0.`);
   }
   if (key === '') throw new UsageError('--redis-key must not be empty.');
   // A message shows the server, never the user name or password the URL may hold.
   const secret = parsed.username !== '' || parsed.password !== '' || parsed.search !== '';
   const server = `${parsed.protocol}//${parsed.host}${parsed.pathname.replace(/\/+$/, '')}`;
   const redisKey = key ?? REDIS_DEFAULT_KEY;
-  const flag = `--redis ${secret ? '<url>' : shellQuoted(url)}${key === undefined ? '' : ` --redis-key ${shellQuoted(key)}`}`;
+  const named = variable === undefined ? `--redis ${secret ? '<url>' : shellQuoted(url)}` : `--redis-env ${variable}`;
+  const flag = `${named}${key === undefined ? '' : ` --redis-key ${shellQuoted(key)}`}`;
 
   let createClient: typeof import('redis').createClient;
   try {

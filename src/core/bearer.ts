@@ -27,19 +27,33 @@ const MAX_SPACES = 64;
 const MAX_VALUE_LENGTH = 6 + MAX_SPACES + MAX_TOKEN_LENGTH;
 
 /**
- * The single Authorization value of a request, or the reason there is none: no value is `missing`; an empty
- * array is `missing`; two or more values are `malformed` (which one would count is ambiguous).
+ * A refusal found while parsing the header: the very object `verify()` answers with, made once and frozen, so a
+ * refusal allocates nothing. Being an object, it can never be mistaken for a header value or a token that
+ * happens to read `missing`.
  */
-export function singleValue(
-  authorization: string | readonly string[] | undefined,
-): string | RejectReason {
+export interface ParseRefusal {
+  readonly ok: false;
+  readonly reason: Extract<RejectReason, 'missing' | 'malformed'>;
+}
+
+/** No Authorization value at all. */
+export const MISSING: ParseRefusal = Object.freeze({ ok: false, reason: 'missing' });
+/** Not one well-formed `Bearer <token>` value. */
+export const MALFORMED: ParseRefusal = Object.freeze({ ok: false, reason: 'malformed' });
+
+/**
+ * The single Authorization value of a request (a string), or a refusal: no value is `missing`; an empty
+ * array is `missing`; two or more values are `malformed` (which one would count is ambiguous). The value itself
+ * is returned as it is, never wrapped: the current token's path allocates nothing here.
+ */
+export function singleValue(authorization: string | readonly string[] | undefined): string | ParseRefusal {
   if (typeof authorization === 'string') return authorization;
-  if (authorization === undefined || authorization === null) return 'missing';
-  if (!Array.isArray(authorization)) return 'malformed';
-  if (authorization.length === 0) return 'missing';
-  if (authorization.length !== 1) return 'malformed';
+  if (authorization === undefined || authorization === null) return MISSING;
+  if (!Array.isArray(authorization)) return MALFORMED;
+  if (authorization.length === 0) return MISSING;
+  if (authorization.length !== 1) return MALFORMED;
   const only: unknown = authorization[0];
-  return typeof only === 'string' ? only : 'malformed';
+  return typeof only === 'string' ? only : MALFORMED;
 }
 
 /**
@@ -88,16 +102,16 @@ export function startsWithScheme(value: string): boolean {
 }
 
 /**
- * The token of a `Bearer` value: the scheme in any letter case, one or more spaces (SP only, no tabs),
- * then the token and nothing else. Returns `malformed` for anything else, including an empty value.
+ * The token of a `Bearer` value (a string): the scheme in any letter case, one or more spaces (SP only, no
+ * tabs), then the token and nothing else. {@link MALFORMED} for anything else, including an empty value.
  */
-export function bearerToken(value: string): string | RejectReason {
-  if (typeof value !== 'string' || value.length < 8 || value.length > MAX_VALUE_LENGTH) return 'malformed';
-  if (!startsWithScheme(value)) return 'malformed';
+export function bearerToken(value: string): string | ParseRefusal {
+  if (typeof value !== 'string' || value.length < 8 || value.length > MAX_VALUE_LENGTH) return MALFORMED;
+  if (!startsWithScheme(value)) return MALFORMED;
   let start = SCHEME_LENGTH;
   while (start < value.length && value.charCodeAt(start) === 0x20) start++;
-  if (start - 6 > MAX_SPACES || start === value.length) return 'malformed';
+  if (start - 6 > MAX_SPACES || start === value.length) return MALFORMED;
   const token = value.slice(start);
-  if (token.length > MAX_TOKEN_LENGTH) return 'malformed';
+  if (token.length > MAX_TOKEN_LENGTH) return MALFORMED;
   return token;
 }

@@ -2,6 +2,7 @@
 // clients, which cannot send an Authorization header. Parsing and the ambiguity rules live here; an adapter only
 // reads the header values, hands the result's `authorization` to `decide`, and strips the entry from the request.
 import { HTTP_TOKEN } from './bearer.js';
+import { upgradeNames } from './gate.js';
 
 /** The prefix of the entry that carries the token: `new WebSocket(url, ['app.v1', TOKEN_PROTOCOL_PREFIX + token])`. */
 export const TOKEN_PROTOCOL_PREFIX = 'authorization.bearer.';
@@ -18,7 +19,9 @@ export interface SubprotocolTokenOptions {
    * two such entries, is refused (`malformed`). The entry (matched in any letter case) is removed from the
    * request before the handler sees it, so it never reaches the host's protocol choice, the answer or a log;
    * the page must offer at least one protocol of the host's beside it, since a browser fails a handshake whose
-   * answer names none of the protocols it offered.
+   * answer names none of the protocols it offered. The entry counts in a WebSocket handshake only (`GET`,
+   * `Connection: Upgrade`, `Upgrade: websocket`); any other request is judged by its Authorization header alone.
+   * `honoAuth` throws a `TypeError` for it on Bun and Deno, where the entry could not be removed.
    * @default false
    */
   subprotocolToken?: boolean;
@@ -42,6 +45,33 @@ export interface ProtocolCredentials {
   readonly protocols: readonly string[] | undefined;
 }
 
+/** A header's values as an adapter finds them: one string, one per line, or none. */
+export type HeaderValues = string | readonly string[] | null | undefined;
+
+/** What makes a request a WebSocket handshake (RFC 6455 §4.1): its method, `Connection` and `Upgrade`. */
+export interface HandshakeParts {
+  readonly method: string | undefined;
+  readonly connection: HeaderValues;
+  readonly upgrade: HeaderValues;
+}
+
+const WEBSOCKET: ReadonlySet<string> = new Set(['websocket']);
+const UPGRADE: ReadonlySet<string> = new Set(['upgrade']);
+
+function names(values: HeaderValues, accepted: ReadonlySet<string>): boolean {
+  if (typeof values === 'string') return upgradeNames(values, accepted);
+  if (values === null || values === undefined) return false;
+  return values.some((value) => typeof value === 'string' && upgradeNames(value, accepted));
+}
+
+/**
+ * True for a WebSocket handshake only: `GET`, `Connection` naming `upgrade`, `Upgrade` naming `websocket`. The
+ * token entry counts there and nowhere else: any other request is judged by its Authorization header alone.
+ */
+export function isWebSocketHandshake(parts: HandshakeParts): boolean {
+  return parts.method === 'GET' && names(parts.connection, UPGRADE) && names(parts.upgrade, WEBSOCKET);
+}
+
 /** Two credentials where one is expected: `singleValue` refuses it as `malformed`, whatever they hold. */
 const AMBIGUOUS: readonly string[] = Object.freeze(['', '']);
 /** An entry that is not a well-formed token: refused as `malformed` by `bearerToken`. */
@@ -58,13 +88,16 @@ function present(authorization: string | readonly string[] | undefined): boolean
 /**
  * Reads the request's `Sec-WebSocket-Protocol` values (one per header line, each a comma-separated list) and its
  * Authorization value(s). Without a token entry the Authorization value goes on unchanged. With one, it becomes
- * the credential, unless the Authorization header is there too or a second token entry is (ambiguous).
+ * the credential, unless the Authorization header is there too or a second token entry is (ambiguous). A request
+ * that is not a WebSocket handshake ({@link isWebSocketHandshake}) keeps its Authorization value and its entries:
+ * every adapter that offers the entry asks this one function, so none can take it elsewhere.
  */
 export function protocolCredentials(
+  request: HandshakeParts,
   authorization: string | readonly string[] | undefined,
   protocolValues: string | readonly string[] | undefined,
 ): ProtocolCredentials {
-  if (protocolValues === undefined) return { authorization, protocols: undefined };
+  if (protocolValues === undefined || !isWebSocketHandshake(request)) return { authorization, protocols: undefined };
   const values = typeof protocolValues === 'string' ? [protocolValues] : protocolValues;
   const protocols: string[] = [];
   let token: string | undefined;
@@ -89,13 +122,23 @@ export function protocolCredentials(
   return { authorization: credential, protocols };
 }
 
-/** The `Sec-WebSocket-Protocol` values of a flat header list (Node's `rawHeaders`), `undefined` when none. */
-export function protocolsFromRawHeaders(rawHeaders: readonly string[]): string[] | undefined {
+/** The values of header `name` (lower case) in a flat header list (Node's `rawHeaders`), `undefined` when none. */
+export function valuesFromRawHeaders(rawHeaders: readonly string[], name: string): string[] | undefined {
   let found: string[] | undefined;
   for (let i = 0; i < rawHeaders.length; i += 2) {
-    if ((rawHeaders[i] as string).toLowerCase() === HEADER) (found ??= []).push(rawHeaders[i + 1] as string);
+    if ((rawHeaders[i] as string).toLowerCase() === name) (found ??= []).push(rawHeaders[i + 1] as string);
   }
   return found;
+}
+
+/** The `Sec-WebSocket-Protocol` values of a flat header list (Node's `rawHeaders`), `undefined` when none. */
+export function protocolsFromRawHeaders(rawHeaders: readonly string[]): string[] | undefined {
+  return valuesFromRawHeaders(rawHeaders, HEADER);
+}
+
+/** The handshake parts of a Node request, read from every header line as received. */
+export function handshakeOfNode(method: string | undefined, rawHeaders: readonly string[]): HandshakeParts {
+  return { method, connection: valuesFromRawHeaders(rawHeaders, 'connection'), upgrade: valuesFromRawHeaders(rawHeaders, 'upgrade') };
 }
 
 /**

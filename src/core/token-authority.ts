@@ -3,7 +3,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { jwtVerify } from 'jose';
-import { SCHEME_LENGTH, bearerToken, resolveMaxTokenLength, singleValue, startsWithScheme } from './bearer.js';
+import { MALFORMED, MISSING, SCHEME_LENGTH, bearerToken, resolveMaxTokenLength, singleValue, startsWithScheme } from './bearer.js';
 import { LauncherAuthError } from './errors.js';
 import { buildState, deepFreeze, type ClaimOptions, type KeyState, type Scratch } from './key-state.js';
 import { copyRecord, generateRecord } from './record.js';
@@ -28,8 +28,8 @@ const DEFAULT_SAVE_TIMEOUT = 60_000;
 const MAX_TIMEOUT = 2 ** 31 - 1;
 
 const REJECTED: Readonly<Record<RejectReason, Rejected>> = Object.freeze({
-  missing: Object.freeze({ ok: false, reason: 'missing' }),
-  malformed: Object.freeze({ ok: false, reason: 'malformed' }),
+  missing: MISSING,
+  malformed: MALFORMED,
   invalid: Object.freeze({ ok: false, reason: 'invalid' }),
   rotated: Object.freeze({ ok: false, reason: 'rotated' }),
   suspended: Object.freeze({ ok: false, reason: 'suspended' }),
@@ -256,7 +256,7 @@ export class TokenAuthority {
 
   #authenticateNow(authorization: string | readonly string[] | undefined): VerifyResult | Promise<VerifyResult> {
     const value = singleValue(authorization);
-    if (value === 'missing' || value === 'malformed' || value === 'invalid') return REJECTED[value];
+    if (typeof value !== 'string') return value;
     const state = this.#state;
     // The common spelling (the scheme, one space, a token as long as the current one) is compared in place: no
     // slice, so the current token allocates nothing, and one comparison serves both the header and the token.
@@ -269,7 +269,7 @@ export class TokenAuthority {
       return this.#known(value, state, state.bearer) ?? this.#verifySigned(value.slice(SCHEME_LENGTH), state);
     }
     const token = bearerToken(value);
-    if (token === 'missing' || token === 'malformed' || token === 'invalid') return REJECTED[token];
+    if (typeof token !== 'string') return token;
     return this.#verifyNow(token);
   }
 

@@ -171,9 +171,15 @@ describe("WebSocket handshakes through Hono's upgradeWebSocket on @hono/node-ser
     ]) {
       expectUpgradeRefusal(await rawRequest(port, websocket('/ws', extra), { untilClose: true }));
     }
-    // The entry is a carrier for WebSocket handshakes only.
+    // The entry is a carrier for WebSocket handshakes only (GET, Connection: upgrade, Upgrade: websocket): a request
+    // that only says `Upgrade: websocket`, or a POST, is judged by its Authorization header alone, as withAuth does.
     expectRefusal(await sendFramed(port, get('/apps', protocols(entry(authority.issue())))));
+    expectRefusal(await sendFramed(port, get('/apps', `Upgrade: websocket\r\n${protocols(entry(authority.issue()))}`)));
+    expectRefusal(
+      await sendFramed(port, `POST /apps HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nContent-Length: 0\r\n${protocols(entry(authority.issue()))}\r\n`),
+    );
     expect(runs).toEqual(before);
+    expect(onErrorCalls).toBe(0);
   });
 
   it('ordinary requests on the same server: the health handler, the 401, and the app with its auth', async () => {
@@ -214,5 +220,29 @@ describe('honoAuth options', () => {
     const { authority } = await openCaseAuthority();
     expect(() => honoAuth(authority, { health: 'ok' as never })).toThrow(/honoAuth: `health`/);
     await authority.close();
+  });
+});
+
+describe('honoAuth with subprotocolToken where no Node request is at hand (app.request, servers other than @hono/node-server)', () => {
+  it('a handshake carrying the entry is refused, even with a valid token in it; without the entry the header decides', async () => {
+    const { authority, tokens } = await openCaseAuthority();
+    try {
+      let runs = 0;
+      const app = new Hono<HonoAuthEnv>().use(honoAuth(authority, { healthPath: false, subprotocolToken: true }));
+      app.get('/ws', (c) => (runs++, c.text('would upgrade')));
+      const handshake = { connection: 'Upgrade', upgrade: 'websocket' };
+      const withEntry = await app.request('/ws', { headers: { ...handshake, 'sec-websocket-protocol': `launcher.v1, authorization.bearer.${tokens.current}` } });
+      expect({ status: withEntry.status, body: await withEntry.text(), challenge: withEntry.headers.get('www-authenticate') }).toEqual({
+        status: 401,
+        body: '',
+        challenge: CHALLENGE,
+      });
+      expect(runs).toBe(0);
+      const withHeader = await app.request('/ws', { headers: { ...handshake, authorization: `Bearer ${tokens.current}`, 'sec-websocket-protocol': 'launcher.v1' } });
+      expect(withHeader.status).toBe(200);
+      expect(runs).toBe(1);
+    } finally {
+      await authority.close();
+    }
   });
 });

@@ -240,14 +240,72 @@ describe('withUpgradeAuth without subprotocolToken', () => {
 });
 
 describe('protocolCredentials', () => {
+  const HANDSHAKE = { method: 'GET', connection: 'Upgrade', upgrade: 'websocket' } as const;
+
   it('reads one entry, keeps the others in order, and refuses ambiguity', () => {
-    expect(protocolCredentials(undefined, 'a, authorization.bearer.x.y.z , b')).toEqual({ authorization: 'Bearer x.y.z', protocols: ['a', 'b'] });
-    expect(protocolCredentials('Bearer q', ['a', 'b'])).toEqual({ authorization: 'Bearer q', protocols: undefined });
-    expect(protocolCredentials(undefined, undefined)).toEqual({ authorization: undefined, protocols: undefined });
-    expect(protocolCredentials([], 'authorization.bearer.t')).toEqual({ authorization: 'Bearer t', protocols: [] });
-    expect(protocolCredentials('Bearer q', 'authorization.bearer.t').authorization).toEqual(['', '']);
-    expect(protocolCredentials(undefined, ['authorization.bearer.t', 'AUTHORIZATION.BEARER.t']).authorization).toEqual(['', '']);
-    expect(protocolCredentials(undefined, 'authorization.bearer.').authorization).toBe('');
-    expect(protocolCredentials(undefined, 'authorization.bearer.a"b').authorization).toBe('');
+    expect(protocolCredentials(HANDSHAKE, undefined, 'a, authorization.bearer.x.y.z , b')).toEqual({ authorization: 'Bearer x.y.z', protocols: ['a', 'b'] });
+    expect(protocolCredentials(HANDSHAKE, 'Bearer q', ['a', 'b'])).toEqual({ authorization: 'Bearer q', protocols: undefined });
+    expect(protocolCredentials(HANDSHAKE, undefined, undefined)).toEqual({ authorization: undefined, protocols: undefined });
+    expect(protocolCredentials(HANDSHAKE, [], 'authorization.bearer.t')).toEqual({ authorization: 'Bearer t', protocols: [] });
+    expect(protocolCredentials(HANDSHAKE, 'Bearer q', 'authorization.bearer.t').authorization).toEqual(['', '']);
+    expect(protocolCredentials(HANDSHAKE, undefined, ['authorization.bearer.t', 'AUTHORIZATION.BEARER.t']).authorization).toEqual(['', '']);
+    expect(protocolCredentials(HANDSHAKE, undefined, 'authorization.bearer.').authorization).toBe('');
+    expect(protocolCredentials(HANDSHAKE, undefined, 'authorization.bearer.a"b').authorization).toBe('');
+  });
+
+  it('counts the entry for a WebSocket handshake only: GET, Connection naming upgrade, Upgrade naming websocket', () => {
+    const entryOnly = 'launcher.v1, authorization.bearer.t';
+    const counted = { authorization: 'Bearer t', protocols: ['launcher.v1'] };
+    const ignored = { authorization: undefined, protocols: undefined };
+    expect(protocolCredentials(HANDSHAKE, undefined, entryOnly)).toEqual(counted);
+    expect(protocolCredentials({ method: 'GET', connection: ['keep-alive, Upgrade'], upgrade: ['h2c', 'WebSocket/13'] }, undefined, entryOnly)).toEqual(counted);
+    for (const parts of [
+      { method: 'GET', connection: undefined, upgrade: 'websocket' },
+      { method: 'GET', connection: null, upgrade: 'websocket' },
+      { method: 'GET', connection: 'keep-alive', upgrade: 'websocket' },
+      { method: 'POST', connection: 'Upgrade', upgrade: 'websocket' },
+      { method: 'get', connection: 'Upgrade', upgrade: 'websocket' },
+      { method: undefined, connection: 'Upgrade', upgrade: 'websocket' },
+      { method: 'GET', connection: 'Upgrade', upgrade: 'h2c' },
+      { method: 'GET', connection: 'Upgrade', upgrade: undefined },
+      { method: 'GET', connection: 'upgraded', upgrade: 'websocket' },
+    ]) {
+      expect({ parts, result: protocolCredentials(parts, undefined, entryOnly) }).toEqual({ parts, result: ignored });
+    }
+  });
+});
+
+describe('withUpgradeAuth with subprotocolToken: an upgrade that is not a WebSocket handshake', () => {
+  it('a POST upgrade to websocket, or an upgrade to another accepted protocol, is judged by its header alone', async () => {
+    const { authority, tokens } = await openCaseAuthority();
+    const seen = { runs: 0, rejects: [] as RejectInfo[] };
+    const server: Server = createServer((_req, res) => res.writeHead(404).end());
+    server.on(
+      'upgrade',
+      withUpgradeAuth(
+        authority,
+        (_req, socket) => {
+          seen.runs++;
+          socket.end('HTTP/1.1 501 Not Implemented\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+        },
+        { subprotocolToken: true, protocols: ['websocket', 'launcher-stream'], onReject: (info) => void seen.rejects.push(info) },
+      ),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      for (const text of [
+        upgrade(`Sec-WebSocket-Protocol: launcher.v1, ${entry(tokens.current)}\r\n`).replace(/^GET /, 'POST ').replace('\r\n\r\n', '\r\nContent-Length: 0\r\n\r\n'),
+        upgrade(`Sec-WebSocket-Protocol: launcher.v1, ${entry(tokens.current)}\r\n`).replace('Upgrade: websocket', 'Upgrade: launcher-stream'),
+      ]) {
+        const res = await rawRequest(port, text, { untilClose: true });
+        expect(res.raw.toString('latin1')).toBe(REFUSAL);
+      }
+      expect(seen.runs).toBe(0);
+      expect(seen.rejects.map((info) => info.reason)).toEqual(['missing', 'missing']);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await authority.close();
+    }
   });
 });

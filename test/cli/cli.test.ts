@@ -1,6 +1,7 @@
 // The launcher-auth command: in-process through main(), and as a real child process against a live host.
 // Every test also proves that no output ever held the key of the secret file (in any spelling).
 import { spawn } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, type RequestListener } from 'node:http';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
@@ -227,7 +228,13 @@ describe('launcher-auth usage', () => {
     [['token', '--store', 'x', '--init=yes'], '--init takes no value.'],
     [['token', '--store', 'x', 'y'], 'token takes no arguments besides its options.'],
     [['token', '--store', 'x', '--redis', 'redis://127.0.0.1:1'], 'give one of --store, --keyring or --redis, not several.'],
-    [['token', '--redis-key', 'k'], '--redis-key goes with --redis <url>.'],
+    [['token', '--redis-key', 'k'], '--redis-key goes with --redis <url> or --redis-env <NAME>.'],
+    [['token', '--redis', 'redis://127.0.0.1:1', '--redis-env', 'HOME'], 'give either --redis or --redis-env, not both.'],
+    [['token', '--store', 'x', '--redis-env', 'HOME'], 'give one of --store, --keyring or --redis, not several.'],
+    [['token', '--redis-env', 'redis://127.0.0.1:1'], '--redis-env takes the name of an environment variable that holds the Redis URL (such as LAUNCHER_REDIS_URL), not the URL itself.'],
+    [['token', '--redis-env', 'LAUNCHER_AUTH_SURELY_UNSET'], '--redis-env: the environment variable LAUNCHER_AUTH_SURELY_UNSET is not set.'],
+    [['token', '--redis-env', 'LAUNCHER_AUTH_CLI_TEST_EMPTY'], '--redis-env: the environment variable LAUNCHER_AUTH_CLI_TEST_EMPTY is empty.'],
+    [['token', '--redis-env', 'HOME'], '--redis-env: the environment variable HOME must hold a redis:// or rediss:// URL, such as redis://127.0.0.1:6379.'],
     [['rotate', '--redis', 'http://127.0.0.1:6379'], '--redis must be a redis:// or rediss:// URL, such as redis://127.0.0.1:6379.'],
     [['rotate', '--redis', '127.0.0.1:6379'], '--redis must be a redis:// or rediss:// URL, such as redis://127.0.0.1:6379.'],
     [['token', '--redis', 'redis://127.0.0.1:1', '--redis-key', ''], '--redis-key must not be empty.'],
@@ -257,6 +264,49 @@ describe('launcher-auth usage', () => {
     expect(code).toBe(2);
     expect(out).toBe('');
     expect(err).toBe(`launcher-auth: ${message} See launcher-auth --help.\n`);
+  });
+
+  it.runIf(process.platform !== 'win32' && (statSync('/tmp').mode & 0o1022) === 0o1022)(
+    'a secret file directly in /tmp: exit 3, the hint is a private folder, never a chmod of /tmp',
+    async () => {
+      const path = `/tmp/launcher-auth-cli-${process.pid}-${Date.now()}.json`;
+      const result = await run('token', '--store', path, '--init');
+      expect(result).toMatchObject({ code: EXIT.store, out: '' });
+      expect(result.err).toContain(`launcher-auth: The folder /tmp that holds the secret file ${path} is writable by group or others`);
+      expect(result.err).toContain('Keep the secret in a private folder of your own instead');
+      expect(result.err.includes('chmod')).toBe(false);
+      expect(existsSync(path)).toBe(false);
+    },
+  );
+
+  it.each([
+    ['user:pw@', 'redis://launcher:Pw-4f9e2c@127.0.0.1:PORT/0'],
+    [':pw@', 'redis://:Pw-4f9e2c@127.0.0.1:PORT'],
+    ['rediss, user:pw@', 'rediss://default:Pw-4f9e2c@127.0.0.1:PORT'],
+  ])('--redis with a password (%s) is refused before connecting: exit 2, one line naming --redis-env, the password nowhere', async (_case, template) => {
+    // A listener in place of Redis counts connection attempts; it closes each one at once, so a CLI that did
+    // connect would fail there (exit 3), after the count went up.
+    let connections = 0;
+    const server = createNetServer((socket) => {
+      connections++;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const url = template.replace('PORT', String((server.address() as AddressInfo).port));
+    for (const command of ['token', 'rotate']) {
+      const result = await run(command, '--redis', url, ...(command === 'token' ? ['--init'] : []));
+      expect(result).toMatchObject({ code: EXIT.usage, out: '' });
+      expect(result.err).toBe(
+        'launcher-auth: --redis: a password on the command line is visible to every local user; put the URL in an ' +
+          'environment variable and give its name with --redis-env <NAME>. See launcher-auth --help.\n',
+      );
+      const printed = result.out + result.err;
+      expect(printed.includes('Pw-4f9e2c')).toBe(false);
+      expect(printed.includes(`${new URL(url).username}:Pw-4f9e2c`)).toBe(false);
+      expect(printed.includes('@127.0.0.1')).toBe(false);
+    }
+    expect(connections).toBe(0);
   });
 
   it('a folder as --store is a usage error that asks for the path of a file, for token and rotate alike', async () => {

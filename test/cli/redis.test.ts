@@ -125,15 +125,26 @@ describe.skipIf(SKIP_REASON !== undefined)(`launcher-auth --redis${SKIP_REASON =
     );
   });
 
-  it('a password in the URL is never printed, not even in the command it suggests', async () => {
+  it('a URL with a password comes through --redis-env: it connects, and nothing printed holds the password', async () => {
     const key = freshKey();
-    const url = `redis://default:some-password@127.0.0.1:${redis.port}`;
-    const missing = await runCli('rotate', '--redis', url, '--redis-key', key);
-    expect(missing.code).toBe(EXIT.store);
+    const password = `pw-${key}`;
+    const client = await connectedClient(redis.url);
+    onTestFinished(async () => {
+      await client.sendCommand(['ACL', 'DELUSER', 'cli-env']);
+      client.destroy();
+    });
+    await client.sendCommand(['ACL', 'SETUSER', 'cli-env', 'on', `>${password}`, '~*', '&*', '+@all']);
+    process.env.LAUNCHER_AUTH_CLI_TEST_REDIS = `redis://cli-env:${password}@127.0.0.1:${redis.port}`;
+    onTestFinished(() => void delete process.env.LAUNCHER_AUTH_CLI_TEST_REDIS);
+    const missing = await runCli('rotate', '--redis-env', 'LAUNCHER_AUTH_CLI_TEST_REDIS', '--redis-key', key);
+    expect(missing).toMatchObject({ code: EXIT.store, out: '' });
     expect(missing.err).toBe(
       `launcher-auth: no secret in Redis at redis://127.0.0.1:${redis.port} under the key "${key}" ` +
-        `(create one with: launcher-auth token --redis <url> --redis-key ${key} --init).\n`,
+        `(create one with: launcher-auth token --redis-env LAUNCHER_AUTH_CLI_TEST_REDIS --redis-key ${key} --init).\n`,
     );
+    const created = await runCli('token', '--redis-env', 'LAUNCHER_AUTH_CLI_TEST_REDIS', '--redis-key', key, '--init');
+    expect(created).toMatchObject({ code: EXIT.ok, out: '<token>\n', err: '' });
+    expect((await running(key)).issue() === created.raw().out.trim()).toBe(true);
   });
 
   it('as a child process: rotate prints the token and the process ends by itself', async () => {

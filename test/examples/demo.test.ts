@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { getEventListeners, once } from 'node:events';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { request, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
-import { createServer } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -759,6 +759,35 @@ describe('npm run demo (examples/demo/main.ts)', { timeout: 60_000 }, () => {
     expect(await run.exited).toBe(2);
     expect(run.stderr()).toBe(
       'demo: LAUNCHER_API_PORT must be a port number from 0 to 65535, not "http". Run with --help for the options.\n',
+    );
+  });
+
+  it('--redis with a password is refused before connecting: exit 2, one line naming --redis-env, the password nowhere', async () => {
+    let connections = 0;
+    const server = createServer((socket) => {
+      connections++;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const url = `redis://launcher:Pw-4f9e2c@127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const run = await runMain(['--redis', url]);
+    expect(await run.exited).toBe(2);
+    expect(run.stderr()).toBe(
+      'demo: --redis: a password on the command line is visible to every local user; put the URL in an environment ' +
+        'variable and give its name with --redis-env <NAME>. Run with --help for the options.\n',
+    );
+    expect(run.output()).toBe('');
+    expect(run.stderr().includes('Pw-4f9e2c') || run.stderr().includes('launcher:')).toBe(false);
+    expect(connections).toBe(0);
+  });
+
+  it('--redis-env names a variable that is not set: exit 2, before connecting', async () => {
+    const run = await runMain(['--redis-env', 'LAUNCHER_AUTH_DEMO_SURELY_UNSET']);
+    expect(await run.exited).toBe(2);
+    expect(run.stderr()).toBe(
+      'demo: --redis-env must name a set environment variable that holds the Redis URL (such as LAUNCHER_REDIS_URL). ' +
+        'Run with --help for the options.\n',
     );
   });
 

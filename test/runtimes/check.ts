@@ -140,6 +140,18 @@ async function hono(): Promise<void> {
   const served = await serve((request) => app.fetch(request));
   await cases('hono', authority, served, () => runs);
   await served.close();
+  // The WebSocket token entry cannot be removed from a handshake here: the option is refused at set-up, by name.
+  const name = runtimes.Bun !== undefined ? 'Bun' : 'Deno';
+  let refused = '';
+  try {
+    honoAuth(authority, { health: (c) => c.text('ok'), subprotocolToken: true });
+  } catch (error) {
+    refused = error instanceof TypeError ? error.message : `not a TypeError: ${String(error)}`;
+  }
+  check(
+    refused.startsWith(`honoAuth: \`subprotocolToken\` is not supported on ${name}: `),
+    'hono: subprotocolToken: true throws a TypeError at set-up that names the runtime',
+  );
   await authority.close();
 }
 

@@ -62,7 +62,7 @@ function expectPassed(ran: Ran, checks: number): void {
   expect(/eyJ/.test(ran.out)).toBe(false);
 }
 
-const ADAPTER_CHECKS = 1 + 2 * 9;
+const ADAPTER_CHECKS = 1 + 2 * 9 + 1;
 const FILE_CHECKS = 1 + 5;
 
 describe.concurrent('other runtimes', () => {

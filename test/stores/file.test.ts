@@ -1,7 +1,7 @@
 // FileSecretStore on a real file system: format, modes, damaged files, crashes mid-save, changes made by
 // another process, and failing saves. Every test works in its own temporary directory.
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { constants, readdirSync } from 'node:fs';
+import { constants, readdirSync, statSync } from 'node:fs';
 import { chmod, chown, lchown, lstat, mkdir, mkdtemp, open, readFile, readdir, readlink, rename, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -457,7 +457,13 @@ describe.runIf(POSIX)('FileSecretStore: StrictModes (owner, links, folders)', ()
       const error = await expectRefused(path, [keyText('open-folder')], /is writable by group or others/);
       expect(error.message).toContain(`The folder ${folder} that holds the secret file ${path}`);
       expect(error.message).toContain(`(mode ${shown})`);
-      expect(error.message).toContain(`chmod 700 '${folder}'`);
+      if ((mode & 0o1000) === 0) expect(error.message).toContain(`chmod 700 '${folder}'`);
+      else {
+        // Sticky and open: a shared folder, whose mode others rely on. The secret moves; the folder stays.
+        expect(error.message).toContain('it is a shared folder, where another user could create the secret file first');
+        expect(error.message).toContain('Keep the secret in a private folder of your own instead');
+        expect(error.message).not.toContain('chmod');
+      }
       const saved = await rejectionOf(new FileSecretStore(path).save(fixtureRecord('into-open-folder')));
       expectStoreError(saved, 'ERR_STORE_PERMISSIONS', path, [keyText('into-open-folder'), keyText('open-folder')]);
       expectUntouched(await snapshot(path), before);
@@ -478,6 +484,27 @@ describe.runIf(POSIX)('FileSecretStore: StrictModes (owner, links, folders)', ()
     const saved = await rejectionOf(new FileSecretStore(path).save(fixtureRecord('in-tmp')));
     expectStoreError(saved, 'ERR_STORE_PERMISSIONS', path, [keyText('in-tmp')]);
     expect(await readdir(dir)).toEqual([]);
+  });
+
+  // Those the machine has as shared sticky folders, where a secret file is refused.
+  const sharedFolders = ['/tmp', '/var/tmp', '/dev/shm'].filter((folder) => {
+    try {
+      return (statSync(folder).mode & 0o1022) === 0o1022;
+    } catch {
+      return false;
+    }
+  });
+  it.runIf(POSIX).each(sharedFolders)('a secret directly in %s: the hint is a private folder, never a chmod of the shared one', async (shared) => {
+    const stats = await stat(shared);
+    const path = join(shared, `launcher-auth-hint-${process.pid}-${Math.random().toString(16).slice(2)}.json`);
+    const saved = await rejectionOf(new FileSecretStore(path).save(fixtureRecord('in-shared')));
+    expectStoreError(saved, 'ERR_STORE_PERMISSIONS', path, [keyText('in-shared')]);
+    expect(saved.message).toBe(
+      `The folder ${shared} that holds the secret file ${path} is writable by group or others (mode ${(stats.mode & 0o7777).toString(8).padStart(4, '0')}): ` +
+        'it is a shared folder, where another user could create the secret file first. Keep the secret in a private ' +
+        `folder of your own instead, such as one made with: mkdir -m 700 ~/.config/<app>; do not change the mode of ${shared}, which others use.`,
+    );
+    expect((await readdir(shared)).some((name) => name.startsWith(`launcher-auth-hint-${process.pid}-`))).toBe(false);
   });
 
   it.runIf(IS_ROOT)("refuses a secret whose own folder is another user's, even 0700", async () => {
