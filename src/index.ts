@@ -10,6 +10,7 @@ export {
 export { LauncherAuthError, isLauncherAuthError, type LauncherAuthErrorCode } from './core/errors.js';
 export { MemorySecretStore } from './stores/memory.js';
 export { FileSecretStore, type FileSecretStoreOptions } from './stores/file.js';
+export { secretPath } from './stores/secret-path.js';
 export type {
   AuthContext,
   JWTPayload,
