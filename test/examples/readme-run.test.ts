@@ -81,7 +81,8 @@ async function run(name: string): Promise<Run> {
   // One process (node with tsx's loader), so that killing it frees its port.
   const child = spawn(process.execPath, ['--import', tsxLoader, '--import', readmePort, join(root, 'examples/readme', name)], {
     cwd,
-    env: { ...process.env, TSX_TSCONFIG_PATH: join(root, 'tsconfig.json'), LAUNCHER_README_PORT: String(port) },
+    // secretPath() puts the secret under XDG_CONFIG_HOME: the run's own folder, never the user's configuration.
+    env: { ...process.env, TSX_TSCONFIG_PATH: join(root, 'tsconfig.json'), LAUNCHER_README_PORT: String(port), XDG_CONFIG_HOME: cwd, PORT: '' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.push(child);
@@ -122,10 +123,27 @@ async function until<T>(probe: () => Promise<T | undefined> | T | undefined, wha
 }
 
 describe('README code blocks, run', { timeout: 60_000 }, () => {
-  it('quick-start.ts prints what its comments promise', async () => {
-    const { output, exited } = await run('quick-start.ts');
+  it('quick-start.ts listens on a free port, keeps its secret under secretPath(), and its curl line works', async () => {
+    const { output } = await run('quick-start.ts');
+    const [, token = '', url = ''] = await until(() => /Bearer ([\w.-]+)" (http:\/\/127\.0\.0\.1:\d+\/)$/m.exec(output()) ?? undefined, 'the curl line');
+    port = Number(new URL(url).port);
+    expect(port).toBeGreaterThan(0);
+    expect(port).not.toBe(7878);
+    expect((await get('/', token)).status).toBe(200);
+    expect(await get('/')).toEqual({ status: 401, body: '' });
+    expect(await get('/health')).toEqual({ status: 200, body: 'ok' });
+    const saved = await TokenAuthority.open({ store: new FileSecretStore(join(folders.at(-1) as string, 'my-launcher/secret.json')) });
+    expect(saved.issue() === token).toBe(true);
+    await saved.close();
+  });
+
+  it('settings.ts shows the masked token, then regenerates it with a sentence to show', async () => {
+    const { output, exited } = await run('settings.ts');
     expect(await exited).toBe(0);
-    expect(output().trim().split('\n')).toEqual(['true', 'true', 'false true']);
+    const lines = output().trim().split('\n');
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(/^Token \u2022{12}[\w-]{4} \(key [\w-]+\)$/);
+    expect(lines[1]).toBe('regenerated: New token created: the previous token no longer works.');
   });
 
   it.each(['node.ts', 'express.ts', 'fastify.ts', 'hono.ts', 'hono-auth.ts', 'koa.ts'])('%s serves: the printed curl line works', async (name) => {
