@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { isLauncherAuthError } from '../core/errors.js';
+import { regenerateToken } from '../core/settings.js';
 import { TokenAuthority } from '../core/token-authority.js';
 import { MAX_TIMEOUT_MS } from '../testing/check-server.js';
 import { checkCommand } from './check.js';
@@ -88,11 +89,22 @@ async function tokenCommand(args: string[], io: CliIo, rotate: boolean): Promise
     // instances (Redis) must not count it among those a rotation waits for once it has exited.
     const authority = await TokenAuthority.open({ store: { load: () => store.load(), save: (record, options) => store.save(record, options) } });
     try {
-      io.stdout(`${rotate ? await authority.rotate() : authority.issue()}\n`);
+      if (!rotate) {
+        io.stdout(`${authority.issue()}\n`);
+        return EXIT.ok;
+      }
+      // As the settings window's Regenerate: the token that works now is printed whenever there is one.
+      const { outcome, token, message } = await regenerateToken(authority);
+      if (outcome !== 'regenerated') io.stderr(`launcher-auth: ${message}\n`);
+      if (outcome === 'regenerated' || outcome === 'regenerated-elsewhere') {
+        io.stdout(`${token}\n`);
+        return EXIT.ok;
+      }
+      // `unchanged` or `unconfirmed`: the store did not take the new secret, or cannot say yet.
+      return EXIT.store;
     } finally {
       await authority.close();
     }
-    return EXIT.ok;
   } finally {
     await release();
   }

@@ -22,12 +22,14 @@ export function secretPath(app: string, fileName = 'secret.json'): string {
   if (typeof fileName !== 'string' || !FOLDER_NAME.test(fileName)) {
     throw new TypeError('secretPath: `fileName` must be a file name (no slash, not "." or "..").');
   }
-  const { APPDATA, XDG_CONFIG_HOME } = process.env;
+  // Each platform reads its own variable only: Deno's --allow-env then needs just that one.
   if (process.platform === 'win32') {
+    const APPDATA = process.env['APPDATA'];
     const appData = APPDATA !== undefined && isAbsolute(APPDATA) ? APPDATA : join(homedir(), 'AppData', 'Roaming');
     return join(appData, app, fileName);
   }
   if (process.platform === 'darwin') return join(homedir(), 'Library', 'Application Support', app, fileName);
+  const XDG_CONFIG_HOME = process.env['XDG_CONFIG_HOME'];
   const xdg = XDG_CONFIG_HOME !== undefined && isAbsolute(XDG_CONFIG_HOME) ? XDG_CONFIG_HOME : join(homedir(), '.config');
   return join(xdg, app, fileName);
 }

@@ -231,7 +231,7 @@ describe('the demo settings page in chromium', () => {
     // Confirmed: the page shows the new token at once, unmasked, for the user to hand to their scripts.
     await page.getByRole('button', { name: 'Regenerate token', exact: true }).click();
     await dialog.getByRole('button', { name: 'Regenerate', exact: true }).click();
-    await page.getByText('New token created.', { exact: false }).waitFor();
+    await page.getByText('New token created: the previous token no longer works.', { exact: false }).waitFor();
     const fresh = (await tokenBox.textContent()) ?? '';
     expect(rotations).toBe(1);
     expect(fresh === old).toBe(false);
@@ -254,7 +254,7 @@ describe('the demo settings page in chromium', () => {
     };
     await page.getByRole('button', { name: 'Regenerate token', exact: true }).click();
     await dialog.getByRole('button', { name: 'Regenerate', exact: true }).click();
-    await page.getByText('The launcher cannot tell yet whether the token was regenerated', { exact: false }).waitFor();
+    await page.getByText('The secret store has not confirmed the regeneration yet', { exact: false }).waitFor();
     expect((await tokenBox.textContent()) === fresh).toBe(true);
     await page.getByText('The regeneration did happen', { exact: false }).waitFor({ timeout: 10_000 });
     const landed = (await tokenBox.textContent()) ?? '';
