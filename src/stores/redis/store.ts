@@ -459,6 +459,8 @@ export class RedisSecretStore implements SecretStore {
     if (this.#warned.has(condition)) return;
     this.#warned.add(condition);
     this.#rollbackUntold = true;
+    // The next load() tells the host through onStoreError when it has one; a warning is for a host without.
+    if (this.#link?.reportsErrors === true) return;
     process.emitWarning(this.#rolledBack().message, { code: 'LAUNCHER_AUTH_STORE_ROLLBACK', type: 'LauncherAuthWarning' });
   }
 
