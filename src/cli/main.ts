@@ -73,7 +73,7 @@ async function tokenCommand(args: string[], io: CliIo, rotate: boolean): Promise
       ...(rotate ? {} : { init: { type: 'boolean' } }),
     },
   });
-  const { store, where, flag, release } = await openStore({
+  const { store, where, flag, release, rotateWait } = await openStore({
     store: values.store,
     keyring: values.keyring,
     redis: values.redis,
@@ -93,6 +93,7 @@ async function tokenCommand(args: string[], io: CliIo, rotate: boolean): Promise
         io.stdout(`${authority.issue()}\n`);
         return EXIT.ok;
       }
+      if (rotateWait !== undefined) io.stderr(`launcher-auth: ${rotateWait}\n`);
       // As the settings window's Regenerate: the token that works now is printed whenever there is one.
       const { outcome, token, message } = await regenerateToken(authority);
       if (outcome !== 'regenerated') io.stderr(`launcher-auth: ${message}\n`);

@@ -13,6 +13,11 @@ import { JWT_SHAPED, runCli } from './run.js';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const TSX_LOADER = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
 
+/** What rotate --redis says before it may wait a lease: why. */
+const WAIT_NOTE =
+  'launcher-auth: waiting up to 5.25 s for the running instances on this key to accept the new token: a command that ' +
+  "has just connected cannot tell that no other instance runs, so it waits out their lease (RedisSecretStore's leaseMs).\n";
+
 let redis: RedisServer;
 let keys = 0;
 /** A Redis key of its own for each test. */
@@ -92,7 +97,7 @@ describe.skipIf(SKIP_REASON !== undefined)(`launcher-auth --redis${SKIP_REASON =
     instance.onRotate(() => followed++);
 
     const rotated = await runCli('rotate', '--redis', redis.url, '--redis-key', key);
-    expect(rotated).toMatchObject({ code: EXIT.ok, out: '<token>\n', err: '' });
+    expect(rotated).toMatchObject({ code: EXIT.ok, out: '<token>\n', err: WAIT_NOTE });
     const fresh = rotated.raw().out.trim();
     // rotate() resolved in the CLI only once every live instance had the new key: nothing to wait for here.
     expect(followed).toBe(1);
@@ -142,7 +147,7 @@ describe.skipIf(SKIP_REASON !== undefined)(`launcher-auth --redis${SKIP_REASON =
     const instance = await running(key);
     const old = instance.issue();
     const rotated = await child(['rotate', '--redis', redis.url, '--redis-key', key]);
-    expect(rotated).toEqual({ code: 0, out: '<token>\n', err: '' });
+    expect(rotated).toEqual({ code: 0, out: '<token>\n', err: WAIT_NOTE });
     expect(instance.issue() === old).toBe(false);
   });
 });
