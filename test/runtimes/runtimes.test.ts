@@ -5,11 +5,11 @@
 // snippets run as written, each on a free port (PORT unset), and the Deno one is typechecked by `deno check`.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
+import { get } from '../support/get.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CHECK = 'test/runtimes/check.ts';
@@ -111,18 +111,6 @@ function serve(command: string, args: string[], env: Record<string, string>): Pr
     child.on('error', reject);
     // A boolean-free message: the output may hold the token once the line is there, and then this never runs.
     child.on('close', (code) => reject(new Error(`the snippet exited (${code}) before printing its curl line`)));
-  });
-}
-
-function get(url: string, token?: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { headers: token === undefined ? {} : { authorization: `Bearer ${token}` } }, (res) => {
-      let body = '';
-      res.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on('error', reject);
-    req.end();
   });
 }
 
