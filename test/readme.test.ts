@@ -101,10 +101,13 @@ describe('README', () => {
     }
   });
 
-  it('gives each adapter example in under 15 lines', () => {
-    for (const name of ['node.ts', 'express.ts', 'fastify.ts', 'hono.ts', 'hono-auth.ts', 'koa.ts']) {
-      const lines = sourceOf('readme', name).trimEnd().split('\n');
-      expect(lines.length, name).toBeLessThan(15);
+  it('gives each adapter recipe in at most 17 lines, with its install line, listening on PORT (any free port by default)', () => {
+    for (const name of ['node.ts', 'express.ts', 'fastify.ts', 'hono.ts', 'hono-auth.ts', 'koa.ts', 'bun-serve.ts', 'deno-serve.ts']) {
+      const source = sourceOf('readme', name);
+      expect(source.trimEnd().split('\n').length, name).toBeLessThanOrEqual(17);
+      expect(source.split('\n')[0], name).toMatch(/(?:npm install|bun add|deno add) \S*launcher-auth/);
+      expect(source, name).toMatch(/PORT/);
+      expect(source, name).not.toMatch(/7878/);
     }
   });
 
