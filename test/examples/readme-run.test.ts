@@ -1,7 +1,7 @@
 // Runs the README's code blocks (examples/readme/*.ts) as a reader would: each in an empty folder, with tsx, and
 // with the demo's ports 7878 and 7879 held by another listener the whole time, as when a reader's demo is running.
-// The servers of the quick start and the framework recipes listen on PORT, unset here: any free port. The others
-// are written for 7878 and run on a free port instead (test/support/readme-port.ts).
+// Every server snippet listens on PORT, unset here: any free port, which it prints. conformance.ts, a client of the
+// reader's server on 7878, is sent to a free port instead (test/support/readme-port.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -71,8 +71,6 @@ interface Run {
   child: ChildProcess;
   output: () => string;
   exited: Promise<number | null>;
-  /** Resolves once the snippet's server listens, with `port` set to its port. */
-  listening: () => Promise<void>;
 }
 
 async function run(name: string): Promise<Run> {
@@ -91,10 +89,7 @@ async function run(name: string): Promise<Run> {
   child.stdout?.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
   child.stderr?.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const listening = async (): Promise<void> => {
-    port = Number(await until(() => /^readme-port: listening on (\d+)$/m.exec(text)?.[1], 'the server to listen'));
-  };
-  return { child, output: () => text, exited, listening };
+  return { child, output: () => text, exited };
 }
 
 function get(path: string, token?: string): Promise<{ status: number; body: string }> {
@@ -162,7 +157,9 @@ describe('README code blocks, run', { timeout: 60_000 }, () => {
   });
 
   it('long-lived.ts answers /health and refuses the event stream without a token', async () => {
-    await (await run('long-lived.ts')).listening();
+    const { output } = await run('long-lived.ts');
+    port = Number(await until(() => /^http:\/\/127\.0\.0\.1:(\d+)\/$/m.exec(output())?.[1], 'the address'));
+    expect(port).not.toBe(7878);
     expect(await until(() => get('/health'), 'the server')).toEqual({ status: 200, body: 'ok' });
     expect(await get('/events')).toEqual({ status: 401, body: '' });
   });
@@ -194,9 +191,9 @@ describe('README code blocks, run', { timeout: 60_000 }, () => {
   });
 
   it('browser-websocket.ts opens a socket for the token entry, with its own protocol, and refuses one without', async () => {
-    const { output, listening } = await run('browser-websocket.ts');
-    await listening();
-    await until(() => (output().includes('ws://127.0.0.1:7878/') ? true : undefined), 'the server');
+    const { output } = await run('browser-websocket.ts');
+    port = Number(await until(() => /^WebSocket on ws:\/\/127\.0\.0\.1:(\d+)\/ /m.exec(output())?.[1], 'the server'));
+    expect(port).not.toBe(7878);
     // The block's secret file, in its working folder: the token a settings page would show.
     const reader = await TokenAuthority.open({ store: new FileSecretStore(join(folders.at(-1) as string, '.data/secret.json')) });
     const token = reader.issue();
