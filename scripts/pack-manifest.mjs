@@ -21,6 +21,11 @@ function replace(path, text) {
 
 const command = process.argv[2];
 if (command === 'strip') {
+  // A fresh clone has neither the tools nor dist/: one line that says what to do, not a stack trace.
+  if (!existsSync('node_modules') || !existsSync('dist')) {
+    console.error('launcher-auth: run `npm ci` first (it installs the tools and builds dist/), then `npm pack` again.');
+    process.exit(1);
+  }
   // A pack that stopped before its postpack left the stripped file behind: the saved one is the original.
   const original = existsSync(SAVED) ? readFileSync(SAVED, 'utf8') : readFileSync(MANIFEST, 'utf8');
   replace(SAVED, original);

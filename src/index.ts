@@ -1,8 +1,16 @@
 // launcher-auth: the framework-free entry. Adapters live under launcher-auth/node, /express, /fastify, /fetch.
 export { TokenAuthority } from './core/token-authority.js';
+export {
+  regenerateToken,
+  tokenView,
+  type RegenerateOutcome,
+  type RegenerateResult,
+  type TokenView,
+} from './core/settings.js';
 export { LauncherAuthError, isLauncherAuthError, type LauncherAuthErrorCode } from './core/errors.js';
 export { MemorySecretStore } from './stores/memory.js';
 export { FileSecretStore, type FileSecretStoreOptions } from './stores/file/store.js';
+export { secretPath } from './stores/secret-path.js';
 export type {
   AuthContext,
   JWTPayload,

@@ -57,27 +57,57 @@ function resolve(page: string, target: string): { file: string; anchor: string |
 }
 
 describe('README', () => {
-  it('opens with the two commands: the demo, then the test suite', () => {
+  it('opens with the two commands, the demo then the test suite, on its first screen', () => {
     const commands = /```sh\n([\s\S]*?)```/.exec(readme)?.[1]?.trim().split('\n') ?? [];
     expect(commands.map((line) => line.split('#')[0]?.trim())).toEqual(['npm ci && npm run demo', 'npm ci && npm test']);
+    const firstScreen = readme.split('\n').slice(0, 25).join('\n');
+    expect(firstScreen).toContain('npm ci && npm run demo');
+    expect(firstScreen).toContain('npm ci && npm test');
   });
 
   it('is a front page of at most 250 lines', () => {
     expect(readme.trimEnd().split('\n').length).toBeLessThanOrEqual(250);
   });
 
-  it('gives a quick start for node:http, Express, Fastify, Hono, Koa and CommonJS, each under 20 lines', () => {
-    for (const name of ['quick-start.ts', 'node.ts', 'express.ts', 'fastify.ts', 'hono-auth.ts', 'koa.ts', 'commonjs.cjs']) {
+  it('gives, in order: what it is, install, a server, the settings window, frameworks, then the clone', () => {
+    const headings = [...readme.matchAll(/^## (.+)$/gm)].map((match) => match[1]);
+    const order = ['What it is', 'Install', 'Quick start', 'The settings window', 'Frameworks', 'From a clone: the demo and the tests'];
+    expect(headings.filter((heading) => order.includes(heading as string))).toEqual(order);
+    const what = /## What it is\n\n([\s\S]*?)\n\n/.exec(readme)?.[1] ?? '';
+    expect(what.split('\n').length).toBeLessThanOrEqual(5);
+  });
+
+  it('shows a server of at most 15 lines whose secret is under secretPath(), and the settings window in about 10', () => {
+    const server = sourceOf('readme', 'quick-start.ts');
+    expect(readme.includes(server)).toBe(true);
+    expect(server.trimEnd().split('\n').length).toBeLessThanOrEqual(15);
+    expect(server).toContain("new FileSecretStore(secretPath('my-launcher'))");
+    const settings = sourceOf('readme', 'settings.ts');
+    expect(readme.includes(settings)).toBe(true);
+    // Ten lines of code under the file's one-line heading.
+    expect(settings.trimEnd().split('\n').length).toBeLessThanOrEqual(11);
+    expect(settings).toMatch(/regenerateToken\(authority\)/);
+  });
+
+  it('gives each framework one line, linking to its recipe, and each recipe under 20 lines in the adapters guide', () => {
+    for (const name of ['node:http', 'Express 4 and 5', 'Fastify 5', 'Hono', 'Koa', 'Bun, Deno, Workers', 'NestJS', 'CommonJS']) {
+      expect(readme, name).toMatch(new RegExp(`^- \\*\\*${name}\\*\\*: .*\\(\\[(?:recipe|guide)\\]\\(https://`, 'm'));
+    }
+    const adapters = texts.get('docs/adapters.md') ?? '';
+    for (const name of ['node.ts', 'express.ts', 'fastify.ts', 'hono-auth.ts', 'koa.ts', 'commonjs.cjs']) {
       const source = sourceOf('readme', name);
-      expect(readme.includes(source), name).toBe(true);
+      expect(adapters.includes(source), name).toBe(true);
       expect(source.trimEnd().split('\n').length, name).toBeLessThanOrEqual(20);
     }
   });
 
-  it('gives each adapter example in under 15 lines', () => {
-    for (const name of ['node.ts', 'express.ts', 'fastify.ts', 'hono.ts', 'hono-auth.ts', 'koa.ts']) {
-      const lines = sourceOf('readme', name).trimEnd().split('\n');
-      expect(lines.length, name).toBeLessThan(15);
+  it('gives each adapter recipe in at most 17 lines, with its install line, listening on PORT (any free port by default)', () => {
+    for (const name of ['node.ts', 'express.ts', 'fastify.ts', 'hono.ts', 'hono-auth.ts', 'koa.ts', 'bun-serve.ts', 'deno-serve.ts']) {
+      const source = sourceOf('readme', name);
+      expect(source.trimEnd().split('\n').length, name).toBeLessThanOrEqual(17);
+      expect(source.split('\n')[0], name).toMatch(/(?:npm install|bun add|deno add) \S*launcher-auth/);
+      expect(source, name).toMatch(/PORT/);
+      expect(source, name).not.toMatch(/7878/);
     }
   });
 

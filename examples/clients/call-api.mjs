@@ -1,7 +1,8 @@
 // Calls a launcher's automation API with its token, from Node (18 or later: fetch is built in).
 // LAUNCHER_TOKEN: the token from the launcher's settings; LAUNCHER_URL: the API (default http://127.0.0.1:7878).
 const base = process.env.LAUNCHER_URL ?? 'http://127.0.0.1:7878';
-const token = process.env.LAUNCHER_TOKEN?.trim(); // from the environment, not the command line: others see arguments
+// From the environment, not the command line: others see arguments. Pasted with its `Bearer ` prefix, it still works.
+const token = process.env.LAUNCHER_TOKEN?.trim().replace(/^bearer\s+/i, '');
 if (!token) throw new Error('set LAUNCHER_TOKEN to the token from the launcher\'s settings');
 
 console.log('health:', (await fetch(`${base}/health`)).status);

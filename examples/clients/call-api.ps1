@@ -2,7 +2,9 @@
 # $env:LAUNCHER_TOKEN: the token from the launcher's settings; $env:LAUNCHER_URL: the API (default http://127.0.0.1:7878).
 $base = if ($env:LAUNCHER_URL) { $env:LAUNCHER_URL } else { 'http://127.0.0.1:7878' }
 if (-not $env:LAUNCHER_TOKEN) { throw "set LAUNCHER_TOKEN to the token from the launcher's settings" }
-$headers = @{ Authorization = "Bearer $($env:LAUNCHER_TOKEN.Trim())" }
+# Pasted with its "Bearer " prefix, the token still works (-replace ignores letter case).
+$token = $env:LAUNCHER_TOKEN.Trim() -replace '^bearer\s+', ''
+$headers = @{ Authorization = "Bearer $token" }
 
 Invoke-RestMethod "$base/health"
 try {

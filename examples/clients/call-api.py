@@ -1,12 +1,14 @@
 # Calls a launcher's automation API with its token, from Python (requests).
 # LAUNCHER_TOKEN: the token from the launcher's settings; LAUNCHER_URL: the API (default http://127.0.0.1:7878).
 import os
+import re
 import sys
 
 import requests
 
 base = os.environ.get("LAUNCHER_URL", "http://127.0.0.1:7878")
-token = os.environ.get("LAUNCHER_TOKEN", "").strip()  # the environment, not an argument: others see arguments
+# The environment, not an argument: others see arguments. Pasted with its "Bearer " prefix, it still works.
+token = re.sub(r"^bearer\s+", "", os.environ.get("LAUNCHER_TOKEN", "").strip(), flags=re.IGNORECASE)
 if not token:
     sys.exit("set LAUNCHER_TOKEN to the token from the launcher's settings")
 

@@ -3,20 +3,7 @@
 // once, exchanged for a cookie. It answers only its own loopback origin, under a strict CSP.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { isLauncherAuthError, type TokenAuthority } from 'launcher-auth';
-
-/**
- * What POST /regenerate tells the page besides the token that works now: `regenerated`, or the code `rotate()`
- * rejected with, each of which leaves a token that works (see the docs' table of `rotate()` outcomes).
- */
-export const REGENERATE_OUTCOMES = [
-  'regenerated',
-  'ERR_SAVE_FAILED',
-  'ERR_SAVE_CONFLICT',
-  'ERR_ROTATION_SUPERSEDED',
-  'ERR_SAVE_UNCERTAIN',
-] as const;
-export type RegenerateOutcome = (typeof REGENERATE_OUTCOMES)[number];
+import { regenerateToken, type RegenerateOutcome, type TokenAuthority } from 'launcher-auth';
 
 /** What GET /token and POST /regenerate answer. */
 export interface TokenInfo {
@@ -25,8 +12,10 @@ export interface TokenInfo {
   keyId?: string;
   /** When the token's secret was made (its `iat`), ISO 8601. */
   createdAt?: string;
-  /** POST /regenerate only: what happened; `token` is the one that works now in every case. */
+  /** POST /regenerate only: what happened (regenerateToken()'s outcome); `token` is the one that works now. */
   outcome?: RegenerateOutcome;
+  /** POST /regenerate only: regenerateToken()'s sentence, which the page shows as is. */
+  message?: string;
 }
 
 /**
@@ -231,19 +220,14 @@ export function createSettingsServer(authority: TokenAuthority, apiUrl: string, 
     if (path === '/regenerate') {
       if (req.method !== 'POST') return notAllowed(res, 'POST');
       req.resume(); // no body is expected; drain whatever came
-      authority.rotate().then(
-        async (token) => sendJson(res, 200, { ...(await tokenInfo(authority, token)), outcome: 'regenerated' }),
-        async (error: unknown) => {
-          // Each of these codes leaves a token that works: the one from before, another rotation's, or (uncertain)
-          // the one that works at this moment, which the page checks again. It is what the page must show.
-          const outcome = REGENERATE_OUTCOMES.find((code) => code !== 'regenerated' && isLauncherAuthError(error, code));
-          if (outcome !== undefined) {
-            sendJson(res, 200, { ...(await tokenInfo(authority, authority.issue())), outcome });
-            return;
-          }
-          // ERR_CLOSED or a bug: the authority's message names no secret.
-          sendJson(res, 500, { error: error instanceof Error ? error.message : 'regeneration failed' });
+      regenerateToken(authority).then(
+        async ({ outcome, token, message }) => {
+          // Every outcome but `stopped` leaves a token that works: the page shows it with the message.
+          if (token === undefined) sendJson(res, 503, { outcome, message });
+          else sendJson(res, 200, { ...(await tokenInfo(authority, token)), outcome, message });
         },
+        // Not an outcome of rotate() (a bug): the authority's message names no secret.
+        (error: unknown) => sendJson(res, 500, { error: error instanceof Error ? error.message : 'regeneration failed' }),
       );
       return;
     }
@@ -509,18 +493,8 @@ const SCRIPT = `'use strict';
     }
   }
 
-  // What each answer of POST /regenerate means for the token shown (the docs' table of rotate() outcomes).
-  const OUTCOMES = {
-    regenerated: ['New token created. The previous token no longer works: give this one to your scripts.', 'ok'],
-    ERR_SAVE_FAILED: ['Could not regenerate the token: nothing changed, and the token below still works.', 'error'],
-    ERR_SAVE_CONFLICT: ['Another regeneration (another window or launcher) came first, so this one did not happen. ' +
-      'The token below is the one that works now: give it to your scripts.', 'error'],
-    ERR_ROTATION_SUPERSEDED: ['The token was regenerated, then at once replaced by another regeneration ' +
-      '(another window or launcher). The token below is the one that works now: give it to your scripts.', 'error'],
-    ERR_SAVE_UNCERTAIN: ['The launcher cannot tell yet whether the token was regenerated (its secret store did not ' +
-      'answer in time). The token below works at this moment; this page checks again and shows the new one if it ' +
-      'changes.', 'error'],
-  };
+  // How each outcome of POST /regenerate is shown; its sentence comes from the launcher (regenerateToken()).
+  const KINDS = { regenerated: 'ok' };
 
   async function load() {
     try {
@@ -580,11 +554,10 @@ const SCRIPT = `'use strict';
     let uncertain = false;
     try {
       const info = await call('POST', '/regenerate');
-      const [text, kind] = OUTCOMES[info.outcome] || OUTCOMES.ERR_SAVE_UNCERTAIN;
       current = info;
       shown = true;
-      say(text, kind);
-      uncertain = info.outcome === 'ERR_SAVE_UNCERTAIN';
+      say(info.message, KINDS[info.outcome] || 'error');
+      uncertain = info.outcome === 'unconfirmed';
     } catch (error) {
       failed(error, 'Could not regenerate the token. Reload this page to see the token that works now.');
     } finally {

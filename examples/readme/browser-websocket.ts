@@ -1,5 +1,6 @@
 // A WebSocket endpoint that web pages can open: the token comes as a protocol entry (subprotocolToken).
 import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
 import { FileSecretStore, TokenAuthority } from 'launcher-auth';
 import { withAuth, withUpgradeAuth } from 'launcher-auth/node';
@@ -20,5 +21,7 @@ const onSocket = withUpgradeAuth(
 );
 const server = createServer(withAuth(authority, (_req, res) => res.writeHead(404).end()));
 server.on('upgrade', onSocket);
-server.listen(7878, '127.0.0.1');
-console.log('WebSocket on ws://127.0.0.1:7878/ (protocol launcher.v1)');
+server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
+  const { port } = server.address() as AddressInfo; // PORT unset: any free port
+  console.log(`WebSocket on ws://127.0.0.1:${port}/ (protocol launcher.v1)`);
+});

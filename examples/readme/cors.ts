@@ -1,4 +1,5 @@
 // Pages of one web origin and one browser extension may call the API from a browser, with the token.
+import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:http';
 import { FileSecretStore, TokenAuthority } from 'launcher-auth';
 import { withAuth } from 'launcher-auth/node';
@@ -13,4 +14,7 @@ const handler = withAuth(authority, (req, res) => res.end(`hello, key ${req.auth
     allowHeaders: ['content-type'], // besides authorization, which is always allowed
   },
 });
-createServer(handler).listen(7878, '127.0.0.1');
+const server = createServer(handler);
+server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
+  console.log(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`); // PORT unset: any free port
+});

@@ -1,14 +1,14 @@
-// Fastify 5: register the plugin before the routes; `request.auth` is typed by declaration merging.
+// Fastify 5 (npm install launcher-auth fastify): register the plugin before the routes; `request.auth` is typed by declaration merging.
 import Fastify from 'fastify';
-import { FileSecretStore, TokenAuthority } from 'launcher-auth';
+import { FileSecretStore, TokenAuthority, secretPath } from 'launcher-auth';
 import { fastifyAuth, health } from 'launcher-auth/fastify';
 
-const store = new FileSecretStore('.data/secret.json'); // holds the key: add .data/ to your .gitignore
+const store = new FileSecretStore(secretPath('my-launcher')); // in the user's configuration folder
 const authority = await TokenAuthority.open({ store, onStoreError: (error) => console.error(error.message) });
 
 const app = Fastify();
 await app.register(fastifyAuth, { authority });
 app.get('/health', health(async () => 'ok')); // typed without request.auth
 app.get('/apps', async (request) => ({ apps: ['editor', 'terminal'], keyId: request.auth.keyId }));
-await app.listen({ port: 7878, host: '127.0.0.1' });
-console.log(`curl -H "Authorization: Bearer ${authority.issue()}" http://127.0.0.1:7878/apps`);
+const url = await app.listen({ port: Number(process.env.PORT ?? 0), host: '127.0.0.1' }); // PORT unset: any free port
+console.log(`curl -H "Authorization: Bearer ${authority.issue()}" ${url}/apps`);

@@ -23,4 +23,5 @@ app.get(
 );
 // The cast is only for `exactOptionalPropertyTypes`, under which ws's `noServer?: boolean` does not match.
 const wss = new WebSocketServer({ noServer: true }) as unknown as WebSocketServerLike;
-serve({ fetch: app.fetch, port: 7878, hostname: '127.0.0.1', websocket: { server: wss } });
+serve({ fetch: app.fetch, port: Number(process.env.PORT ?? 0), hostname: '127.0.0.1', websocket: { server: wss } }, ({ port }) =>
+  console.log(`http://127.0.0.1:${port}/`)); // PORT unset: any free port

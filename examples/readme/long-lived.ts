@@ -1,6 +1,7 @@
 // Regenerate token and long-lived connections: an event stream opened with a token ends when it is regenerated.
 import { addAbortListener } from 'node:events';
 import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { FileSecretStore, TokenAuthority } from 'launcher-auth';
 import { withAuth } from 'launcher-auth/node';
 
@@ -24,7 +25,10 @@ const handler = withAuth(authority, (req, res) => {
     revoked[Symbol.dispose]();
   });
 });
-createServer(handler).listen(7878, '127.0.0.1');
+const server = createServer(handler);
+server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
+  console.log(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`); // PORT unset: any free port
+});
 
 /** The settings page's "Regenerate token" button: the new token works at once; old streams end, old tokens get 401. */
 export function regenerateToken(): Promise<string> {

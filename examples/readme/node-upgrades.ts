@@ -1,6 +1,7 @@
 // node:http with WebSockets and uploads: one handler behind withAuth (requests) and withContinueAuth
 // (`Expect: 100-continue`, refused before the upload), the WebSocket server behind withUpgradeAuth.
 import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
 import { FileSecretStore, TokenAuthority } from 'launcher-auth';
 import { withAuth, withContinueAuth, withUpgradeAuth } from 'launcher-auth/node';
@@ -21,4 +22,6 @@ server.on(
     protocols: ['websocket'],
   }),
 );
-server.listen(7878, '127.0.0.1');
+server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
+  console.log(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`); // PORT unset: any free port
+});

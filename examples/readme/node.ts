@@ -1,13 +1,16 @@
-// node:http: GET /health is open, every other request needs `Authorization: Bearer <token>`.
+// node:http (npm install launcher-auth): GET /health is open, every other request needs `Authorization: Bearer <token>`.
 import { createServer } from 'node:http';
-import { FileSecretStore, TokenAuthority } from 'launcher-auth';
+import type { AddressInfo } from 'node:net';
+import { FileSecretStore, TokenAuthority, secretPath } from 'launcher-auth';
 import { withAuth } from 'launcher-auth/node';
 
-const store = new FileSecretStore('.data/secret.json'); // holds the key: add .data/ to your .gitignore
+const store = new FileSecretStore(secretPath('my-launcher')); // in the user's configuration folder
 const authority = await TokenAuthority.open({ store, onStoreError: (error) => console.error(error.message) });
 
 const handler = withAuth(authority, (req, res) => res.end(`hello, key ${req.auth.keyId}`), {
   health: (_req, res) => res.end('ok'), // GET/HEAD /health, without a token and without req.auth
 });
-createServer(handler).listen(7878, '127.0.0.1');
-console.log(`curl -H "Authorization: Bearer ${authority.issue()}" http://127.0.0.1:7878/`);
+const server = createServer(handler).listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
+  const { port } = server.address() as AddressInfo; // PORT unset: any free port
+  console.log(`curl -H "Authorization: Bearer ${authority.issue()}" http://127.0.0.1:${port}/`);
+});

@@ -1,20 +1,15 @@
-// Quick start: the core API that a launcher's settings page and its automation API share.
-import { FileSecretStore, TokenAuthority } from 'launcher-auth';
+// A launcher's automation API: GET /health is open, every other request needs `Authorization: Bearer <token>`.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { FileSecretStore, TokenAuthority, secretPath } from 'launcher-auth';
+import { withAuth } from 'launcher-auth/node';
 
-// Loads the secret file, or creates it (mode 0600) with a fresh secret on the first run.
-const store = new FileSecretStore('.data/secret.json'); // holds the key: add .data/ to your .gitignore
+// ~/.config/my-launcher/secret.json (or the platform's own folder), created on the first run: the token survives restarts.
+const store = new FileSecretStore(secretPath('my-launcher'));
 const authority = await TokenAuthority.open({ store, onStoreError: (error) => console.error(error.message) });
 
-// The one permanent token: the settings page shows it; it stays the same across restarts.
-const token = authority.issue();
-console.log((await authority.verify(token)).ok); // true
-
-// What every adapter asks for each request: is this Authorization header good?
-const result = await authority.authenticate(`Bearer ${token}`);
-if (result.ok) console.log(result.keyId === authority.keyId); // true
-
-// "Regenerate token": the new token works at once, and every older one is refused at once.
-const fresh = await authority.rotate();
-console.log((await authority.verify(token)).ok, (await authority.verify(fresh)).ok); // false true
-
-await authority.close();
+const handler = withAuth(authority, (req, res) => res.end(`hello, key ${req.auth.keyId}\n`), { health: (_req, res) => res.end('ok') });
+const server = createServer(handler).listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
+  const { port } = server.address() as AddressInfo; // PORT unset: any free port
+  console.log(`curl -H "Authorization: Bearer ${authority.issue()}" http://127.0.0.1:${port}/`);
+});

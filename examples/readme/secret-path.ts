@@ -1,17 +1,8 @@
 // Where the secret file lives: the user's own configuration folder, as each platform names it.
-import { homedir } from 'node:os';
-import { isAbsolute, join } from 'node:path';
-import { FileSecretStore, TokenAuthority } from 'launcher-auth';
+import { FileSecretStore, TokenAuthority, secretPath } from 'launcher-auth';
 
-function secretPath(app: string): string {
-  const { APPDATA, XDG_CONFIG_HOME } = process.env;
-  if (process.platform === 'win32') return join(APPDATA ?? join(homedir(), 'AppData', 'Roaming'), app, 'secret.json');
-  if (process.platform === 'darwin') return join(homedir(), 'Library', 'Application Support', app, 'secret.json');
-  // XDG: an unset, empty or relative XDG_CONFIG_HOME means ~/.config.
-  const xdg = XDG_CONFIG_HOME !== undefined && isAbsolute(XDG_CONFIG_HOME) ? XDG_CONFIG_HOME : undefined;
-  return join(xdg ?? join(homedir(), '.config'), app, 'secret.json');
-}
-
+// ~/.config/my-launcher/secret.json on Linux (or under $XDG_CONFIG_HOME), ~/Library/Application Support/my-launcher/
+// on macOS, %APPDATA%\my-launcher\ on Windows: the same file whatever folder the launcher was started from.
 // The folder is made 0700 and the file 0600 on first use; Electron's app.getPath('userData') is the same place.
 const store = new FileSecretStore(secretPath('my-launcher'));
 const authority = await TokenAuthority.open({ store, onStoreError: (error) => console.error(error.message) });

@@ -13,4 +13,4 @@ const store = new RedisSecretStore({ client, key: 'launcher-auth:secret' });
 const authority = await TokenAuthority.open({ store, onStoreError: (error) => console.error(error.message) });
 const api = (_request: unknown, response: { end(text: string): void }) => response.end('ok');
 // Reached by the load balancer, so not loopback only: put TLS in front (the token is a bearer credential).
-createServer(withAuth(authority, api)).listen(7878, '0.0.0.0');
+createServer(withAuth(authority, api)).listen(Number(process.env.PORT ?? 0), '0.0.0.0'); // behind the balancer: set PORT

@@ -5,6 +5,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { isLauncherAuthError } from '../core/errors.js';
+import type { SecretStore } from '../core/types.js';
+import { generateRecord } from '../core/record.js';
+import { regenerateToken } from '../core/settings.js';
 import { TokenAuthority } from '../core/token-authority.js';
 import { MAX_TIMEOUT_MS } from '../testing/check-server.js';
 import { checkCommand } from './check.js';
@@ -64,6 +67,17 @@ function packageVersion(): string {
   return 'unknown';
 }
 
+/** Whether the store holds a rollback marker (RedisSecretStore's stand-in for a lost secret); other errors pass. */
+async function markedRolledBack(store: SecretStore): Promise<boolean> {
+  try {
+    await store.load();
+    return false;
+  } catch (error) {
+    if (isLauncherAuthError(error, 'ERR_STORE_ROLLBACK')) return true;
+    throw error;
+  }
+}
+
 async function tokenCommand(args: string[], io: CliIo, rotate: boolean): Promise<number> {
   const { values } = parseArgs({
     args,
@@ -77,7 +91,7 @@ async function tokenCommand(args: string[], io: CliIo, rotate: boolean): Promise
       ...(rotate ? {} : { init: { type: 'boolean' } }),
     },
   });
-  const { store, where, flag, release } = await openStore({
+  const { store, where, flag, release, rotateWait } = await openStore({
     store: values.store,
     keyring: values.keyring,
     redis: values.redis,
@@ -85,6 +99,14 @@ async function tokenCommand(args: string[], io: CliIo, rotate: boolean): Promise
     redisKey: values['redis-key'],
   });
   try {
+    // Redis lost the secret and no instance could write it back: every token is refused until a rotation
+    // replaces the marker, as the settings window's Regenerate does. That save is this command's rotation.
+    const replaced = rotate && (await markedRolledBack(store));
+    if (replaced) {
+      io.stderr(`launcher-auth: the secret ${where} was lost (Redis went back to an older state), so every token is refused; a new one replaces it.\n`);
+      if (rotateWait !== undefined) io.stderr(`launcher-auth: ${rotateWait}\n`);
+      await store.save(generateRecord());
+    }
     if (values.init !== true && (await store.load()) === undefined) {
       const hint = rotate ? `create one with: launcher-auth token ${flag} --init` : 'use --init to create one';
       io.stderr(`launcher-auth: no secret ${where} (${hint}).\n`);
@@ -94,11 +116,23 @@ async function tokenCommand(args: string[], io: CliIo, rotate: boolean): Promise
     // instances (Redis) must not count it among those a rotation waits for once it has exited.
     const authority = await TokenAuthority.open({ store: { load: () => store.load(), save: (record, options) => store.save(record, options) } });
     try {
-      io.stdout(`${rotate ? await authority.rotate() : authority.issue()}\n`);
+      if (!rotate || replaced) {
+        io.stdout(`${authority.issue()}\n`);
+        return EXIT.ok;
+      }
+      if (rotateWait !== undefined) io.stderr(`launcher-auth: ${rotateWait}\n`);
+      // As the settings window's Regenerate: the token that works now is printed whenever there is one.
+      const { outcome, token, message } = await regenerateToken(authority);
+      if (outcome !== 'regenerated') io.stderr(`launcher-auth: ${message}\n`);
+      if (outcome === 'regenerated' || outcome === 'regenerated-elsewhere') {
+        io.stdout(`${token}\n`);
+        return EXIT.ok;
+      }
+      // `unchanged` or `unconfirmed`: the store did not take the new secret, or cannot say yet.
+      return EXIT.store;
     } finally {
       await authority.close();
     }
-    return EXIT.ok;
   } finally {
     await release();
   }

@@ -27,6 +27,8 @@ export interface OpenedStore {
   flag: string;
   /** Lets go of what the store needed (the Redis connection); after the authority is closed. */
   release(): Promise<void>;
+  /** Why `rotate` may take a while with this store, told before it starts (Redis); none for the others. */
+  rotateWait?: string;
 }
 
 /** How long `--redis` waits for a connection before it says that Redis is not there. */
@@ -153,6 +155,11 @@ async function redisStore(url: string, key: string | undefined, variable: string
     store,
     where: `in Redis at ${server} under the key "${redisKey}"`,
     flag,
+    // A process that has just connected cannot tell that the table of running instances is complete: it waits
+    // until every lease granted before its save has run out (RedisSecretStore's default leaseMs + driftMargin).
+    rotateWait:
+      'waiting up to 5.25 s for the running instances on this key to accept the new token: a command that has just ' +
+      "connected cannot tell that no other instance runs, so it waits out their lease (RedisSecretStore's leaseMs).",
     release: async () => {
       await client.close().catch(() => client.destroy());
     },

@@ -163,6 +163,7 @@ export class TokenAuthority {
         trustUntil(deadline: number): void {
           authority.#setTrust(deadline);
         },
+        reportsErrors: onStoreError !== undefined,
       });
       // A store that must reach a server before it can vouch for the key makes open() wait, or fail.
       const unwatch = await store.watch(() => authority.#rotations.reload(), link);

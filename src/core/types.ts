@@ -40,6 +40,11 @@ export interface StoreLink {
    * @default Infinity (a store that never calls it is trusted as long as the authority is open)
    */
   trustUntil(deadline: number): void;
+  /**
+   * True when the host passed `onStoreError`: the store's failures reach the host through it (a reload that
+   * rejects), so a store reports a condition there alone, not also as a process warning.
+   */
+  readonly reportsErrors: boolean;
 }
 
 /** Where the launcher keeps its secret: a file, an OS keychain, a database. */

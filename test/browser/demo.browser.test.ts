@@ -1,17 +1,22 @@
 // The demo's settings page as its owner meets it, in Debian's chromium driven by playwright-core: open it with the
 // launch link, read the token, use it, regenerate it through the confirmation dialog, and see the old token and its
 // event stream cut off.
+//
+// The screenshots go to the system's temporary folder, so that a run leaves the clone unmodified. To update the
+// README's picture on purpose: LAUNCHER_AUTH_SCREENSHOT=docs/settings.png npm run test:browser
 import { access, constants, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { request, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve as resolvePath } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FileSecretStore, LauncherAuthError } from 'launcher-auth';
 import { PortInUseError, startDemo, type Demo } from '../../examples/demo/main.ts';
 
-const SCREENSHOT = fileURLToPath(new URL('../../docs/settings.png', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/** The settings page as the README shows it: written into the tree only when asked (a path, relative to the clone's root or absolute). */
+const SCREENSHOT = process.env['LAUNCHER_AUTH_SCREENSHOT'] ? resolvePath(ROOT, process.env['LAUNCHER_AUTH_SCREENSHOT']) : join(tmpdir(), 'launcher-auth-settings.png');
 /** Not part of the docs: the page in a phone-sized window and the refusal page, for a person to look at. */
 const NARROW_SCREENSHOT = join(tmpdir(), 'launcher-auth-settings-narrow.png');
 const REFUSED_SCREENSHOT = join(tmpdir(), 'launcher-auth-settings-refused.png');
@@ -226,7 +231,7 @@ describe('the demo settings page in chromium', () => {
     // Confirmed: the page shows the new token at once, unmasked, for the user to hand to their scripts.
     await page.getByRole('button', { name: 'Regenerate token', exact: true }).click();
     await dialog.getByRole('button', { name: 'Regenerate', exact: true }).click();
-    await page.getByText('New token created.', { exact: false }).waitFor();
+    await page.getByText('New token created: the previous token no longer works.', { exact: false }).waitFor();
     const fresh = (await tokenBox.textContent()) ?? '';
     expect(rotations).toBe(1);
     expect(fresh === old).toBe(false);
@@ -249,7 +254,7 @@ describe('the demo settings page in chromium', () => {
     };
     await page.getByRole('button', { name: 'Regenerate token', exact: true }).click();
     await dialog.getByRole('button', { name: 'Regenerate', exact: true }).click();
-    await page.getByText('The launcher cannot tell yet whether the token was regenerated', { exact: false }).waitFor();
+    await page.getByText('The secret store has not confirmed the regeneration yet', { exact: false }).waitFor();
     expect((await tokenBox.textContent()) === fresh).toBe(true);
     await page.getByText('The regeneration did happen', { exact: false }).waitFor({ timeout: 10_000 });
     const landed = (await tokenBox.textContent()) ?? '';

@@ -7,11 +7,17 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 import { TokenAuthority } from 'launcher-auth';
 import { RedisSecretStore } from 'launcher-auth/redis';
 import { EXIT } from '../../src/cli/main.js';
+import { encodeMarker } from '../../src/stores/redis/record.js';
 import { SKIP_REASON, connectedClient, freePort, startRedis, type RedisServer } from '../support/redis-server.js';
 import { JWT_SHAPED, runCli } from './run.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const TSX_LOADER = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
+
+/** What rotate --redis says before it may wait a lease: why. */
+const WAIT_NOTE =
+  'launcher-auth: waiting up to 5.25 s for the running instances on this key to accept the new token: a command that ' +
+  "has just connected cannot tell that no other instance runs, so it waits out their lease (RedisSecretStore's leaseMs).\n";
 
 let redis: RedisServer;
 let keys = 0;
@@ -92,13 +98,35 @@ describe.skipIf(SKIP_REASON !== undefined)(`launcher-auth --redis${SKIP_REASON =
     instance.onRotate(() => followed++);
 
     const rotated = await runCli('rotate', '--redis', redis.url, '--redis-key', key);
-    expect(rotated).toMatchObject({ code: EXIT.ok, out: '<token>\n', err: '' });
+    expect(rotated).toMatchObject({ code: EXIT.ok, out: '<token>\n', err: WAIT_NOTE });
     const fresh = rotated.raw().out.trim();
     // rotate() resolved in the CLI only once every live instance had the new key: nothing to wait for here.
     expect(followed).toBe(1);
     expect(instance.issue() === fresh).toBe(true);
     expect((await instance.verify(fresh)).ok).toBe(true);
     expect(await instance.verify(old)).toEqual({ ok: false, reason: 'rotated' });
+  });
+
+  it('rotate over a rollback marker (Redis lost the secret) replaces it, as the settings window\'s Regenerate does', async () => {
+    const key = freshKey();
+    const client = await connectedClient(redis.url);
+    onTestFinished(() => client.destroy());
+    // What the instances write when Redis came back without the secret and none could write it back.
+    await client.set(key, encodeMarker('lost', 3, 'before'));
+    const refused = await runCli('token', '--redis', redis.url, '--redis-key', key);
+    expect(refused.code).toBe(EXIT.store);
+    expect(refused.err).toMatch(/holds an older secret than one already in use/);
+
+    const rotated = await runCli('rotate', '--redis', redis.url, '--redis-key', key);
+    expect(rotated).toMatchObject({
+      code: EXIT.ok,
+      out: '<token>\n',
+      err: `launcher-auth: the secret in Redis at ${redis.url} under the key "${key}" was lost (Redis went back to an older state), so every token is refused; a new one replaces it.\n${WAIT_NOTE}`,
+    });
+    const instance = await running(key);
+    expect(instance.issue() === rotated.raw().out.trim()).toBe(true);
+    expect((await instance.verify(instance.issue())).ok).toBe(true);
+    expect((await runCli('token', '--redis', redis.url, '--redis-key', key)).raw().out === rotated.raw().out).toBe(true);
   });
 
   it('the default key is the store\'s default: an instance on RedisSecretStore\'s default follows a rotate without --redis-key', async () => {
@@ -153,7 +181,7 @@ describe.skipIf(SKIP_REASON !== undefined)(`launcher-auth --redis${SKIP_REASON =
     const instance = await running(key);
     const old = instance.issue();
     const rotated = await child(['rotate', '--redis', redis.url, '--redis-key', key]);
-    expect(rotated).toEqual({ code: 0, out: '<token>\n', err: '' });
+    expect(rotated).toEqual({ code: 0, out: '<token>\n', err: WAIT_NOTE });
     expect(instance.issue() === old).toBe(false);
   });
 });

@@ -26,8 +26,10 @@ describe('the CommonJS quick start', () => {
   it('serves with require() and no top-level await: the printed curl line works, no token gets the empty 401', async () => {
     const cwd = await mkdtemp(join(tmpdir(), 'launcher-auth-commonjs-'));
     cleanups.push(() => rm(cwd, { recursive: true, force: true }));
-    // PORT=0: a free port, which the example prints in its curl line.
-    const child = spawn(process.execPath, [EXAMPLE], { cwd, env: { ...process.env, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    // PORT unset: a free port, which the example prints in its curl line; its secret goes under XDG_CONFIG_HOME.
+    const env: NodeJS.ProcessEnv = { ...process.env, XDG_CONFIG_HOME: cwd };
+    delete env['PORT'];
+    const child = spawn(process.execPath, [EXAMPLE], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     cleanups.push(() => stop(child));
     let output = '';
     child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
@@ -59,6 +61,6 @@ describe('the CommonJS quick start', () => {
     expect(refused.headers.get('www-authenticate')).toBe('Bearer realm="launcher"');
     expect((await fetch(new URL('/health', url))).status).toBe(200);
     // It kept its secret where it says, in the folder it was started from, private to the user.
-    expect((await stat(join(cwd, '.data/secret.json'))).mode & 0o777).toBe(0o600);
+    expect((await stat(join(cwd, 'my-launcher/secret.json'))).mode & 0o777).toBe(0o600);
   });
 });

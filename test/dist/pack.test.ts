@@ -1,7 +1,7 @@
 // What `npm publish` would ship: `npm pack --dry-run --json` after `npm run build`, compared with the intended
 // list. Scripts are skipped so that the listing never rebuilds dist/ under the other dist tests.
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -97,6 +97,26 @@ describe('npm pack', () => {
       expect(await readFile(new URL('../../package.json', import.meta.url), 'utf8')).toBe(before);
     } finally {
       await rm(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('before `npm ci` (a fresh clone: no node_modules, no dist/), says in one line to run it, without a stack trace', async () => {
+    const clone = await mkdtemp(join(tmpdir(), 'launcher-auth-fresh-'));
+    try {
+      await mkdir(join(clone, 'scripts'));
+      await copyFile(join(ROOT, 'package.json'), join(clone, 'package.json'));
+      await copyFile(join(ROOT, 'scripts/pack-manifest.mjs'), join(clone, 'scripts/pack-manifest.mjs'));
+      const failed = await promisify(execFile)(npm, ['pack', '--pack-destination', clone], { cwd: clone, shell: process.platform === 'win32' }).then(
+        () => undefined,
+        (error: { code?: unknown; stderr?: string }) => error,
+      );
+      expect(failed?.code).toBe(1);
+      const ours = (failed?.stderr ?? '').split('\n').filter((line) => !/^npm (?:error|warn)/.test(line) && line.trim() !== '');
+      expect(ours).toEqual(['launcher-auth: run `npm ci` first (it installs the tools and builds dist/), then `npm pack` again.']);
+      expect(failed?.stderr).not.toMatch(/ENOENT|\n\s+at /);
+      expect(await readFile(join(clone, 'package.json'), 'utf8')).toBe(await readFile(join(ROOT, 'package.json'), 'utf8'));
+    } finally {
+      await rm(clone, { recursive: true, force: true });
     }
   });
 });

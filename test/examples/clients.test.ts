@@ -1,5 +1,5 @@
 // The README's script clients (examples/clients/), run as a user runs them against the demo's automation API:
-// the token works, the token from before "Regenerate token" gets the hint, and no output holds a token.
+// the token works (also pasted with its `Bearer ` prefix), the token from before "Regenerate token" gets the hint, and no output holds a token.
 import { spawn, spawnSync } from 'node:child_process';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -65,12 +65,17 @@ async function expectClient(command: string, script: string, listed: RegExp): Pr
   expect(ok.out).toMatch(listed);
 
   const fresh = await authority.rotate();
+  // Pasted as a whole Authorization value: the prefix is recognised, not sent twice.
+  const prefixed = await runScript(command, script, { LAUNCHER_URL: url, LAUNCHER_TOKEN: ` Bearer ${fresh}\n` });
+  expect(prefixed.err).toBe('');
+  expect(prefixed.code).toBe(0);
+  expect(prefixed.out).toMatch(listed);
   const stale = await runScript(command, script, { LAUNCHER_URL: url, LAUNCHER_TOKEN: token });
   expect(stale.code).toBe(1);
   expect(stale.out).toBe('health: 200\n');
   expect(stale.err.trim()).toBe("401: copy the token from the launcher's settings again (was it regenerated?)");
   // A boolean, so that a failure does not print a token.
-  expect([ok, stale].some((ran) => `${ran.out}${ran.err}`.includes(token) || `${ran.out}${ran.err}`.includes(fresh))).toBe(false);
+  expect([ok, prefixed, stale].some((ran) => `${ran.out}${ran.err}`.includes(token) || `${ran.out}${ran.err}`.includes(fresh))).toBe(false);
 }
 
 describe('calling the API from scripts', () => {

@@ -562,7 +562,7 @@ describe('the settings server (examples/demo/settings.ts)', () => {
     expect(answer.status).toBe(200);
     expect(answer.headers['cache-control']).toBe('no-store');
     const fresh = (json(answer) as { token: string }).token;
-    expect((json(answer) as { outcome: string }).outcome).toBe('regenerated');
+    expect(json(answer)).toMatchObject({ outcome: 'regenerated', message: 'New token created: the previous token no longer works.' });
     expect(fresh === authority.issue()).toBe(true);
     expect(fresh === old).toBe(false);
 
@@ -574,12 +574,12 @@ describe('the settings server (examples/demo/settings.ts)', () => {
   });
 
   it.each([
-    // [code, whether a rotation happened before rotate() rejected (another one's, or this one then replaced)]
-    ['ERR_SAVE_FAILED', false],
-    ['ERR_SAVE_CONFLICT', true],
-    ['ERR_ROTATION_SUPERSEDED', true],
-    ['ERR_SAVE_UNCERTAIN', false],
-  ] as const)('POST /regenerate after rotate() rejects %s: 200 with that outcome and the token that works now', async (code, changed) => {
+    // [code, whether a rotation happened before rotate() rejected (another one's, or this one then replaced), outcome]
+    ['ERR_SAVE_FAILED', false, 'unchanged'],
+    ['ERR_SAVE_CONFLICT', true, 'regenerated-elsewhere'],
+    ['ERR_ROTATION_SUPERSEDED', true, 'regenerated-elsewhere'],
+    ['ERR_SAVE_UNCERTAIN', false, 'unconfirmed'],
+  ] as const)('POST /regenerate after rotate() rejects %s: 200 with its outcome, its message and the token that works now', async (code, changed, outcome) => {
     const started = await demo();
     const { apiUrl, authority } = started;
     const before = authority.issue();
@@ -591,25 +591,30 @@ describe('the settings server (examples/demo/settings.ts)', () => {
     };
     const answer = await regenerate(started);
     expect(answer.status).toBe(200);
-    const info = json(answer) as { token: string; keyId: string; outcome: string };
-    expect(info.outcome).toBe(code);
+    const info = json(answer) as { token: string; keyId: string; outcome: string; message: string };
+    expect(info.outcome).toBe(outcome);
+    expect(info.message).toMatch(/^[A-Z].*\.$/);
     expect(info.token === authority.issue()).toBe(true);
     expect(info.keyId).toBe(authority.keyId);
     expect(info.token === before).toBe(!changed);
     expect((await call(`${apiUrl}/apps`, { token: info.token })).status).toBe(200);
   });
 
-  it('POST /regenerate after ERR_CLOSED or an unknown failure: 500 with the message, no token', async () => {
+  it('POST /regenerate after ERR_CLOSED: 503, stopped, no token; after an unknown failure: 500 with its message', async () => {
     const started = await demo();
     const { authority } = started;
-    for (const error of [new LauncherAuthError('ERR_CLOSED', 'The token authority was closed.'), new Error('broken')]) {
-      authority.rotate = async () => {
-        throw error;
-      };
-      const answer = await regenerate(started);
-      expect(answer.status).toBe(500);
-      expect(json(answer)).toEqual({ error: error.message });
-    }
+    authority.rotate = async () => {
+      throw new LauncherAuthError('ERR_CLOSED', 'The token authority was closed.');
+    };
+    const stopped = await regenerate(started);
+    expect(stopped.status).toBe(503);
+    expect(json(stopped)).toEqual({ outcome: 'stopped', message: 'The automation API has stopped: no token works until the launcher starts it again.' });
+    authority.rotate = async () => {
+      throw new Error('broken');
+    };
+    const broken = await regenerate(started);
+    expect(broken.status).toBe(500);
+    expect(json(broken)).toEqual({ error: 'broken' });
   });
 
   it('refuses a cross-origin or header-less POST /regenerate with 403 even with the owner cookie, and does not rotate', async () => {

@@ -1,6 +1,7 @@
-// Runs the README's code blocks (examples/readme/*.ts) as a reader would: each in an empty folder, with tsx.
-// They are written for port 7878, the demo's; each runs on a free port instead (test/support/readme-port.ts), and
-// the demo's ports 7878 and 7879 are held by another listener the whole time, as when a reader's demo is running.
+// Runs the README's code blocks (examples/readme/*.ts) as a reader would: each in an empty folder, with tsx, and
+// with the demo's ports 7878 and 7879 held by another listener the whole time, as when a reader's demo is running.
+// Every server snippet listens on PORT, unset here: any free port, which it prints. conformance.ts, a client of the
+// reader's server on 7878, is sent to a free port instead (test/support/readme-port.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -70,8 +71,6 @@ interface Run {
   child: ChildProcess;
   output: () => string;
   exited: Promise<number | null>;
-  /** Resolves once the snippet's server listens, with `port` set to its port. */
-  listening: () => Promise<void>;
 }
 
 async function run(name: string): Promise<Run> {
@@ -81,7 +80,8 @@ async function run(name: string): Promise<Run> {
   // One process (node with tsx's loader), so that killing it frees its port.
   const child = spawn(process.execPath, ['--import', tsxLoader, '--import', readmePort, join(root, 'examples/readme', name)], {
     cwd,
-    env: { ...process.env, TSX_TSCONFIG_PATH: join(root, 'tsconfig.json'), LAUNCHER_README_PORT: String(port) },
+    // secretPath() puts the secret under XDG_CONFIG_HOME: the run's own folder, never the user's configuration.
+    env: { ...process.env, TSX_TSCONFIG_PATH: join(root, 'tsconfig.json'), LAUNCHER_README_PORT: String(port), XDG_CONFIG_HOME: cwd, PORT: '' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.push(child);
@@ -89,10 +89,7 @@ async function run(name: string): Promise<Run> {
   child.stdout?.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
   child.stderr?.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const listening = async (): Promise<void> => {
-    port = Number(await until(() => /^readme-port: listening on (\d+)$/m.exec(text)?.[1], 'the server to listen'));
-  };
-  return { child, output: () => text, exited, listening };
+  return { child, output: () => text, exited };
 }
 
 function get(path: string, token?: string): Promise<{ status: number; body: string }> {
@@ -122,25 +119,47 @@ async function until<T>(probe: () => Promise<T | undefined> | T | undefined, wha
 }
 
 describe('README code blocks, run', { timeout: 60_000 }, () => {
-  it('quick-start.ts prints what its comments promise', async () => {
-    const { output, exited } = await run('quick-start.ts');
-    expect(await exited).toBe(0);
-    expect(output().trim().split('\n')).toEqual(['true', 'true', 'false true']);
+  it('quick-start.ts listens on a free port, keeps its secret under secretPath(), and its curl line works', async () => {
+    const { output } = await run('quick-start.ts');
+    const [, token = '', url = ''] = await until(() => /Bearer ([\w.-]+)" (http:\/\/127\.0\.0\.1:\d+\/)$/m.exec(output()) ?? undefined, 'the curl line');
+    port = Number(new URL(url).port);
+    expect(port).toBeGreaterThan(0);
+    expect(port).not.toBe(7878);
+    expect((await get('/', token)).status).toBe(200);
+    expect(await get('/')).toEqual({ status: 401, body: '' });
+    expect(await get('/health')).toEqual({ status: 200, body: 'ok' });
+    const saved = await TokenAuthority.open({ store: new FileSecretStore(join(folders.at(-1) as string, 'my-launcher/secret.json')) });
+    expect(saved.issue() === token).toBe(true);
+    await saved.close();
   });
 
-  it.each(['node.ts', 'express.ts', 'fastify.ts', 'hono.ts', 'hono-auth.ts', 'koa.ts'])('%s serves: the printed curl line works', async (name) => {
-    const { output, listening } = await run(name);
-    await listening();
-    const token = await until(() => /Bearer ([\w.-]+)"/.exec(output())?.[1], 'the curl line');
-    const path = await until(() => / (http:\/\/127\.0\.0\.1:7878\/\S*)$/m.exec(output())?.[1], 'the URL');
+  it('settings.ts shows the masked token, then regenerates it with a sentence to show', async () => {
+    const { output, exited } = await run('settings.ts');
+    expect(await exited).toBe(0);
+    const lines = output().trim().split('\n');
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(/^Token \u2022{12}[\w-]{4} \(key [\w-]+\)$/);
+    expect(lines[1]).toBe('regenerated: New token created: the previous token no longer works.');
+  });
+
+  it.each(['node.ts', 'express.ts', 'fastify.ts', 'hono.ts', 'hono-auth.ts', 'koa.ts'])('%s serves on a free port: the printed curl line works', async (name) => {
+    const { output } = await run(name);
+    const [, token = '', path = ''] = await until(() => /Bearer ([\w.-]+)" (http:\/\/127\.0\.0\.1:\d+\/\S*)$/m.exec(output()) ?? undefined, 'the curl line');
     const url = new URL(path);
+    // PORT unset: a port of its own, never the demo's 7878 (held by this file meanwhile).
+    port = Number(url.port);
+    expect(port).toBeGreaterThan(0);
+    expect(port).not.toBe(7878);
     expect((await get(url.pathname, token)).status).toBe(200);
     expect(await get(url.pathname)).toEqual({ status: 401, body: '' });
     if (name !== 'node.ts') expect((await get('/health')).status).toBe(200);
+    expect(output()).not.toMatch(/EADDRINUSE/);
   });
 
   it('long-lived.ts answers /health and refuses the event stream without a token', async () => {
-    await (await run('long-lived.ts')).listening();
+    const { output } = await run('long-lived.ts');
+    port = Number(await until(() => /^http:\/\/127\.0\.0\.1:(\d+)\/$/m.exec(output())?.[1], 'the address'));
+    expect(port).not.toBe(7878);
     expect(await until(() => get('/health'), 'the server')).toEqual({ status: 200, body: 'ok' });
     expect(await get('/events')).toEqual({ status: 401, body: '' });
   });
@@ -172,9 +191,9 @@ describe('README code blocks, run', { timeout: 60_000 }, () => {
   });
 
   it('browser-websocket.ts opens a socket for the token entry, with its own protocol, and refuses one without', async () => {
-    const { output, listening } = await run('browser-websocket.ts');
-    await listening();
-    await until(() => (output().includes('ws://127.0.0.1:7878/') ? true : undefined), 'the server');
+    const { output } = await run('browser-websocket.ts');
+    port = Number(await until(() => /^WebSocket on ws:\/\/127\.0\.0\.1:(\d+)\/ /m.exec(output())?.[1], 'the server'));
+    expect(port).not.toBe(7878);
     // The block's secret file, in its working folder: the token a settings page would show.
     const reader = await TokenAuthority.open({ store: new FileSecretStore(join(folders.at(-1) as string, '.data/secret.json')) });
     const token = reader.issue();

@@ -1,13 +1,15 @@
 // The library on Bun and on Deno (both from this repository's npm dev dependencies): check.ts runs the fetch
 // adapter and launcher-auth/hono on each runtime's own server, the file store, and revocation. Deno gets the narrowest
 // permissions that work: the adapters need only loopback; the file store needs to read (it checks every folder
-// up to `/`), to write its own folder, and the user id (the owner check).
+// up to `/`), to write its own folder, and the user id (the owner check). The README's Bun.serve and Deno.serve
+// snippets run as written, each on a free port (PORT unset), and the Deno one is typechecked by `deno check`.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
+import { get } from '../support/get.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CHECK = 'test/runtimes/check.ts';
@@ -23,6 +25,8 @@ interface Ran {
   out: string;
   err: string;
 }
+
+const ENV = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? ROOT, DENO_NO_UPDATE_CHECK: '1', DO_NOT_TRACK: '1', NO_COLOR: '1' };
 
 function run(command: string, args: string[]): Promise<Ran> {
   if (!existsSync(command)) throw new Error(`${command} is missing: run \`npm ci\` (bun and deno are dev dependencies).`);
@@ -89,5 +93,50 @@ describe.concurrent('other runtimes', () => {
       folder,
     ]);
     expectPassed(ran, FILE_CHECKS);
+  });
+});
+
+/** Starts a README server snippet; resolves with the token and URL of the curl line it prints. */
+function serve(command: string, args: string[], env: Record<string, string>): Promise<{ token: string; url: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: ROOT, env: { ...ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    onTestFinished(() => void child.kill('SIGKILL'));
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString('utf8');
+      const line = /Bearer ([\w.-]+)" (http:\/\/127\.0\.0\.1:\d+\/)$/m.exec(out);
+      if (line !== null) resolve({ token: line[1] as string, url: line[2] as string });
+    });
+    child.stderr.on('data', (chunk: Buffer) => void (out += chunk.toString('utf8')));
+    child.on('error', reject);
+    // A boolean-free message: the output may hold the token once the line is there, and then this never runs.
+    child.on('close', (code) => reject(new Error(`the snippet exited (${code}) before printing its curl line`)));
+  });
+}
+
+/** The snippet's server: the token works, no token gets the empty 401, /health is open, on a port of its own. */
+async function expectServes({ token, url }: { token: string; url: string }): Promise<void> {
+  expect(new URL(url).port).not.toBe('7878');
+  expect(await get(url, token)).toMatchObject({ status: 200, body: expect.stringMatching(/^hello, key [\w-]+\n$/) as unknown });
+  expect(await get(url)).toEqual({ status: 401, body: '' });
+  expect(await get(new URL('/health', url).href)).toEqual({ status: 200, body: 'ok' });
+}
+
+describe('the README\'s runtime snippets', { timeout: 60_000 }, () => {
+  it('Bun.serve (examples/readme/bun-serve.ts)', async () => {
+    expect(existsSync(BUN)).toBe(true);
+    await expectServes(await serve(BUN, ['examples/readme/bun-serve.ts'], { XDG_CONFIG_HOME: scratch() }));
+  });
+
+  it('Deno.serve (examples/readme/deno-serve.ts): deno check passes, and it serves with narrow permissions', async () => {
+    const checked = await run(DENO, ['check', '--sloppy-imports', '--config=test/runtimes/deno-check.json', 'examples/readme/deno-serve.ts']);
+    expect({ code: checked.code, err: checked.err.replace(/^Check .*\n/m, '') }).toEqual({ code: 0, err: '' });
+    const folder = scratch();
+    const map = join(folder, 'import-map.json');
+    const imports = { 'launcher-auth': join(ROOT, 'src/index.ts'), 'launcher-auth/fetch': join(ROOT, 'src/adapters/fetch.ts') };
+    writeFileSync(map, JSON.stringify({ imports }));
+    const args = ['run', '--no-prompt', '--sloppy-imports', `--import-map=${map}`, '--allow-net=127.0.0.1', '--allow-env=PORT,XDG_CONFIG_HOME'];
+    args.push('--allow-read', `--allow-write=${folder}`, '--allow-sys=uid,homedir', 'examples/readme/deno-serve.ts');
+    await expectServes(await serve(DENO, args, { XDG_CONFIG_HOME: folder }));
   });
 });

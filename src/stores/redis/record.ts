@@ -30,6 +30,19 @@ export function encodeMarker(id: string, generation: number, prev: string): stri
   return JSON.stringify({ rolledBack: true, id: `${MARKER_PREFIX}${id}`, generation, prev });
 }
 
+/** The place of a rollback marker in the sequence of records, or `undefined` when `value` is not a marker. */
+export function markerOf(value: unknown): { generation: number; id: string; prev: string } | undefined {
+  if (typeof value !== 'string' || !value.startsWith('{"rolledBack":true') || value.length > MAX_VALUE_CHARS) return undefined;
+  try {
+    const { generation, id, prev } = JSON.parse(value) as { generation?: unknown; id?: unknown; prev?: unknown };
+    if (typeof generation !== 'number' || !Number.isSafeInteger(generation) || generation < 1) return undefined;
+    if (typeof id !== 'string' || !id.startsWith(MARKER_PREFIX) || typeof prev !== 'string') return undefined;
+    return { generation, id, prev };
+  } catch {
+    return undefined;
+  }
+}
+
 /** The error for a store whose record went back, or was marked so. */
 export function rolledBack(key: string): LauncherAuthError {
   return new LauncherAuthError(

@@ -8,7 +8,7 @@ import { AckWait } from './acks.js';
 import { answered, connectionOf, unavailable, type RedisAnyClient, type RedisConnection } from './client.js';
 import { Follower } from './follower.js';
 import { Lease, type Overwrite } from './lease.js';
-import { decodeRecord, encodeMarker, encodeRecord, rolledBack } from './record.js';
+import { decodeRecord, encodeMarker, encodeRecord, markerOf, rolledBack } from './record.js';
 import { observation, pendingOf } from './wire.js';
 import { CONFIRM, DROP, LOAD, PENDING, SAVE, SAVE_PADDING, keyNames, type KeyNames } from './scripts.js';
 
@@ -196,6 +196,13 @@ export class RedisSecretStore implements SecretStore {
         try {
           loaded = decodeRecord(value, this.key);
         } catch (error) {
+          const marker = markerOf(value);
+          if (marker !== undefined) {
+            // A rollback marker: taken in as a renewal takes it in, so that a save (the rotation that ends the
+            // refusal) replaces it, even from a process that has only read it, such as `launcher-auth rotate`.
+            this.#lease.see(marker.generation, marker.id, marker.prev, sent);
+            throw error;
+          }
           if (this.#lease.highest.generation === 0) this.#corrupt = true;
           throw error;
         }
@@ -459,6 +466,8 @@ export class RedisSecretStore implements SecretStore {
     if (this.#warned.has(condition)) return;
     this.#warned.add(condition);
     this.#rollbackUntold = true;
+    // The next load() tells the host through onStoreError when it has one; a warning is for a host without.
+    if (this.#link?.reportsErrors === true) return;
     process.emitWarning(this.#rolledBack().message, { code: 'LAUNCHER_AUTH_STORE_ROLLBACK', type: 'LauncherAuthWarning' });
   }
 

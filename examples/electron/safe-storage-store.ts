@@ -1,25 +1,18 @@
 // A SecretStore for Electron launchers: the secret sealed by the operating system through Electron's safeStorage
-// (the Keychain on macOS, DPAPI on Windows, the Secret Service or KWallet on Linux), in the app's userData folder.
-// Typechecked (`npm run typecheck`) against the part of Electron's types it uses, declared in
-// examples/types/electron.d.ts so that no Electron download is needed; it runs only in Electron's main process.
-//
-//   await app.whenReady(); // safeStorage can encrypt only once the app is ready
-//   const authority = await TokenAuthority.open({
-//     store: new SafeStorageSecretStore(),
-//     onStoreError: (error) => console.error(`secret store: ${error.message}`),
-//   });
-import { app, safeStorage } from 'electron';
+// (the Keychain on macOS, DPAPI on Windows, the Secret Service or KWallet on Linux), in a file of the user's
+// configuration folder. It runs only in Electron's main process, once `app.whenReady()` has resolved (see main.ts).
+import { safeStorage } from 'electron';
 import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { LauncherAuthError, type SecretRecord, type SecretStore } from 'launcher-auth';
 
 export class SafeStorageSecretStore implements SecretStore {
   /** The sealed file: only safeStorage, as the same OS user and app, can open it. */
   readonly path: string;
 
-  /** @param fileName - the file's name in `app.getPath('userData')`. */
-  constructor(fileName = 'automation-api.secret') {
-    this.path = join(app.getPath('userData'), fileName);
+  /** @param path - where the sealed file goes, e.g. `secretPath('my-launcher', 'automation-api.secret')`. */
+  constructor(path: string) {
+    this.path = path;
   }
 
   async load(): Promise<SecretRecord | undefined> {

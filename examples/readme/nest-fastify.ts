@@ -1,10 +1,10 @@
-// NestJS: the adapter goes on the platform before Nest's routes; @Auth() hands a controller the context.
+// NestJS on Fastify: npm install launcher-auth @nestjs/core @nestjs/common @nestjs/platform-fastify fastify
+// reflect-metadata rxjs. fastifyAuth is registered on Fastify before Nest's routes.
 import 'reflect-metadata';
 import { Controller, Get, Module, createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { FileSecretStore, TokenAuthority, type AuthContext } from 'launcher-auth';
-import { expressAuth } from 'launcher-auth/express';
+import { FileSecretStore, TokenAuthority, secretPath, type AuthContext } from 'launcher-auth';
 import { fastifyAuth } from 'launcher-auth/fastify';
 
 const Auth = createParamDecorator(
@@ -27,13 +27,8 @@ class ApiController {
 @Module({ controllers: [ApiController] })
 class AppModule {}
 
-const authority = await TokenAuthority.open({ store: new FileSecretStore('.data/secret.json') });
-if (process.env.NEST_PLATFORM === 'fastify') {
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule, new FastifyAdapter());
-  await app.register(fastifyAuth, { authority });
-  await app.listen(7878, '127.0.0.1');
-} else {
-  const app = await NestFactory.create(AppModule);
-  app.use(expressAuth(authority));
-  await app.listen(7878, '127.0.0.1');
-}
+const authority = await TokenAuthority.open({ store: new FileSecretStore(secretPath('my-launcher')) });
+const app = await NestFactory.create<NestFastifyApplication>(AppModule, new FastifyAdapter());
+await app.register(fastifyAuth, { authority });
+await app.listen(Number(process.env.PORT ?? 0), '127.0.0.1'); // PORT unset: any free port
+console.log(`curl -H "Authorization: Bearer ${authority.issue()}" ${await app.getUrl()}/apps`);
