@@ -171,7 +171,7 @@ function microGoals(micro: MicroResult): Goal[] {
   });
   goals.push({
     goal: 'no cache that attacker input can grow',
-    measured: 'not measured here: see test/core/cheap-rejections.test.ts and test/hardening/memory.test.ts',
+    measured: 'not measured here: see test/authority/cheap-rejections.test.ts and test/hardening/memory.test.ts',
     verdict: 'info',
   });
   return goals;

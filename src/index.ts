@@ -1,6 +1,7 @@
-// launcher-auth: the framework-free entry. Adapters live under launcher-auth/node, /express, /fastify, /fetch.
-export { TokenAuthority } from './core/token-authority.js';
-export { LauncherAuthError, isLauncherAuthError, type LauncherAuthErrorCode } from './core/errors.js';
+// launcher-auth: the framework-free entry. Adapters live under launcher-auth/node, /express, /fastify, /fetch, /hono
+// and /koa.
+export { TokenAuthority } from './authority/token-authority.js';
+export { LauncherAuthError, isLauncherAuthError, type LauncherAuthErrorCode } from './authority/errors.js';
 export { MemorySecretStore } from './stores/memory.js';
 export { FileSecretStore, type FileSecretStoreOptions } from './stores/file.js';
 export type {
@@ -14,6 +15,6 @@ export type {
   StoreLink,
   TokenAuthorityOptions,
   VerifyResult,
-} from './core/types.js';
-export type { AuthOptions, Peer, RejectInfo } from './core/gate.js';
-export type { CorsOptions } from './core/cors.js';
+} from './authority/types.js';
+export type { AuthOptions, Peer, RejectInfo } from './gate/gate.js';
+export type { CorsOptions } from './gate/cors.js';

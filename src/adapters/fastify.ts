@@ -1,7 +1,7 @@
 // launcher-auth/fastify: a Fastify 5 plugin, not encapsulated (as fastify-plugin would mark it), so its hook
 // covers the whole app.
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import { authorizationFromRawHeaders } from '../core/bearer.js';
+import { authorizationFromRawHeaders } from '../authority/bearer.js';
 import {
   EXEMPT,
   UNAUTHORIZED_STATUS,
@@ -13,13 +13,13 @@ import {
   unauthorizedHeaderList,
   type AuthOptions,
   type Decision,
-} from '../core/gate.js';
-import type { CorsOptions, CorsOutcome } from '../core/cors.js';
-import type { TokenAuthority } from '../core/token-authority.js';
-import type { AuthContext } from '../core/types.js';
+} from '../gate/gate.js';
+import type { CorsOptions, CorsOutcome } from '../gate/cors.js';
+import type { TokenAuthority } from '../authority/token-authority.js';
+import type { AuthContext } from '../authority/types.js';
 
 export type { AuthContext, AuthOptions, CorsOptions };
-export type { RejectInfo } from '../core/gate.js';
+export type { RejectInfo } from '../gate/gate.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -1,6 +1,6 @@
 // launcher-auth/koa: a Koa 2/3 middleware.
 import type { Middleware, ParameterizedContext } from 'koa';
-import { authorizationFromRawHeaders } from '../core/bearer.js';
+import { authorizationFromRawHeaders } from '../authority/bearer.js';
 import {
   EXEMPT,
   UNAUTHORIZED_STATUS,
@@ -11,13 +11,13 @@ import {
   resolveAuthOptions,
   unauthorizedHeaderList,
   type AuthOptions,
-} from '../core/gate.js';
-import { setHeaders, type CorsOptions } from '../core/cors.js';
-import type { TokenAuthority } from '../core/token-authority.js';
-import type { AuthContext } from '../core/types.js';
+} from '../gate/gate.js';
+import { setHeaders, type CorsOptions } from '../gate/cors.js';
+import type { TokenAuthority } from '../authority/token-authority.js';
+import type { AuthContext } from '../authority/types.js';
 
 export type { AuthContext, AuthOptions, CorsOptions };
-export type { RejectInfo } from '../core/gate.js';
+export type { RejectInfo } from '../gate/gate.js';
 
 /**
  * `ctx.state` of an app whose every middleware after `koaAuth` is reached with a valid token: what `koaAuth`

@@ -1,7 +1,7 @@
 // The secret store that `token` and `rotate` work on: a file (--store), the OS keychain (--keyring) or Redis
 // (--redis, with the optional peer `redis` loaded only then), and how messages name it without its credentials.
 import { statSync } from 'node:fs';
-import type { SecretStore } from '../core/types.js';
+import type { SecretStore } from '../authority/types.js';
 import { FileSecretStore } from '../stores/file.js';
 import { KeyringSecretStore } from '../stores/keyring/index.js';
 import { StoreSetupError, UsageError, shellQuoted } from './output.js';

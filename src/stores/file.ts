@@ -3,9 +3,9 @@ import { randomBytes } from 'node:crypto';
 import { constants, watch as watchPath, watchFile, unwatchFile, type FSWatcher, type Stats } from 'node:fs';
 import { lstat, mkdir, open, readdir, readlink, realpath, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, parse, resolve, sep } from 'node:path';
-import { LauncherAuthError } from '../core/errors.js';
-import { recordProblem } from '../core/record.js';
-import type { SaveOptions, SecretRecord, SecretStore } from '../core/types.js';
+import { LauncherAuthError } from '../authority/errors.js';
+import { recordProblem } from '../authority/record.js';
+import type { SaveOptions, SecretRecord, SecretStore } from '../authority/types.js';
 import { parseRecord, serializeRecord } from './record-json.js';
 
 /** A secret file is about 150 bytes; anything far larger is not one. */

@@ -1,7 +1,7 @@
 // The launcher's secret in the OS keychain: one entry (service, account) holding the same JSON as the secret file.
-import { LauncherAuthError } from '../../core/errors.js';
-import { recordProblem } from '../../core/record.js';
-import type { SaveOptions, SecretRecord, SecretStore } from '../../core/types.js';
+import { LauncherAuthError } from '../../authority/errors.js';
+import { recordProblem } from '../../authority/record.js';
+import type { SaveOptions, SecretRecord, SecretStore } from '../../authority/types.js';
 import { parseRecord, serializeRecord } from '../record-json.js';
 import { callKeyring, type AgentReply, type AgentRequest } from './agent.js';
 

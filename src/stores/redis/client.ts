@@ -1,6 +1,6 @@
 // The connection layer: one interface over a plain node-redis client, a Sentinel client and a Cluster client, so
 // that the store's protocol never asks which deployment it talks to. Also how a server that does not answer is told.
-import { LauncherAuthError } from '../../core/errors.js';
+import { LauncherAuthError } from '../../authority/errors.js';
 
 /**
  * The part of a connected node-redis client (`createClient()` of the `redis` package, 5.x or 6.x) that the store

@@ -2,7 +2,7 @@
 // pub/sub for rotations, reloads asked of the authority without ever holding up a renewal, write-forward after a
 // rollback, and one report per change of condition.
 import { performance } from 'node:perf_hooks';
-import type { StoreLink } from '../../core/types.js';
+import type { StoreLink } from '../../authority/types.js';
 import type { RedisSubscription } from './client.js';
 import { MARKER_PREFIX, type ConfirmReply, type Condition, type Decision, type Lease, type Overwrite } from './lease.js';
 

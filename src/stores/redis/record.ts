@@ -1,7 +1,7 @@
 // The record as one Redis value: the secret file's JSON fields plus the generation that compare-and-set counts and
 // the id of the record it replaced; and the marker that stands for a secret lost to a Redis rollback.
-import { LauncherAuthError } from '../../core/errors.js';
-import type { SecretRecord } from '../../core/types.js';
+import { LauncherAuthError } from '../../authority/errors.js';
+import type { SecretRecord } from '../../authority/types.js';
 import { parseRecord, serializeRecord } from '../record-json.js';
 import { MARKER_PREFIX } from './lease.js';
 

@@ -1,9 +1,9 @@
 // RedisSecretStore: the secret shared by every instance of a service, revoked on all of them when rotate() resolves.
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { LauncherAuthError } from '../../core/errors.js';
-import { recordProblem } from '../../core/record.js';
-import type { SaveOptions, SecretRecord, SecretStore, StoreLink } from '../../core/types.js';
+import { LauncherAuthError } from '../../authority/errors.js';
+import { recordProblem } from '../../authority/record.js';
+import type { SaveOptions, SecretRecord, SecretStore, StoreLink } from '../../authority/types.js';
 import { AckWait } from './acks.js';
 import { answered, connectionOf, unavailable, type RedisAnyClient, type RedisConnection } from './client.js';
 import { Follower } from './follower.js';

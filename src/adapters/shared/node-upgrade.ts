@@ -5,7 +5,7 @@ import type { IncomingMessage } from 'node:http';
 import { Server as NetServer } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { TLSSocket } from 'node:tls';
-import { HTTP_TOKEN, authorizationFromRawHeaders } from '../core/bearer.js';
+import { HTTP_TOKEN, authorizationFromRawHeaders } from '../../authority/bearer.js';
 import {
   assertAuthority,
   decide,
@@ -15,17 +15,17 @@ import {
   type AuthOptions,
   type Decision,
   type ResolvedAuthOptions,
-} from '../core/gate.js';
+} from '../../gate/gate.js';
 import {
   protocolCredentials,
   protocolsFromRawHeaders,
   resolveSubprotocolToken,
   stripTokenEntry,
   type SubprotocolTokenOptions,
-} from '../core/subprotocol.js';
-import type { TokenAuthority } from '../core/token-authority.js';
-import type { AuthContext } from '../core/types.js';
-import type { AuthenticatedRequest } from './node.js';
+} from '../../gate/subprotocol.js';
+import type { TokenAuthority } from '../../authority/token-authority.js';
+import type { AuthContext } from '../../authority/types.js';
+import type { AuthenticatedRequest } from '../node.js';
 
 /** The options of {@link withUpgradeAuth}. */
 export interface UpgradeAuthOptions extends AuthOptions, SubprotocolTokenOptions {

@@ -1,7 +1,7 @@
 // The token carried as one `Sec-WebSocket-Protocol` entry (`authorization.bearer.<token>`), for browser WebSocket
 // clients, which cannot send an Authorization header. Parsing and the ambiguity rules live here; an adapter only
 // reads the header values, hands the result's `authorization` to `decide`, and strips the entry from the request.
-import { HTTP_TOKEN } from './bearer.js';
+import { HTTP_TOKEN } from '../authority/bearer.js';
 
 /** The prefix of the entry that carries the token: `new WebSocket(url, ['app.v1', TOKEN_PROTOCOL_PREFIX + token])`. */
 export const TOKEN_PROTOCOL_PREFIX = 'authorization.bearer.';

@@ -1,8 +1,8 @@
 // The one decision every adapter asks for: exempt health check, authenticated, or the uniform 401. Adapters
 // only translate their framework's request into (method, target, authorization) and the answer back.
 import { corsFor, resolveCors, type CorsOptions, type CorsOutcome, type ResolvedCors } from './cors.js';
-import { authenticateNow, type TokenAuthority } from './token-authority.js';
-import type { AuthContext, RejectReason, VerifyResult } from './types.js';
+import { authenticateNow, type TokenAuthority } from '../authority/token-authority.js';
+import type { AuthContext, RejectReason, VerifyResult } from '../authority/types.js';
 
 /** What `onReject` is told about a refused request. Never the token or the Authorization value. */
 export interface RejectInfo {

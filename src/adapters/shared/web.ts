@@ -13,10 +13,10 @@ import {
   type Decision,
   type Peer,
   type ResolvedAuthOptions,
-} from '../core/gate.js';
-import { corsFor } from '../core/cors.js';
-import type { TokenAuthority } from '../core/token-authority.js';
-import type { AuthContext } from '../core/types.js';
+} from '../../gate/gate.js';
+import { corsFor } from '../../gate/cors.js';
+import type { TokenAuthority } from '../../authority/token-authority.js';
+import type { AuthContext } from '../../authority/types.js';
 
 /** What a Web guard resolves with: the answer to return as is, the context, or `undefined` for the health check. */
 export type WebAuthResult = Response | AuthContext | undefined;
