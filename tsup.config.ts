@@ -28,7 +28,8 @@ export default defineConfig([
       keyring: 'src/stores/keyring/index.ts',
     },
     format: ['esm', 'cjs'],
-    dts: true,
+    // `@internal` members (the symbol-keyed methods the gate calls) stay out of the public declarations.
+    dts: { compilerOptions: { stripInternal: true } },
     splitting: true,
     clean: false,
   },

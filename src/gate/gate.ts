@@ -1,7 +1,8 @@
 // The one decision every adapter asks for: exempt health check, authenticated, or the uniform 401. Adapters
 // only translate their framework's request into (method, target, authorization) and the answer back.
 import { corsFor, resolveCors, type CorsOptions, type CorsOutcome, type ResolvedCors } from './cors.js';
-import { authenticateNow, type TokenAuthority } from '../authority/token-authority.js';
+import { authenticateNow } from '../authority/internal.js';
+import type { TokenAuthority } from '../authority/token-authority.js';
 import type { AuthContext, RejectReason, VerifyResult } from '../authority/types.js';
 
 /** What `onReject` is told about a refused request. Never the token or the Authorization value. */
@@ -222,7 +223,7 @@ export function decide(
   if (isHealthRequest(method, target, options.healthPath) && (route === undefined || route === options.healthPath)) {
     return EXEMPT;
   }
-  const result = authenticateNow(authority, authorization);
+  const result = authority[authenticateNow](authorization);
   if (result instanceof Promise) return result.then((settled) => settle(settled, method, target, options, peer));
   return settle(result, method, target, options, peer);
 }
