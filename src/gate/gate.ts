@@ -131,7 +131,7 @@ export function unauthorizedHeaderList(options: ResolvedAuthOptions, cors: CorsO
  * `accepted` (lower-case names, compared without their `/version` and in any letter case). Such a request asks
  * for a long-lived connection: it is never the health check, whatever its path.
  */
-export function upgradeNames(value: string, accepted: ReadonlySet<string>): boolean {
+export function namesAcceptedUpgrade(value: string, accepted: ReadonlySet<string>): boolean {
   for (const item of value.split(',')) {
     const name = item.split('/', 1)[0]?.trim().toLowerCase() ?? '';
     if (accepted.has(name)) return true;

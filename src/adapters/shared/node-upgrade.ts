@@ -10,7 +10,7 @@ import {
   assertAuthority,
   decide,
   resolveAuthOptions,
-  upgradeNames,
+  namesAcceptedUpgrade,
   withoutExemption,
   type AuthOptions,
   type Decision,
@@ -59,7 +59,7 @@ function resolveProtocols(options: UpgradeAuthOptions | undefined): ReadonlySet<
 /** True when one of the request's `Upgrade` values names a protocol of `accepted`. */
 function wantsAccepted(rawHeaders: readonly string[], accepted: ReadonlySet<string>): boolean {
   for (let i = 0; i < rawHeaders.length; i += 2) {
-    if ((rawHeaders[i] as string).toLowerCase() === 'upgrade' && upgradeNames(rawHeaders[i + 1] as string, accepted)) return true;
+    if ((rawHeaders[i] as string).toLowerCase() === 'upgrade' && namesAcceptedUpgrade(rawHeaders[i + 1] as string, accepted)) return true;
   }
   return false;
 }

@@ -7,7 +7,7 @@ import {
   decide,
   decideCors,
   resolveAuthOptions,
-  upgradeNames,
+  namesAcceptedUpgrade,
   withoutExemption,
   type AuthOptions,
   type Decision,
@@ -62,7 +62,7 @@ const WEBSOCKET: ReadonlySet<string> = new Set(['websocket']);
 /** True for a WebSocket handshake: its `Upgrade` names `websocket`. */
 export function asksWebSocket(headers: Headers): boolean {
   const upgrade = headers.get('upgrade');
-  return upgrade !== null && upgradeNames(upgrade, WEBSOCKET);
+  return upgrade !== null && namesAcceptedUpgrade(upgrade, WEBSOCKET);
 }
 
 /** Validates `options` (a `TypeError` names `where`) and makes the guard. */

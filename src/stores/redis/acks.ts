@@ -1,7 +1,8 @@
 // The rotating instance's side, pure: when a saved rotation may resolve, when it was superseded or lost, and which
 // dead entries of the instance table may go. Every expiry here is measured on the rotating instance's own
 // monotonic clock; Redis's clock is never consulted.
-import type { Era, Observed } from './replies.js';
+import type { Era } from './era.js';
+import type { Observed } from './reply.js';
 
 /** The answer of one acknowledgement read (the PENDING script). */
 export interface PendingReply extends Observed {
