@@ -94,7 +94,7 @@ export function expressAuth(authority: TokenAuthority, options?: AuthOptions): R
     }
     const authorization = authorizationFromRawHeaders(req.rawHeaders);
     const decision = decide(authority, req.method, req.originalUrl, authorization, resolved, undefined, req.socket);
-    if (decision instanceof Promise) decision.then((settled) => apply(req, res, next, settled, cors));
+    if (decision instanceof Promise) void decision.then((settled) => apply(req, res, next, settled, cors));
     else apply(req, res, next, decision, cors);
   };
 }

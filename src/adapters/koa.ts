@@ -77,14 +77,23 @@ export function koaAuth(authority: TokenAuthority, options?: KoaAuthOptions): Mi
   return async (ctx, next) => {
     const { req } = ctx;
     const cors = decideCors(req.method, ctx.originalUrl, req.rawHeaders, resolved, req.socket);
-    if (cors?.answer !== undefined) return answer(ctx, cors.answer.status, cors.answer.headers);
+    if (cors?.answer !== undefined) {
+      answer(ctx, cors.answer.status, cors.answer.headers);
+      return;
+    }
     const authorization = authorizationFromRawHeaders(req.rawHeaders);
     const pending = decide(authority, req.method, ctx.originalUrl, authorization, resolved, undefined, req.socket);
     const decision = pending instanceof Promise ? await pending : pending;
-    if (decision === undefined) return answer(ctx, UNAUTHORIZED_STATUS, unauthorizedHeaderList(resolved, cors));
+    if (decision === undefined) {
+      answer(ctx, UNAUTHORIZED_STATUS, unauthorizedHeaderList(resolved, cors));
+      return;
+    }
     if (cors !== undefined) setHeaders(ctx.res, cors.pass);
     if (decision !== EXEMPT) ctx.state.auth = decision;
-    else if (health !== undefined) return void (await health(ctx));
-    return next();
+    else if (health !== undefined) {
+      await health(ctx);
+      return;
+    }
+    return next() as Promise<void>;
   };
 }

@@ -85,7 +85,7 @@ export interface NodeGuard {
 type AnyHandler = Listener<MaybeAuthenticatedRequest, ServerResponse>;
 
 /** The shared body of withAuth and withContinueAuth: `pass` runs the handler once the request may go on. */
-function guard<Request extends NodeRequest, Response extends ServerResponse<IncomingMessage> | Http2ServerResponse>(
+function guard<Request extends NodeRequest, Response extends ServerResponse | Http2ServerResponse>(
   authority: TokenAuthority,
   handler: Listener<MaybeAuthenticatedRequest<Request>, Response>,
   options: NodeAuthOptions<Request, Response & NodeResponse<Request>> | undefined,
@@ -127,7 +127,7 @@ function guard<Request extends NodeRequest, Response extends ServerResponse<Inco
     }
     const authorization = authorizationFromRawHeaders(req.rawHeaders);
     const decision = decide(authority, req.method, req.url, authorization, resolved, undefined, req.socket);
-    if (decision instanceof Promise) decision.then((settled) => apply(req, res, settled, cors));
+    if (decision instanceof Promise) void decision.then((settled) => apply(req, res, settled, cors));
     else apply(req, res, decision, cors);
   };
 }

@@ -24,7 +24,7 @@ export interface OpenedStore {
   /** The options that name this store again, for a command the CLI suggests. */
   flag: string;
   /** Lets go of what the store needed (the Redis connection); after the authority is closed. */
-  release(): Promise<void>;
+  release: () => Promise<void>;
 }
 
 /** How long `--redis` waits for a connection before it says that Redis is not there. */

@@ -147,7 +147,7 @@ export function resolveCors(value: unknown, where: string, unauthorized: readonl
   });
   return Object.freeze({
     byOrigin: new Map(
-      origins === '*' ? [] : origins.map((origin) => [origin, outcomes(origin, options, unauthorized)] as const),
+      origins === '*' ? [] : origins.map((origin: string) => [origin, outcomes(origin, options, unauthorized)] as const),
     ),
     any: origins === '*' ? outcomes('*', options, unauthorized) : undefined,
     refusedPreflight,

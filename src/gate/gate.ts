@@ -200,7 +200,9 @@ function settle(
   options: ResolvedAuthOptions,
   peer: Peer | undefined,
 ): Decision {
-  return result.ok ? result : reject(method, target, result.reason, options, peer);
+  if (result.ok) return result;
+  reject(method, target, result.reason, options, peer);
+  return undefined;
 }
 
 /**
@@ -241,6 +243,6 @@ export function decideCors(
 ): CorsOutcome | undefined {
   if (options.cors === undefined) return undefined;
   const outcome = corsFor(options.cors, method, headers);
-  if (outcome?.refused === true) reject(method, target, 'missing', options, peer);
+  if (outcome?.refused) reject(method, target, 'missing', options, peer);
   return outcome;
 }

@@ -164,7 +164,7 @@ export function withUpgradeAuth<Request extends IncomingMessage = IncomingMessag
       if (offered.protocols !== undefined) stripTokenEntry(req, offered.protocols);
     }
     const decision = decide(authority, req.method, req.url, authorization, resolved, undefined, req.socket);
-    if (decision instanceof Promise) decision.then((settled) => apply(req, socket, head, settled));
+    if (decision instanceof Promise) void decision.then((settled) => apply(req, socket, head, settled));
     else apply(req, socket, head, decision);
   };
 }

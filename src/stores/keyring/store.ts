@@ -35,7 +35,7 @@ const OPTION_NAMES = new Set(['service', 'account', 'pollInterval', 'timeout']);
 const MAX_ENTRY_CHARS = 64 * 1024;
 
 function checkName(value: unknown, option: string): string {
-  // eslint-disable-next-line no-control-regex
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what the check refuses
   if (typeof value !== 'string' || value.length === 0 || value.length > 256 || /[\x00-\x1f\x7f]/.test(value)) {
     throw new TypeError(`KeyringSecretStore: \`${option}\` must be a string of 1 to 256 characters without control characters.`);
   }

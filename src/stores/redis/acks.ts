@@ -82,10 +82,10 @@ export class AckWait {
     const stale = this.#options.leaseMs + this.#options.driftMargin;
     for (const [instance, seq] of reply.waiting) {
       const seen = this.#firstSeen.get(instance);
-      if (seen === undefined || seen.seq !== seq) this.#firstSeen.set(instance, { seq, at: now });
+      if (seen?.seq !== seq) this.#firstSeen.set(instance, { seq, at: now });
       // The renewal behind an entry ran before the read that first showed it: its lease ends within `stale` of
       // that read's answer, whatever happens after.
-      const at = (seen !== undefined && seen.seq === seq ? seen.at : now) + stale;
+      const at = (seen?.seq === seq ? seen.at : now) + stale;
       if (now >= at) drop.push([instance, seq]);
       else dropAt.push([instance, seq, at]);
     }

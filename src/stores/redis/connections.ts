@@ -56,7 +56,7 @@ async function runPinned(send: Send, script: string[], options: RunOptions, aski
 }
 
 function needsPinning(options: RunOptions | undefined): options is RunOptions {
-  return options !== undefined && options.wait !== undefined;
+  return options?.wait !== undefined;
 }
 
 function checkedOptions(options: RunOptions | undefined): void {

@@ -229,7 +229,7 @@ export class Lease {
     }
     this.#failures += 1;
     // A rollback marker: the same condition as the rollback it stands for, reported once, no reload asked.
-    if (reply.id !== null && reply.id.startsWith(MARKER_PREFIX)) {
+    if (reply.id?.startsWith(MARKER_PREFIX)) {
       return this.#condition === 'missing' || this.#condition === 'rollback' ? {} : this.#enter('rollback');
     }
     // Stale: another record is current. Ask for a reload once per record, not once per renewal.
