@@ -1,4 +1,5 @@
 import { defineConfig, type Options } from 'tsup';
+import { entryPoints } from './scripts/entries.mjs';
 
 const shared: Options = {
   target: 'node20',
@@ -15,20 +16,11 @@ export default defineConfig([
   // so an error thrown under one subpath is `instanceof` the class from another.
   {
     ...shared,
-    entry: {
-      index: 'src/index.ts',
-      node: 'src/adapters/node.ts',
-      express: 'src/adapters/express.ts',
-      fastify: 'src/adapters/fastify.ts',
-      fetch: 'src/adapters/fetch.ts',
-      hono: 'src/adapters/hono.ts',
-      koa: 'src/adapters/koa.ts',
-      testing: 'src/testing/index.ts',
-      redis: 'src/stores/redis/index.ts',
-      keyring: 'src/stores/keyring/index.ts',
-    },
+    // One entry per subpath of package.json's `exports`, named as dist/ names it.
+    entry: Object.fromEntries(entryPoints().map(({ name, source }) => [name, source])),
     format: ['esm', 'cjs'],
-    dts: true,
+    // `@internal` members (the symbol-keyed methods the gate calls) stay out of the public declarations.
+    dts: { compilerOptions: { stripInternal: true } },
     splitting: true,
     clean: false,
   },

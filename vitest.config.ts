@@ -1,21 +1,15 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { entryPoints } from './scripts/entries.mjs';
 
 export default defineConfig({
   resolve: {
-    // The package's own names resolve to the sources, as tsconfig's `paths` do for tsc and tsx.
-    alias: [
-      { find: /^launcher-auth$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
-      {
-        find: /^launcher-auth\/(node|express|fastify|fetch|hono|koa)$/,
-        replacement: fileURLToPath(new URL('./src/adapters/$1.ts', import.meta.url)),
-      },
-      { find: /^launcher-auth\/testing$/, replacement: fileURLToPath(new URL('./src/testing/index.ts', import.meta.url)) },
-      {
-        find: /^launcher-auth\/(redis|keyring)$/,
-        replacement: fileURLToPath(new URL('./src/stores/$1/index.ts', import.meta.url)),
-      },
-    ],
+    // The package's own names (package.json's `exports`) resolve to the sources, as tsconfig's `paths` do for tsc
+    // and tsx.
+    alias: entryPoints().map(({ specifier, source }) => ({
+      find: new RegExp(`^${specifier}$`),
+      replacement: fileURLToPath(new URL(`./${source}`, import.meta.url)),
+    })),
   },
   test: {
     include: ['test/**/*.test.ts'],

@@ -49,7 +49,7 @@ const ok = (_req: IncomingMessage, res: ServerResponse): void => {
 
 function bearer(req: IncomingMessage): string | undefined {
   const header = req.headers.authorization;
-  return header !== undefined && header.startsWith('Bearer ') ? header.slice(7) : undefined;
+  return header?.startsWith('Bearer ') ? header.slice(7) : undefined;
 }
 
 /** jose as its README shows it, in a node:http handler, with a CryptoKey imported once. */
@@ -74,7 +74,7 @@ function timingSafeListener(): RequestListener {
   const expected = Buffer.from(`Bearer ${current}`, 'latin1');
   return (req, res) => {
     const header = req.headers.authorization;
-    if (header !== undefined && header.length === expected.length && timingSafeEqual(Buffer.from(header, 'latin1'), expected)) {
+    if (header?.length === expected.length && timingSafeEqual(Buffer.from(header, 'latin1'), expected)) {
       ok(req, res);
     } else {
       res.writeHead(401, UNAUTHORIZED).end();

@@ -296,7 +296,7 @@ export async function runHttp(options: {
   }
 
   const cells: HttpResult['cells'] = {};
-  const known = (values: (number | null)[]): number[] => values.filter((v): v is number => v !== null);
+  const known = (values: Array<number | null>): number[] => values.filter((v): v is number => v !== null);
   for (const config of HTTP_CONFIGS) {
     const bare = runs.get(`${config.framework}-bare`)!;
     const mine = runs.get(config.id)!;

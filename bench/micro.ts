@@ -376,7 +376,7 @@ async function pairedRatios(pair: Pair, pairs: number): Promise<number[]> {
   return ratios;
 }
 
-type Bytes = { heap: number; external: number };
+interface Bytes { heap: number; external: number }
 
 async function allocChild(quick: boolean): Promise<{ bytes: Record<string, Partial<Record<Input, Bytes | null>>>; awaitHeapBytes: number }> {
   const gc = (globalThis as { gc?: () => void }).gc;
@@ -482,7 +482,7 @@ export async function runMicro(options: { quick: boolean; workDir: string }): Pr
     (options.quick ? 4 : 10) * 60_000,
   );
   for (const row of timed.rows) {
-    for (const [input, cell] of Object.entries(row.cells) as [Input, MicroCell][]) {
+    for (const [input, cell] of Object.entries(row.cells) as Array<[Input, MicroCell]>) {
       const measured = alloc.bytes[row.id]?.[input];
       cell.heapBytes = measured?.heap ?? null;
       cell.externalBytes = measured?.external ?? null;

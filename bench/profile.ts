@@ -32,7 +32,7 @@ export const PROFILE_CASES = [
 export type ProfileCase = (typeof PROFILE_CASES)[number];
 
 interface CpuProfile {
-  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
+  nodes: Array<{ id: number; callFrame: { functionName: string; url: string; lineNumber: number } }>;
   samples: number[];
   timeDeltas: number[];
 }
@@ -46,7 +46,7 @@ async function loop(which: ProfileCase, seconds: number): Promise<{ nsPerCall: n
   const current = await authority.rotate();
   // Another signing input (the claims' first character changed) under a random signature: only the HMAC refuses it.
   const [header = '', payload = ''] = current.split('.');
-  const wrong = `${header}.${payload.charAt(0) === 'A' ? 'B' : 'A'}${payload.slice(1)}.${randomBytes(32).toString('base64url')}`;
+  const wrong = `${header}.${payload.startsWith('A') ? 'B' : 'A'}${payload.slice(1)}.${randomBytes(32).toString('base64url')}`;
   const garbage = '#%!*'.repeat(current.length).slice(0, current.length);
   const tokens: Record<string, string> = { current, wrong, previous, garbage };
   const token = tokens[which.slice(which.indexOf('-') + 1)] as string;

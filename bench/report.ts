@@ -66,7 +66,7 @@ const range = (min: number, max: number, digits = 2): string => `${min.toFixed(d
 const ns = (value: number): string => (value >= 1e4 ? `${(value / 1e3).toFixed(1)} µs` : `${value.toFixed(0)} ns`);
 const bytes = (value: number | null): string => (value === null ? '?' : `${Math.round(value)} B`);
 
-function table(head: readonly string[], rows: readonly (readonly string[])[], right: readonly boolean[] = []): string {
+function table(head: readonly string[], rows: ReadonlyArray<readonly string[]>, right: readonly boolean[] = []): string {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: readonly string[]): string =>
     `| ${cells.map((c, i) => (right[i] ? c.padStart(widths[i] as number) : c.padEnd(widths[i] as number))).join(' | ')} |`;
@@ -171,7 +171,7 @@ function microGoals(micro: MicroResult): Goal[] {
   });
   goals.push({
     goal: 'no cache that attacker input can grow',
-    measured: 'not measured here: see test/core/cheap-rejections.test.ts and test/hardening/memory.test.ts',
+    measured: 'not measured here: see test/authority/cheap-rejections.test.ts and test/hardening/memory.test.ts',
     verdict: 'info',
   });
   return goals;
@@ -186,7 +186,7 @@ function spread(values: readonly number[]): string {
   return values.length > 1 ? `${share(middle)} (${range(sorted[0] as number, sorted.at(-1) as number)})` : share(middle);
 }
 
-const REFUSALS: readonly { path: HttpPath; goal: boolean; name: string }[] = [
+const REFUSALS: ReadonlyArray<{ path: HttpPath; goal: boolean; name: string }> = [
   { path: 'none', goal: true, name: 'no token' },
   { path: 'forged', goal: true, name: 'forged token, refused by the HMAC' },
   { path: 'previous', goal: true, name: 'token from before the last rotation' },
@@ -303,7 +303,7 @@ export function stdoutTable(results: Results): string {
         rows.push([
           'http',
           `${FRAMEWORK_LABELS[config.framework]}: ${config.label}`,
-          config.kind === 'bare' ? `${HTTP_PATH_LABELS[path].replace(/^\d+/, '200')}` : HTTP_PATH_LABELS[path],
+          config.kind === 'bare' ? HTTP_PATH_LABELS[path].replace(/^\d+/, '200') : HTTP_PATH_LABELS[path],
           `${rate(cell.rps).replace('/s', ' req/s')} (${range(cell.rpsMin / 1e3, cell.rpsMax / 1e3, 1)} k)`,
           spread(cell.ratios),
           `${FRAMEWORK_LABELS[config.framework]} bare, ${path === 'none' ? 'no token' : 'a token of that length'}`,

@@ -52,9 +52,8 @@ async function buildLibrary(): Promise<void> {
   if (library === undefined) throw new Error('bench: no library build in tsup.config.ts');
   await build({
     ...library,
-    entry: Object.fromEntries(
-      BUILT.map((name) => [name, name === 'index' ? 'src/index.ts' : name === 'redis' ? 'src/stores/redis/index.ts' : `src/adapters/${name}.ts`]),
-    ),
+    // The library's own entries (package.json's `exports`), only those the benchmark loads.
+    entry: Object.fromEntries(BUILT.map((name) => [name, (library.entry as Record<string, string>)[name] ?? name])),
     format: ['esm'],
     dts: false,
     outDir: BUILD_DIR,

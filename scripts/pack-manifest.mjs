@@ -1,9 +1,11 @@
 // @ts-check
 // `npm pack` and `npm publish` ship package.json without the scripts that would run when the package is installed
-// (`prepare` builds a clone of the repository on `npm ci`; an installed package is already built). `prepack` runs
+// (`prepare` builds a clone of the repository on `npm ci`; an installed package is already built) and without the
+// `launcher-auth-source` condition of `exports` (the sources are not published). `prepack` runs
 // `strip`; `postpack` runs `restore`, which puts back the repository's package.json byte for byte, except under
 // `npm publish`, which reads package.json again after packing to send it to the registry: `postpublish` restores.
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { SOURCE_CONDITION } from './entries.mjs';
 
 const MANIFEST = 'package.json';
 const SAVED = 'node_modules/.package.json.before-pack';
@@ -31,6 +33,10 @@ if (command === 'strip') {
   replace(SAVED, original);
   const manifest = JSON.parse(original);
   for (const name of INSTALL_TIME) delete manifest.scripts?.[name];
+  // The sources are not published: the condition that names them would point at nothing.
+  for (const target of Object.values(manifest.exports ?? {})) {
+    if (typeof target === 'object' && target !== null) delete target[SOURCE_CONDITION];
+  }
   replace(MANIFEST, `${JSON.stringify(manifest, null, 2)}\n`);
 } else if (command === 'restore') {
   if (process.env['npm_command'] === 'publish' && process.env['npm_lifecycle_event'] === 'postpack') process.exit(0);

@@ -1,13 +1,14 @@
-// launcher-auth: the framework-free entry. Adapters live under launcher-auth/node, /express, /fastify, /fetch.
-export { TokenAuthority } from './core/token-authority.js';
+// launcher-auth: the framework-free entry. Adapters live under launcher-auth/node, /express, /fastify, /fetch, /hono
+// and /koa.
+export { TokenAuthority } from './authority/token-authority.js';
 export {
   regenerateToken,
   tokenView,
   type RegenerateOutcome,
   type RegenerateResult,
   type TokenView,
-} from './core/settings.js';
-export { LauncherAuthError, isLauncherAuthError, type LauncherAuthErrorCode } from './core/errors.js';
+} from './authority/settings.js';
+export { LauncherAuthError, isLauncherAuthError, type LauncherAuthErrorCode } from './authority/errors.js';
 export { MemorySecretStore } from './stores/memory.js';
 export { FileSecretStore, type FileSecretStoreOptions } from './stores/file/store.js';
 export { secretPath } from './stores/secret-path.js';
@@ -22,6 +23,6 @@ export type {
   StoreLink,
   TokenAuthorityOptions,
   VerifyResult,
-} from './core/types.js';
-export type { AuthOptions, Peer, RejectInfo } from './core/gate.js';
-export type { CorsOptions } from './core/cors.js';
+} from './authority/types.js';
+export type { AuthOptions, Peer, RejectInfo } from './gate/gate.js';
+export type { CorsOptions } from './gate/cors.js';

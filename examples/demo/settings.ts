@@ -233,7 +233,7 @@ export function createSettingsServer(authority: TokenAuthority, apiUrl: string, 
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') return notAllowed(res, 'GET, HEAD');
     if (path === '/token') {
-      tokenInfo(authority, authority.issue()).then((info) => sendJson(res, 200, info));
+      void tokenInfo(authority, authority.issue()).then((info) => sendJson(res, 200, info));
       return;
     }
     const file = files.get(path);

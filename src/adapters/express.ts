@@ -1,6 +1,6 @@
 // launcher-auth/express: one middleware for Express 4 and 5.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { authorizationFromRawHeaders } from '../core/bearer.js';
+import { authorizationFromRawHeaders } from '../authority/bearer.js';
 import {
   EXEMPT,
   UNAUTHORIZED_STATUS,
@@ -11,13 +11,13 @@ import {
   unauthorizedHeaderList,
   type AuthOptions,
   type Decision,
-} from '../core/gate.js';
-import { setHeaders, type CorsOptions, type CorsOutcome } from '../core/cors.js';
-import type { TokenAuthority } from '../core/token-authority.js';
-import type { AuthContext } from '../core/types.js';
+} from '../gate/gate.js';
+import { setHeaders, type CorsOptions, type CorsOutcome } from '../gate/cors.js';
+import type { TokenAuthority } from '../authority/token-authority.js';
+import type { AuthContext } from '../authority/types.js';
 
 export type { AuthContext, AuthOptions, CorsOptions };
-export type { RejectInfo } from '../core/gate.js';
+export type { RejectInfo } from '../gate/gate.js';
 
 /**
  * An Express request that came with a valid token: what a handler wrapped in {@link authenticated} receives.
@@ -94,7 +94,7 @@ export function expressAuth(authority: TokenAuthority, options?: AuthOptions): R
     }
     const authorization = authorizationFromRawHeaders(req.rawHeaders);
     const decision = decide(authority, req.method, req.originalUrl, authorization, resolved, undefined, req.socket);
-    if (decision instanceof Promise) decision.then((settled) => apply(req, res, next, settled, cors));
+    if (decision instanceof Promise) void decision.then((settled) => apply(req, res, next, settled, cors));
     else apply(req, res, next, decision, cors);
   };
 }

@@ -1,7 +1,7 @@
 // launcher-auth/fastify: a Fastify 5 plugin, not encapsulated (as fastify-plugin would mark it), so its hook
 // covers the whole app.
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import { authorizationFromRawHeaders } from '../core/bearer.js';
+import { authorizationFromRawHeaders } from '../authority/bearer.js';
 import {
   EXEMPT,
   UNAUTHORIZED_STATUS,
@@ -13,13 +13,13 @@ import {
   unauthorizedHeaderList,
   type AuthOptions,
   type Decision,
-} from '../core/gate.js';
-import type { CorsOptions, CorsOutcome } from '../core/cors.js';
-import type { TokenAuthority } from '../core/token-authority.js';
-import type { AuthContext } from '../core/types.js';
+} from '../gate/gate.js';
+import type { CorsOptions, CorsOutcome } from '../gate/cors.js';
+import type { TokenAuthority } from '../authority/token-authority.js';
+import type { AuthContext } from '../authority/types.js';
 
 export type { AuthContext, AuthOptions, CorsOptions };
-export type { RejectInfo } from '../core/gate.js';
+export type { RejectInfo } from '../gate/gate.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -108,7 +108,8 @@ const plugin: FastifyPluginAsync<FastifyAuthOptions> = async (fastify, options) 
     cors: CorsOutcome | undefined,
   ): void => {
     if (decision === undefined) {
-      return answer(reply, UNAUTHORIZED_STATUS, unauthorizedHeaderList(resolved, cors));
+      answer(reply, UNAUTHORIZED_STATUS, unauthorizedHeaderList(resolved, cors));
+      return;
     }
     const pass = cors?.pass ?? [];
     for (let i = 0; i < pass.length; i += 2) reply.header(pass[i] as string, pass[i + 1]);
@@ -120,7 +121,10 @@ const plugin: FastifyPluginAsync<FastifyAuthOptions> = async (fastify, options) 
   fastify.addHook('onRequest', (request, reply, done) => {
     const { method, url } = request.raw;
     const cors = decideCors(method, url, request.raw.rawHeaders, resolved, request.raw.socket);
-    if (cors?.answer !== undefined) return answer(reply, cors.answer.status, cors.answer.headers);
+    if (cors?.answer !== undefined) {
+      answer(reply, cors.answer.status, cors.answer.headers);
+      return;
+    }
     // For a health request the route that matched decides too: exempt only when it is the host's plain health
     // route, reached with the exact spelling (not through ignoreTrailingSlash or case-insensitive routing).
     // Read only then: `routeOptions` is a getter that builds an object on every call.
@@ -131,7 +135,7 @@ const plugin: FastifyPluginAsync<FastifyAuthOptions> = async (fastify, options) 
     }
     const authorization = authorizationFromRawHeaders(request.raw.rawHeaders);
     const decision = decide(authority, method, url, authorization, resolved, route, request.raw.socket);
-    if (decision instanceof Promise) decision.then((settled) => apply(request, reply, done, settled, cors));
+    if (decision instanceof Promise) void decision.then((settled) => apply(request, reply, done, settled, cors));
     else apply(request, reply, done, decision, cors);
   });
 };

@@ -1,12 +1,13 @@
-// launcher-auth/fetch: for Web Request/Response servers (Hono, Bun, Deno, Next.js route handlers, Workers).
-import type { AuthOptions, Peer } from '../core/gate.js';
-import type { CorsOptions } from '../core/cors.js';
-import type { TokenAuthority } from '../core/token-authority.js';
-import type { AuthContext } from '../core/types.js';
-import { webGuard, type WebAuthResult } from './web.js';
+// launcher-auth/fetch: for Web Request/Response servers (Bun, Deno, Next.js route handlers, Workers); a Hono app uses
+// launcher-auth/hono.
+import type { AuthOptions, Peer } from '../gate/gate.js';
+import type { CorsOptions } from '../gate/cors.js';
+import type { TokenAuthority } from '../authority/token-authority.js';
+import type { AuthContext } from '../authority/types.js';
+import { webGuard, type WebAuthResult } from './shared/web.js';
 
 export type { AuthContext, AuthOptions, CorsOptions, Peer };
-export type { RejectInfo } from '../core/gate.js';
+export type { RejectInfo } from '../gate/gate.js';
 
 /** What {@link fetchAuth}'s guard resolves with: the 401 to return, the context, or `undefined` for the health check. */
 export type FetchAuthResult = WebAuthResult;

@@ -1,10 +1,10 @@
 // launcher-auth/hono: a Hono 4 middleware, on any runtime Hono runs on (Node through @hono/node-server, Bun, Deno).
 import type { Context, MiddlewareHandler } from 'hono';
-import { authorizationFromRawHeaders } from '../core/bearer.js';
-import { healthHandler, type AuthOptions, type Peer } from '../core/gate.js';
-import type { CorsOptions } from '../core/cors.js';
-import type { TokenAuthority } from '../core/token-authority.js';
-import type { AuthContext } from '../core/types.js';
+import { authorizationFromRawHeaders } from '../authority/bearer.js';
+import { healthHandler, type AuthOptions, type Peer } from '../gate/gate.js';
+import type { CorsOptions } from '../gate/cors.js';
+import type { TokenAuthority } from '../authority/token-authority.js';
+import type { AuthContext } from '../authority/types.js';
 import {
   handshakeOfNode,
   protocolCredentials,
@@ -13,11 +13,11 @@ import {
   stripTokenEntry,
   type NodeHeaders,
   type SubprotocolTokenOptions,
-} from '../core/subprotocol.js';
-import { webGuard } from './web.js';
+} from '../gate/subprotocol.js';
+import { webGuard } from './shared/web.js';
 
 export type { AuthContext, AuthOptions, CorsOptions };
-export type { RejectInfo } from '../core/gate.js';
+export type { RejectInfo } from '../gate/gate.js';
 
 /**
  * The Hono environment of an app whose every handler is reached with a valid token: `c.get('auth')` is an

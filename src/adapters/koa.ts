@@ -1,6 +1,6 @@
 // launcher-auth/koa: a Koa 2/3 middleware.
 import type { Middleware, ParameterizedContext } from 'koa';
-import { authorizationFromRawHeaders } from '../core/bearer.js';
+import { authorizationFromRawHeaders } from '../authority/bearer.js';
 import {
   EXEMPT,
   UNAUTHORIZED_STATUS,
@@ -11,13 +11,13 @@ import {
   resolveAuthOptions,
   unauthorizedHeaderList,
   type AuthOptions,
-} from '../core/gate.js';
-import { setHeaders, type CorsOptions } from '../core/cors.js';
-import type { TokenAuthority } from '../core/token-authority.js';
-import type { AuthContext } from '../core/types.js';
+} from '../gate/gate.js';
+import { setHeaders, type CorsOptions } from '../gate/cors.js';
+import type { TokenAuthority } from '../authority/token-authority.js';
+import type { AuthContext } from '../authority/types.js';
 
 export type { AuthContext, AuthOptions, CorsOptions };
-export type { RejectInfo } from '../core/gate.js';
+export type { RejectInfo } from '../gate/gate.js';
 
 /**
  * `ctx.state` of an app whose every middleware after `koaAuth` is reached with a valid token: what `koaAuth`
@@ -77,14 +77,23 @@ export function koaAuth(authority: TokenAuthority, options?: KoaAuthOptions): Mi
   return async (ctx, next) => {
     const { req } = ctx;
     const cors = decideCors(req.method, ctx.originalUrl, req.rawHeaders, resolved, req.socket);
-    if (cors?.answer !== undefined) return answer(ctx, cors.answer.status, cors.answer.headers);
+    if (cors?.answer !== undefined) {
+      answer(ctx, cors.answer.status, cors.answer.headers);
+      return;
+    }
     const authorization = authorizationFromRawHeaders(req.rawHeaders);
     const pending = decide(authority, req.method, ctx.originalUrl, authorization, resolved, undefined, req.socket);
     const decision = pending instanceof Promise ? await pending : pending;
-    if (decision === undefined) return answer(ctx, UNAUTHORIZED_STATUS, unauthorizedHeaderList(resolved, cors));
+    if (decision === undefined) {
+      answer(ctx, UNAUTHORIZED_STATUS, unauthorizedHeaderList(resolved, cors));
+      return;
+    }
     if (cors !== undefined) setHeaders(ctx.res, cors.pass);
     if (decision !== EXEMPT) ctx.state.auth = decision;
-    else if (health !== undefined) return void (await health(ctx));
-    return next();
+    else if (health !== undefined) {
+      await health(ctx);
+      return;
+    }
+    return next() as Promise<void>;
   };
 }

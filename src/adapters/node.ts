@@ -1,8 +1,8 @@
 // launcher-auth/node: wraps a node:http (or node:http2 compatibility) request handler, its 'checkContinue'
-// handler, and an 'upgrade' handler (node-upgrade.ts).
+// handler, and an 'upgrade' handler (shared/node-upgrade.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
-import { authorizationFromRawHeaders } from '../core/bearer.js';
+import { authorizationFromRawHeaders } from '../authority/bearer.js';
 import {
   EXEMPT,
   UNAUTHORIZED_STATUS,
@@ -14,14 +14,14 @@ import {
   unauthorizedHeaderList,
   type AuthOptions,
   type Decision,
-} from '../core/gate.js';
-import { setHeaders, type CorsOptions, type CorsOutcome } from '../core/cors.js';
-import type { TokenAuthority } from '../core/token-authority.js';
-import type { AuthContext } from '../core/types.js';
+} from '../gate/gate.js';
+import { setHeaders, type CorsOptions, type CorsOutcome } from '../gate/cors.js';
+import type { TokenAuthority } from '../authority/token-authority.js';
+import type { AuthContext } from '../authority/types.js';
 
 export type { AuthContext, AuthOptions, CorsOptions };
-export type { RejectInfo } from '../core/gate.js';
-export { REFUSED_UPGRADE_LINGER_MS, withUpgradeAuth, type UpgradeAuthOptions } from './node-upgrade.js';
+export type { RejectInfo } from '../gate/gate.js';
+export { REFUSED_UPGRADE_LINGER_MS, withUpgradeAuth, type UpgradeAuthOptions } from './shared/node-upgrade.js';
 
 /** A request of `http.createServer` or of `http2.createServer`/`createSecureServer` (compatibility API). */
 export type NodeRequest = IncomingMessage | Http2ServerRequest;
@@ -85,7 +85,7 @@ export interface NodeGuard {
 type AnyHandler = Listener<MaybeAuthenticatedRequest, ServerResponse>;
 
 /** The shared body of withAuth and withContinueAuth: `pass` runs the handler once the request may go on. */
-function guard<Request extends NodeRequest, Response extends ServerResponse<IncomingMessage> | Http2ServerResponse>(
+function guard<Request extends NodeRequest, Response extends ServerResponse | Http2ServerResponse>(
   authority: TokenAuthority,
   handler: Listener<MaybeAuthenticatedRequest<Request>, Response>,
   options: NodeAuthOptions<Request, Response & NodeResponse<Request>> | undefined,
@@ -127,7 +127,7 @@ function guard<Request extends NodeRequest, Response extends ServerResponse<Inco
     }
     const authorization = authorizationFromRawHeaders(req.rawHeaders);
     const decision = decide(authority, req.method, req.url, authorization, resolved, undefined, req.socket);
-    if (decision instanceof Promise) decision.then((settled) => apply(req, res, settled, cors));
+    if (decision instanceof Promise) void decision.then((settled) => apply(req, res, settled, cors));
     else apply(req, res, decision, cors);
   };
 }

@@ -3,8 +3,8 @@
 
 /** Where the CLI writes. */
 export interface CliIo {
-  stdout(text: string): void;
-  stderr(text: string): void;
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
 }
 
 /** Exit codes, as the usage text documents them. */

@@ -1,7 +1,7 @@
 // The secret store that `token` and `rotate` work on: a file (--store), the OS keychain (--keyring) or Redis
 // (--redis, with the optional peer `redis` loaded only then), and how messages name it without its credentials.
 import { statSync } from 'node:fs';
-import type { SecretStore } from '../core/types.js';
+import type { SecretStore } from '../authority/types.js';
 import { FileSecretStore } from '../stores/file/store.js';
 import { KeyringSecretStore } from '../stores/keyring/index.js';
 import { StoreSetupError, UsageError, shellQuoted } from './output.js';
@@ -26,7 +26,7 @@ export interface OpenedStore {
   /** The options that name this store again, for a command the CLI suggests. */
   flag: string;
   /** Lets go of what the store needed (the Redis connection); after the authority is closed. */
-  release(): Promise<void>;
+  release: () => Promise<void>;
   /** Why `rotate` may take a while with this store, told before it starts (Redis); none for the others. */
   rotateWait?: string;
 }

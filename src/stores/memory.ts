@@ -1,6 +1,6 @@
 // A store that keeps the secret in this process only: for tests, and for hosts that persist it elsewhere.
-import { copyRecord } from '../core/record.js';
-import type { SaveOptions, SecretRecord, SecretStore } from '../core/types.js';
+import { copyRecord } from '../authority/record.js';
+import type { SaveOptions, SecretRecord, SecretStore } from '../authority/types.js';
 
 /** Keeps the secret in memory. Every `load()` returns a copy, so callers cannot change what is stored. */
 export class MemorySecretStore implements SecretStore {

@@ -1,7 +1,7 @@
 // The secret's JSON text, `{"version":1,"id":…,"key":<base64url>,"createdAt":<ISO 8601>}`: one codec for every
 // store that keeps the record as text (the secret file, a keychain entry), so that each reads what the other wrote.
-import { recordProblem } from '../core/record.js';
-import type { SecretRecord } from '../core/types.js';
+import { recordProblem } from '../authority/record.js';
+import type { SecretRecord } from '../authority/types.js';
 
 /** The one format this version reads and writes. */
 export const FORMAT_VERSION = 1;

@@ -94,7 +94,10 @@ function send(step: Step, deadline: AbortSignal): Promise<Seen> {
       settle(() => reject(deadline.reason as Error));
       req?.destroy();
     };
-    if (deadline.aborted) return expire();
+    if (deadline.aborted) {
+      expire();
+      return;
+    }
     deadline.addEventListener('abort', expire);
     try {
       // agent: false, so that no case reuses a connection another case left in a state of its own.

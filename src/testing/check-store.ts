@@ -1,6 +1,6 @@
 // checkSecretStore: the contract every SecretStore must meet, run against an integrator's own store.
 import { randomBytes } from 'node:crypto';
-import type { SecretRecord, SecretStore } from '../core/types.js';
+import type { SecretRecord, SecretStore } from '../authority/types.js';
 
 /** Options of {@link checkSecretStore}. */
 export interface CheckSecretStoreOptions {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { RejectInfo, TokenAuthority } from 'launcher-auth';
 import { withUpgradeAuth } from '../../src/adapters/node.js';
-import { TOKEN_PROTOCOL_PREFIX, protocolCredentials } from '../../src/core/subprotocol.js';
+import { TOKEN_PROTOCOL_PREFIX, protocolCredentials } from '../../src/gate/subprotocol.js';
 import { openCaseAuthority, type Tokens } from './cases.js';
 import { rawRequest } from './harness.js';
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 import { TokenAuthority } from 'launcher-auth';
 import { RedisSecretStore } from 'launcher-auth/redis';
 import { EXIT } from '../../src/cli/main.js';
-import { encodeMarker } from '../../src/stores/redis/record.js';
+import { encodeMarker } from '../../src/stores/redis/codec.js';
 import { SKIP_REASON, connectedClient, freePort, startRedis, type RedisServer } from '../support/redis-server.js';
 import { JWT_SHAPED, runCli } from './run.js';
 

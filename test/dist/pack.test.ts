@@ -7,12 +7,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { SOURCE_CONDITION } from '../../scripts/entries.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 interface Manifest {
   bin: Record<string, string>;
-  exports: Record<string, string | Record<string, Record<string, string>>>;
+  exports: Record<string, string | Record<string, string | Record<string, string>>>;
   license: string;
   repository: { type: string; url: string };
   homepage: string;
@@ -54,7 +55,12 @@ describe('npm pack', () => {
     const targets = [
       ...Object.values(manifest.bin),
       ...Object.values(manifest.exports).flatMap((entry) =>
-        typeof entry === 'string' ? [entry] : Object.values(entry).flatMap((conditions) => Object.values(conditions)),
+        typeof entry === 'string'
+          ? [entry]
+          : Object.entries(entry).flatMap(([condition, targets]) =>
+              // The sources, for the repository's own tools: not shipped, and stripped from the shipped manifest.
+              condition === SOURCE_CONDITION || typeof targets === 'string' ? [] : Object.values(targets),
+            ),
       ),
     ].map((target) => target.replace(/^\.\//, ''));
     expect(targets.filter((target) => !files.includes(target))).toEqual([]);
@@ -93,7 +99,15 @@ describe('npm pack', () => {
       expect(published.scripts.build).toBe(manifest.scripts.build);
       const { scripts: _shippedScripts, ...shippedRest } = published;
       const { scripts: _repositoryScripts, ...repositoryRest } = manifest;
-      expect(shippedRest).toEqual(repositoryRest);
+      const exportsShipped = Object.fromEntries(
+        Object.entries(repositoryRest.exports).map(([subpath, entry]) => {
+          if (typeof entry === 'string') return [subpath, entry];
+          const { [SOURCE_CONDITION]: _source, ...shipped } = entry;
+          return [subpath, shipped];
+        }),
+      );
+      expect(shippedRest).toEqual({ ...repositoryRest, exports: exportsShipped });
+      expect(JSON.stringify(published)).not.toContain(SOURCE_CONDITION);
       expect(await readFile(new URL('../../package.json', import.meta.url), 'utf8')).toBe(before);
     } finally {
       await rm(folder, { recursive: true, force: true });

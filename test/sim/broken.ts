@@ -1,7 +1,7 @@
 // Deliberately broken variants of the protocol: the simulator must catch each one.
 import { AckWait } from '../../src/stores/redis/acks.js';
 import { Lease, type Seen } from '../../src/stores/redis/lease.js';
-import type { Observed } from '../../src/stores/redis/replies.js';
+import type { Observed } from '../../src/stores/redis/reply.js';
 import { REAL, type Variant } from './world.js';
 
 /** Trusts the instance table whatever happened to Redis: after an empty restart or a failover it is incomplete. */

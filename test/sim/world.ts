@@ -4,7 +4,7 @@
 // which an instance takes in answers that arrive together. The invariants are checked after every event.
 import { AckWait, type PendingReply } from '../../src/stores/redis/acks.js';
 import { Lease, MARKER_PREFIX, type ConfirmReply, type Seen } from '../../src/stores/redis/lease.js';
-import type { Observed } from '../../src/stores/redis/replies.js';
+import type { Observed } from '../../src/stores/redis/reply.js';
 import { Prng } from './prng.js';
 
 export const TIMING = { leaseMs: 300, renewInterval: 60, driftMargin: 30, commandTimeout: 100, ackPoll: 5 } as const;
@@ -438,15 +438,15 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
     const epoch = rng.name();
     command(instance, () => confirm(instance.name, heldId, savingId, seq, epoch), (reply) => {
       const lease = instance.lease;
-      const decision = reply === undefined ? lease.unanswered() : lease.renewed(reply, seq, sentAt, instance.local(now), heldId, true, instance.renewHeld);
+      const decision = reply === undefined ? lease.unanswered() : lease.renewed(reply, { seq, sentAt, now: instance.local(now), heldId, canWriteForward: true, renewHeld: instance.renewHeld });
       if (decision.report === 'rollback' || decision.report === 'missing') reported(instance, `${decision.report} after a renewal`);
       if (decision.trustUntil !== undefined) {
         instance.trustUntil = decision.trustUntil;
         log(now, () => `${instance.name} trusts ${heldId} until +${((decision.trustUntil ?? 0) - instance.local(now)).toFixed(1)}`);
       }
       if (decision.reload === true) reload(instance);
-      if (decision.poison !== undefined) {
-        const { expected, expectedId, generation } = decision.poison;
+      if (decision.marker !== undefined) {
+        const { expected, expectedId, generation } = decision.marker;
         const marker = `${MARKER_PREFIX}${rng.name()}`;
         log(now, () => `${instance.name} marks the rollback at ${generation}`);
         command(instance, () => save(instance.name, expected, expectedId, generation, marker), (written) => {

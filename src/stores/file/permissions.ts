@@ -4,7 +4,7 @@
 import type { Stats } from 'node:fs';
 import { lstat, readlink } from 'node:fs/promises';
 import { dirname, isAbsolute, join, parse, resolve, sep } from 'node:path';
-import { LauncherAuthError } from '../../core/errors.js';
+import { LauncherAuthError } from '../../authority/errors.js';
 
 export const POSIX = process.platform !== 'win32';
 /** The sticky bit (S_ISVTX): in such a folder only an entry's owner (or the folder's, or root) may rename it. */

@@ -2,9 +2,9 @@
 import { constants, type Stats } from 'node:fs';
 import { lstat, mkdir, open, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { LauncherAuthError } from '../../core/errors.js';
-import { recordProblem } from '../../core/record.js';
-import type { SaveOptions, SecretRecord, SecretStore } from '../../core/types.js';
+import { LauncherAuthError } from '../../authority/errors.js';
+import { recordProblem } from '../../authority/record.js';
+import type { SaveOptions, SecretRecord, SecretStore } from '../../authority/types.js';
 import { parseRecord, serializeRecord } from '../record-json.js';
 import { POSIX, changedWhileChecked, checkedFolder, errnoCode, octal, sameIdentity, type CheckedFolder } from './permissions.js';
 import { watchSecretFile } from './watch.js';

@@ -1,7 +1,7 @@
 // The launcher's secret in the OS keychain: one entry (service, account) holding the same JSON as the secret file.
-import { LauncherAuthError } from '../../core/errors.js';
-import { recordProblem } from '../../core/record.js';
-import type { SaveOptions, SecretRecord, SecretStore } from '../../core/types.js';
+import { LauncherAuthError } from '../../authority/errors.js';
+import { recordProblem } from '../../authority/record.js';
+import type { SaveOptions, SecretRecord, SecretStore } from '../../authority/types.js';
 import { parseRecord, serializeRecord } from '../record-json.js';
 import { callKeyring, type AgentReply, type AgentRequest } from './agent.js';
 
@@ -35,7 +35,7 @@ const OPTION_NAMES = new Set(['service', 'account', 'pollInterval', 'timeout']);
 const MAX_ENTRY_CHARS = 64 * 1024;
 
 function checkName(value: unknown, option: string): string {
-  // eslint-disable-next-line no-control-regex
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what the check refuses
   if (typeof value !== 'string' || value.length === 0 || value.length > 256 || /[\x00-\x1f\x7f]/.test(value)) {
     throw new TypeError(`KeyringSecretStore: \`${option}\` must be a string of 1 to 256 characters without control characters.`);
   }

@@ -1,7 +1,8 @@
 // The rotating instance's side, pure: when a saved rotation may resolve, when it was superseded or lost, and which
 // dead entries of the instance table may go. Every expiry here is measured on the rotating instance's own
 // monotonic clock; Redis's clock is never consulted.
-import type { Era, Observed } from './replies.js';
+import type { Era } from './era.js';
+import type { Observed } from './reply.js';
 
 /** The answer of one acknowledgement read (the PENDING script). */
 export interface PendingReply extends Observed {
@@ -81,10 +82,10 @@ export class AckWait {
     const stale = this.#options.leaseMs + this.#options.driftMargin;
     for (const [instance, seq] of reply.waiting) {
       const seen = this.#firstSeen.get(instance);
-      if (seen === undefined || seen.seq !== seq) this.#firstSeen.set(instance, { seq, at: now });
+      if (seen?.seq !== seq) this.#firstSeen.set(instance, { seq, at: now });
       // The renewal behind an entry ran before the read that first showed it: its lease ends within `stale` of
       // that read's answer, whatever happens after.
-      const at = (seen !== undefined && seen.seq === seq ? seen.at : now) + stale;
+      const at = (seen?.seq === seq ? seen.at : now) + stale;
       if (now >= at) drop.push([instance, seq]);
       else dropAt.push([instance, seq, at]);
     }

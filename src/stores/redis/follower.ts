@@ -2,15 +2,15 @@
 // pub/sub for rotations, reloads asked of the authority without ever holding up a renewal, write-forward after a
 // rollback, and one report per change of condition.
 import { performance } from 'node:perf_hooks';
-import type { StoreLink } from '../../core/types.js';
+import type { StoreLink } from '../../authority/types.js';
 import type { RedisSubscription } from './client.js';
-import { MARKER_PREFIX, type ConfirmReply, type Condition, type Decision, type Lease, type Overwrite } from './lease.js';
+import { MARKER_PREFIX, type ConfirmReply, type Condition, type Lease, type LeaseStep, type Overwrite } from './lease.js';
 
 export interface FollowerIo {
   /** Runs CONFIRM; `undefined` when Redis did not answer in time (or failed). */
   readonly confirm: (heldId: string, savingId: string, seq: number) => Promise<ConfirmReply | undefined>;
-  /** Writes the held record (`marker` false) or a rollback marker forward. */
-  readonly overwrite: (over: Overwrite, marker: boolean) => Promise<void>;
+  /** Writes the held record forward, or the rollback marker when `options.marker` is true. */
+  readonly overwrite: (over: Overwrite, options: { readonly marker: boolean }) => Promise<void>;
   readonly subscribe: (onMessage: (id: string) => void) => Promise<RedisSubscription>;
   readonly leave: () => Promise<unknown>;
   /** The id of a record this store is saving now ('' if none), renewed on. */
@@ -115,17 +115,25 @@ export class Follower {
     const sentAt = performance.now();
     const reply = await this.#io.confirm(heldId, savingId, seq);
     if (this.#stopped) return;
-    const canWrite = this.#io.holds(heldId);
-    const decision: Decision =
-      reply === undefined ? lease.unanswered() : lease.renewed(reply, seq, sentAt, performance.now(), heldId, canWrite, this.#io.renewHeld());
-    if (decision.trustUntil !== undefined) this.#link.trustUntil(decision.trustUntil);
-    if (decision.report !== undefined) {
-      this.#io.report(decision.report);
+    const step: LeaseStep =
+      reply === undefined
+        ? lease.unanswered()
+        : lease.renewed(reply, {
+            seq,
+            sentAt,
+            now: performance.now(),
+            heldId,
+            canWriteForward: this.#io.holds(heldId),
+            renewHeld: this.#io.renewHeld(),
+          });
+    if (step.trustUntil !== undefined) this.#link.trustUntil(step.trustUntil);
+    if (step.report !== undefined) {
+      this.#io.report(step.report);
       // The authority hears of a rollback as a reload that fails with ERR_STORE_ROLLBACK (onStoreError).
-      if (decision.report === 'rollback' || decision.report === 'missing') this.reload();
+      if (step.report === 'rollback' || step.report === 'missing') this.reload();
     }
-    if (decision.reload === true) this.reload();
-    if (decision.writeForward !== undefined) await this.#io.overwrite(decision.writeForward, false).catch(() => undefined);
-    if (decision.poison !== undefined) await this.#io.overwrite(decision.poison, true).catch(() => undefined);
+    if (step.reload === true) this.reload();
+    if (step.writeForward !== undefined) await this.#io.overwrite(step.writeForward, { marker: false }).catch(() => undefined);
+    if (step.marker !== undefined) await this.#io.overwrite(step.marker, { marker: true }).catch(() => undefined);
   }
 }

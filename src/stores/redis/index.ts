@@ -1,5 +1,6 @@
 // launcher-auth/redis: one secret shared by every instance of a service through Redis, revoked on all at once.
-export { RedisSecretStore, type RedisSecretStoreOptions } from './store.js';
+export { RedisSecretStore } from './store.js';
+export type { RedisSecretStoreOptions } from './options.js';
 export type {
   RedisAnyClient,
   RedisClientLike,

@@ -1,6 +1,7 @@
 // One instance's side of the protocol, pure: what each renewal answer means for trust, reloads, rollbacks and
 // backoff. The driver (store.ts) and the simulator (test/sim/) feed it the same events; it reads no clock.
-import { Era, type Observed } from './replies.js';
+import { Era } from './era.js';
+import type { Observed } from './reply.js';
 
 export interface LeaseOptions {
   readonly leaseMs: number;
@@ -23,8 +24,8 @@ export interface ConfirmReply extends Observed {
  */
 export type Condition = 'ok' | 'unavailable' | 'missing' | 'rollback';
 
-/** What the driver must do after an answer. */
-export interface Decision {
+/** What the driver must do after a renewal's answer. */
+export interface LeaseStep {
   /** Trust tokens until this monotonic time (only ever set for the key Redis confirmed). */
   readonly trustUntil?: number;
   /** Another record is current: the authority should reload (asked once per record seen). */
@@ -32,16 +33,16 @@ export interface Decision {
   /** Write the held record forward over a rolled-back one: compare-and-set from `expected` to `generation`. */
   readonly writeForward?: Overwrite;
   /**
-   * Replace a rolled-back record that this instance cannot safely write forward with a marker that holds no key
-   * (compare-and-set from `expected` to `generation`): every instance then refuses every token, including one
-   * that never saw the newer record, until an operator rotates.
+   * Replace a rolled-back record that this instance cannot safely write forward with the rollback marker, which
+   * holds no key (compare-and-set from `expected` to `generation`): every instance then refuses every token,
+   * including one that never saw the newer record, until an operator rotates.
    */
-  readonly poison?: Overwrite;
+  readonly marker?: Overwrite;
   /** The condition changed to this one: report it (once). */
   readonly report?: Condition;
 }
 
-/** The prefix of a rollback marker's id (a record without a key, see record.ts): no record id has it. */
+/** The prefix of the rollback marker's id (a value without a key, see codec.ts): no record id has it. */
 export const MARKER_PREFIX = 'rollback:';
 
 /** A compare-and-set over the record Redis holds (`expected`, `expectedId`; '' when missing) to `generation`. */
@@ -79,6 +80,25 @@ export function isRollback(highest: Seen, generation: number, id: string | null,
  * - `rollback`: older than the highest seen when the command was sent: Redis went back.
  */
 export type Sighting = 'adopted' | 'late' | 'rollback';
+
+/** One renewal, besides its answer (see {@link Lease.renewed}). */
+export interface Renewal {
+  /** The renewal number sent with it. */
+  readonly seq: number;
+  /** When it was sent (monotonic, read before sending). */
+  readonly sentAt: number;
+  /** When its answer was taken in (monotonic). */
+  readonly now: number;
+  /** The key the instance's authority held when it was sent. */
+  readonly heldId: string;
+  /** This instance holds the highest record's key (its authority's current key) and the record itself. */
+  readonly canWriteForward: boolean;
+  /**
+   * Whether a renewal on the record being saved extends the trust in `heldId` (see {@link Lease.mayRenewWhileSaving}).
+   * @default true
+   */
+  readonly renewHeld?: boolean;
+}
 
 export class Lease {
   readonly options: LeaseOptions;
@@ -166,20 +186,9 @@ export class Lease {
     return 'adopted';
   }
 
-  /**
-   * A renewal sent at `sentAt` (monotonic, read before sending) with renewal number `seq`, for the key `heldId`,
-   * while saving `savingId` ('' if none), answered with `reply` at `now`. `canWriteForward`: this instance holds the
-   * highest record's key (its authority's current key) and the record itself.
-   */
-  renewed(
-    reply: ConfirmReply,
-    seq: number,
-    sentAt: number,
-    now: number,
-    heldId: string,
-    canWriteForward: boolean,
-    renewHeld = true,
-  ): Decision {
+  /** The `renewal` answered with `reply`. */
+  renewed(reply: ConfirmReply, renewal: Renewal): LeaseStep {
+    const { seq, sentAt, now, heldId, canWriteForward, renewHeld = true } = renewal;
     this.era.observe(reply, now);
     const sighting = this.see(reply.generation, reply.id, reply.prev, this.sentHighest(seq));
     if (sighting === 'rollback') {
@@ -195,7 +204,7 @@ export class Lease {
       if (canWriteForward && heldId === this.#highest.id && now < this.#trustUntil) {
         return { writeForward: over, ...this.#enter(condition) };
       }
-      return { poison: over, ...this.#enter(condition) };
+      return { marker: over, ...this.#enter(condition) };
     }
     if (sighting === 'late') {
       // Redis ran the renewal before the newer record seen since it was sent was written. Not a rollback; nor a
@@ -220,7 +229,7 @@ export class Lease {
     }
     this.#failures += 1;
     // A rollback marker: the same condition as the rollback it stands for, reported once, no reload asked.
-    if (reply.id !== null && reply.id.startsWith(MARKER_PREFIX)) {
+    if (reply.id?.startsWith(MARKER_PREFIX)) {
       return this.#condition === 'missing' || this.#condition === 'rollback' ? {} : this.#enter('rollback');
     }
     // Stale: another record is current. Ask for a reload once per record, not once per renewal.
@@ -236,7 +245,7 @@ export class Lease {
   }
 
   /** A renewal that got no answer (or an error) by `now`: trust simply runs out. */
-  unanswered(): Decision {
+  unanswered(): LeaseStep {
     this.#failures += 1;
     return this.#enter('unavailable');
   }

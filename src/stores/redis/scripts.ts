@@ -1,8 +1,20 @@
 // The protocol's atomic steps, as Lua scripts run by Redis. None reads Redis's clock: every expiry is measured on
 // the instances' own monotonic clocks (see lease.ts and acks.ts). Each answers with what the protocol observes
-// (replies.ts): the record's generation, id and predecessor, Redis's run_id, the table's epoch, the caller's entry.
+// (reply.ts): the record's generation, id and predecessor, Redis's run_id, the table's epoch, the caller's entry.
+import { REPLY_HEAD, type ReplyField } from './reply.js';
 
-/** Parsing the record, and the observation every script returns after its own status. */
+/** The Lua expression of each field of an answer's head, inside `observed()` below. */
+const HEAD_EXPRESSIONS: Readonly<Record<ReplyField, string>> = {
+  status: 'status',
+  generation: 'value and value.generation or 0',
+  id: "value and value.id or ''",
+  prev: 'prev',
+  runId: "string.match(info, 'run_id:(%w+)') or ''",
+  epoch: "redis.call('HGET', tbl, '@epoch') or ''",
+  ownSeq: 'seq',
+};
+
+/** Parsing the record, and the observation every script returns after its own status (in reply.ts's order). */
 const PRELUDE = `
 local function current(key)
   local text = redis.call('GET', key)
@@ -19,8 +31,7 @@ local function observed(status, value, tbl, instance)
   local entry = redis.call('HGET', tbl, instance)
   local seq = entry and tonumber(string.match(entry, '^(%d+):')) or 0
   local prev = (value and type(value.prev) == 'string') and value.prev or ''
-  return { status, value and value.generation or 0, value and value.id or '', prev,
-    string.match(info, 'run_id:(%w+)') or '', redis.call('HGET', tbl, '@epoch') or '', seq }
+  return { ${REPLY_HEAD.map((field) => HEAD_EXPRESSIONS[field]).join(', ')} }
 end
 `;
 
@@ -48,14 +59,18 @@ end
 return observed('stale', value, KEYS[2], ARGV[1])
 `;
 
-/** Arguments before the value in {@link SAVE}, so that the value falls beyond what SLOWLOG keeps (32 arguments). */
+/**
+ * Empty arguments before the value in {@link SAVE}, so that the value falls beyond what SLOWLOG keeps of a command:
+ * its first 31 arguments (the 32nd slot of an entry only says how many more there were).
+ */
 export const SAVE_PADDING = 24;
 
 /**
  * Compare-and-set of the record on its generation and id. KEYS: record, table. ARGV: expected generation,
  * expected id ('' when missing), the channel, the instance, {@link SAVE_PADDING} empty arguments, then the value
  * (its generation expected + 1 or more, its `prev` the expected id). The value comes last so that SLOWLOG, which
- * keeps 31 arguments of a command and 128 characters of each, never shows it. Returns the observation with status
+ * keeps 31 arguments of a command and 128 characters of each, never shows it: it is argument 34 (`EVAL`, the
+ * script, the key count, 2 keys, 4 arguments, the padding, then the value). Returns the observation with status
  * 'ok', 'conflict' (nothing changed) or 'corrupt' (the stored value is not a record: never overwritten).
  */
 export const SAVE = `${PRELUDE}

@@ -1,99 +1,23 @@
 // RedisSecretStore: the secret shared by every instance of a service, revoked on all of them when rotate() resolves.
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { LauncherAuthError } from '../../core/errors.js';
-import { recordProblem } from '../../core/record.js';
-import type { SaveOptions, SecretRecord, SecretStore, StoreLink } from '../../core/types.js';
+import { LauncherAuthError } from '../../authority/errors.js';
+import { recordProblem } from '../../authority/record.js';
+import type { SaveOptions, SecretRecord, SecretStore, StoreLink } from '../../authority/types.js';
+import { AckReader } from './ack-reader.js';
 import { AckWait } from './acks.js';
-import { answered, connectionOf, unavailable, type RedisAnyClient, type RedisConnection } from './client.js';
+import { answered, unavailable, type RedisConnection } from './client.js';
+import { decodeRecord, encodeMarker, encodeRecord, markerOf } from './codec.js';
+import { connectionOf } from './connections.js';
+import { corruptError, notConnectedError, rollbackError, uncertainError } from './errors.js';
 import { Follower } from './follower.js';
-import { Lease, type Overwrite } from './lease.js';
-import { decodeRecord, encodeMarker, encodeRecord, markerOf, rolledBack } from './record.js';
-import { observation, pendingOf } from './wire.js';
+import { Lease, type Condition, type Overwrite } from './lease.js';
+import { resolveRedisOptions, type RedisSecretStoreOptions } from './options.js';
+import { loadOf, observation } from './reply.js';
 import { CONFIRM, DROP, LOAD, PENDING, SAVE, SAVE_PADDING, keyNames, type KeyNames } from './scripts.js';
 
-/** Options of {@link RedisSecretStore}. */
-export interface RedisSecretStoreOptions {
-  /**
-   * A node-redis client of the `redis` package, connected (or connecting) by the host: `createClient()` (5.x or
-   * 6.x), `createSentinel()` or `createCluster()` (6.x). The store never closes it. It follows rotations on a
-   * connection of its own: a duplicate of a plain client, or the pub/sub connection that a Sentinel or Cluster
-   * client keeps.
-   */
-  client: RedisAnyClient;
-  /**
-   * The Redis key of the record. The instance table is `{key}:instances` (same hash slot) and rotations are
-   * announced on the channel `key:rotated`.
-   * @default 'launcher-auth:secret'
-   */
-  key?: string;
-  /**
-   * How long an instance may trust its key without Redis confirming it, in milliseconds: the longest a frozen or
-   * cut-off instance can hold up `rotate()`, and how long a Redis outage is bridged before every request is refused.
-   * @default 5000
-   */
-  leaseMs?: number;
-  /**
-   * How often the lease is renewed (and the current generation checked, in case a pub/sub message was missed),
-   * in milliseconds. Must be less than `leaseMs - driftMargin`; a third of that or less rides out a slow answer.
-   * @default 1000
-   */
-  renewInterval?: number;
-  /**
-   * Room for the rates of two instances' monotonic clocks to differ over one lease, in milliseconds: an instance
-   * stops trusting `driftMargin` before its lease ends, and `save()` waits `leaseMs + driftMargin` at most for an
-   * instance that does not acknowledge. Redis's own clock is never used.
-   * @default 250
-   */
-  driftMargin?: number;
-  /**
-   * How long a command may take before the store reports Redis unavailable (`ERR_STORE_UNAVAILABLE`) or gives up
-   * on a renewal, in milliseconds.
-   * @default 2000
-   */
-  commandTimeout?: number;
-  /**
-   * How often `save()` checks whether every other live instance has acknowledged the new key, in milliseconds,
-   * besides checking at once whenever an acknowledgement is announced by pub/sub (on the channel `key:acked`).
-   * @default 5
-   */
-  ackPollInterval?: number;
-  /**
-   * Durability on replicas: `rotate()` resolves only once Redis `WAIT` confirms that the save reached `count`
-   * replicas within `timeout` milliseconds. When it cannot confirm, `rotate()` rejects with `ERR_SAVE_UNCERTAIN`
-   * (the save may be lost by a failover, or may stand).
-   * @default undefined (no wait for replicas)
-   */
-  replicas?: { count: number; timeout: number };
-}
-
-const DEFAULT_KEY = 'launcher-auth:secret';
-const MAX_MS = 2 ** 31 - 1;
 /** How many records (the held one, the one being saved) the store keeps to write forward after a rollback. */
 const RECORDS_KEPT = 4;
-
-function milliseconds(name: string, value: unknown, fallback: number, min: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > MAX_MS) {
-    throw new TypeError(`RedisSecretStore: \`${name}\` must be a whole number of milliseconds from ${min} to ${MAX_MS}.`);
-  }
-  return value;
-}
-
-function replicasOption(value: unknown): { count: number; timeout: number } | undefined {
-  if (value === undefined) return undefined;
-  const { count, timeout } = (typeof value === 'object' && value !== null ? value : {}) as { count?: unknown; timeout?: unknown };
-  if (typeof count !== 'number' || !Number.isInteger(count) || count < 1 || count > 1000) {
-    throw new TypeError('RedisSecretStore: `replicas.count` must be a whole number from 1 to 1000.');
-  }
-  return { count, timeout: milliseconds('replicas.timeout', timeout, 1000, 1) };
-}
-
-const uncertain = (key: string, why: string): LauncherAuthError =>
-  new LauncherAuthError(
-    'ERR_SAVE_UNCERTAIN',
-    `The new secret for Redis key "${key}" may or may not stand: ${why}. Every instance follows what Redis finally holds.`,
-  );
 
 /**
  * Keeps the secret in one Redis value and makes "Regenerate token" revoke the old token on every instance that
@@ -119,7 +43,6 @@ export class RedisSecretStore implements SecretStore {
   readonly #names: KeyNames;
   readonly #endpoint: string;
   readonly #commandTimeout: number;
-  readonly #ackPollInterval: number;
   readonly #replicas: { count: number; timeout: number } | undefined;
   /** This instance's name in the instance table. */
   readonly #instanceId = randomBytes(9).toString('base64url');
@@ -140,57 +63,57 @@ export class RedisSecretStore implements SecretStore {
   #saves: Promise<unknown> = Promise.resolve();
   /** The first value read was damaged: no save may replace it. */
   #corrupt = false;
-  /** Acknowledgements of the record being saved heard by pub/sub: a waiting save reads the table at once. */
-  #acksHeard = 0;
-  /** Ends the pause of a waiting save early (set while it pauses). */
-  #wakeSave: (() => void) | undefined;
-  /** Housekeeping of the instance table after resolved saves (see `AckStep.dropAt`). */
-  readonly #dropTimers = new Set<ReturnType<typeof setTimeout>>();
+  /** Reads the acknowledgements of a saved record. */
+  readonly #acks: AckReader;
 
   constructor(options: RedisSecretStoreOptions) {
     if (typeof options !== 'object' || options === null) {
       throw new TypeError('RedisSecretStore: options must be an object with a `client`.');
     }
-    const { client, key = DEFAULT_KEY } = options;
-    const connection = connectionOf(client);
+    const connection = connectionOf(options.client);
     if (connection === undefined) {
       throw new TypeError(
         'RedisSecretStore: `client` must be a client of the `redis` package (createClient(), createSentinel() or createCluster()).',
       );
     }
-    if (typeof key !== 'string' || key.length === 0) throw new TypeError('RedisSecretStore: `key` must be a non-empty string.');
-    const leaseMs = milliseconds('leaseMs', options.leaseMs, 5000, 100);
-    const driftMargin = milliseconds('driftMargin', options.driftMargin, 250, 0);
-    const renewInterval = milliseconds('renewInterval', options.renewInterval, 1000, 1);
-    this.#commandTimeout = milliseconds('commandTimeout', options.commandTimeout, 2000, 1);
-    this.#ackPollInterval = milliseconds('ackPollInterval', options.ackPollInterval, 5, 1);
-    this.#replicas = replicasOption(options.replicas);
-    if (driftMargin >= leaseMs / 2) {
-      throw new TypeError('RedisSecretStore: `driftMargin` must be less than half of `leaseMs`.');
-    }
-    if (renewInterval >= leaseMs - driftMargin) {
-      throw new TypeError('RedisSecretStore: `renewInterval` must be less than `leaseMs - driftMargin`.');
-    }
+    const { key, leaseMs, driftMargin, renewInterval, commandTimeout, ackPollInterval, replicas } =
+      resolveRedisOptions(options);
+    this.#commandTimeout = commandTimeout;
+    this.#replicas = replicas;
     this.key = key;
     this.#client = connection;
     this.#names = keyNames(key);
     this.#endpoint = connection.endpoint;
     this.#lease = new Lease({ leaseMs, renewInterval, driftMargin });
+    const names = this.#names;
+    this.#acks = new AckReader(
+      {
+        pending: (id) =>
+          this.#run(PENDING, [names.record, names.instances], [this.#instanceId, id], 'read the acknowledgements'),
+        drop: (instance, seq) => {
+          if (!this.#client.isOpen) return;
+          void this.#client.run(DROP, [names.instances], [instance, String(seq)]).catch(() => undefined);
+        },
+        leaseUntil: () => (this.#link === undefined ? Infinity : this.#lease.leaseUntil),
+      },
+      ackPollInterval,
+      key,
+    );
   }
 
   async load(): Promise<SecretRecord | undefined> {
     if (this.#rollbackUntold) {
       // Told even when the record was written back meanwhile: the host learns that Redis lost writes.
       this.#rollbackUntold = false;
-      throw this.#rolledBack();
+      throw rollbackError(this.key);
     }
     // Each answer is judged against the highest record seen when its read was sent (see Lease.see).
     for (;;) {
       const sent = this.#lease.highest;
       const reply = await this.#run(LOAD, [this.#names.record, this.#names.instances], [this.#instanceId], 'read the secret');
-      const head = observation(reply);
+      const head = loadOf(reply);
       if (head === undefined) throw unavailable(this.#endpoint, 'read the secret', new Error('an unexpected answer'));
-      const value = (reply as unknown[])[7];
+      const { value } = head;
       let loaded: { record: SecretRecord; generation: number; prev: string } | undefined;
       if (head.status !== 'missing') {
         try {
@@ -208,7 +131,7 @@ export class RedisSecretStore implements SecretStore {
         }
       }
       const sighting = this.#lease.see(loaded?.generation ?? 0, loaded?.record.id ?? null, loaded?.prev ?? '', sent);
-      if (sighting === 'rollback') throw this.#rolledBack();
+      if (sighting === 'rollback') throw rollbackError(this.key);
       if (sighting === 'adopted') {
         if (loaded === undefined) return undefined;
         this.#corrupt = false;
@@ -232,7 +155,7 @@ export class RedisSecretStore implements SecretStore {
   }
 
   async watch(onChange: () => Promise<void>, link: StoreLink): Promise<() => void> {
-    if (!this.#client.isOpen) throw this.#notConnected();
+    if (!this.#client.isOpen) throw notConnectedError(this.#endpoint);
     const names = this.#names;
     this.#link = link;
     const follower = new Follower(
@@ -254,12 +177,13 @@ export class RedisSecretStore implements SecretStore {
             return undefined;
           }
         },
-        overwrite: (over, marker) => this.#overwrite(over, marker),
+        overwrite: (over, options) => this.#overwrite(over, options),
         subscribe: (onMessage) =>
           answered(
             this.#client.subscribe([names.channel, names.acked], (message, channel) => {
-              if (channel === names.acked) this.#heardAck(message);
-              else onMessage(message);
+              if (channel === names.acked) {
+                if (message === this.#savingId && message !== '') this.#acks.heard();
+              } else onMessage(message);
             }),
             this.#commandTimeout,
             this.#endpoint,
@@ -276,17 +200,17 @@ export class RedisSecretStore implements SecretStore {
     try {
       await follower.start();
     } catch (error) {
-      follower.stop();
+      void follower.stop();
       this.#link = undefined;
       throw error;
     }
     // The authority's close() waits for this: the entry is gone from the table (or Redis did not answer within
     // `commandTimeout`) before the host may close its client, so that no rotation waits a lease for it. Not while
     // the connection is down: the goodbye would wait out `commandTimeout` for nothing.
+    // eslint-disable-next-line @typescript-eslint/no-misused-promises -- SecretStore.watch's unwatch may return a promise, which the authority's close() awaits; this declared type is the published one
     return () => {
       this.#link = undefined;
-      for (const timer of this.#dropTimers) clearTimeout(timer);
-      this.#dropTimers.clear();
+      this.#acks.cancelDrops();
       const leaving = follower.stop();
       return this.#client.isReady ? leaving : undefined;
     };
@@ -297,10 +221,10 @@ export class RedisSecretStore implements SecretStore {
     if (problem !== undefined) {
       throw new LauncherAuthError('ERR_INVALID_RECORD', `Refusing to save an unusable record to Redis key "${this.key}": ${problem}.`);
     }
-    if (this.#corrupt) throw this.#corruptError();
+    if (this.#corrupt) throw corruptError(this.key);
     signal?.throwIfAborted();
     // Not sent at all: certainly nothing changed.
-    if (!this.#client.isOpen) throw this.#notConnected();
+    if (!this.#client.isOpen) throw notConnectedError(this.#endpoint);
     const lease = this.#lease;
     const { generation: expected, id: expectedId } = lease.highest;
     const generation = expected + 1;
@@ -317,14 +241,14 @@ export class RedisSecretStore implements SecretStore {
       } catch (error) {
         // Sent and not answered: Redis may still run it. The follower adopts whatever Redis finally holds.
         if (error instanceof LauncherAuthError && error.code === 'ERR_STORE_UNAVAILABLE') {
-          throw uncertain(this.key, 'Redis did not answer the save in time');
+          throw uncertainError(this.key, 'Redis did not answer the save in time');
         }
         throw error;
       }
       const savedAt = performance.now();
       const head = observation(result.reply);
-      if (head === undefined) throw uncertain(this.key, 'Redis answered the save with something unexpected');
-      if (head.status === 'corrupt') throw this.#corruptError();
+      if (head === undefined) throw uncertainError(this.key, 'Redis answered the save with something unexpected');
+      if (head.status === 'corrupt') throw corruptError(this.key);
       if (head.status === 'conflict') {
         // Two instances creating the first secret at once: the other one's stands, and this instance adopts it
         // before it trusts any key (its lease is confirmed only for the key Redis holds).
@@ -336,9 +260,9 @@ export class RedisSecretStore implements SecretStore {
       }
       lease.wrote(generation, record.id);
       if (this.#replicas !== undefined && (result.replicas ?? -1) < this.#replicas.count) {
-        throw uncertain(this.key, `Redis WAIT did not confirm the save on ${this.#replicas.count} replica(s) in time`);
+        throw uncertainError(this.key, `Redis WAIT did not confirm the save on ${this.#replicas.count} replica(s) in time`);
       }
-      await this.#acknowledged(new AckWait(generation, record.id, savedAt, head.observed, lease.era, {
+      await this.#acks.wait(new AckWait(generation, record.id, savedAt, head.observed, lease.era, {
         leaseMs: lease.options.leaseMs,
         driftMargin: lease.options.driftMargin,
         commandTimeout: this.#commandTimeout,
@@ -348,88 +272,8 @@ export class RedisSecretStore implements SecretStore {
     }
   }
 
-  /**
-   * Reads the acknowledgements until the wait decides: at once after each one announced by pub/sub, and otherwise
-   * at 1, 2, 4 ms, then every `ackPollInterval` (an announcement can be missed; a dead instance's lease runs out).
-   */
-  async #acknowledged(wait: AckWait): Promise<void> {
-    const names = this.#names;
-    for (let read = 0; ; read += 1) {
-      const heard = this.#acksHeard;
-      let answer: unknown;
-      try {
-        answer = await this.#run(PENDING, [names.record, names.instances], [this.#instanceId, wait.id], 'read the acknowledgements');
-      } catch {
-        answer = undefined;
-      }
-      const now = performance.now();
-      const pending = pendingOf(answer);
-      // Without a watch there is no lease: such a store's authority trusts without bound.
-      const leaseUntil = this.#link === undefined ? Infinity : this.#lease.leaseUntil;
-      const step = pending === undefined ? wait.unanswered(now) : wait.read(pending, now, leaseUntil);
-      this.#drop(step.drop);
-      if (step.outcome === 'resolved') {
-        this.#dropLater(step.dropAt ?? []);
-        return;
-      }
-      if (step.outcome === 'superseded') {
-        throw new LauncherAuthError(
-          'ERR_ROTATION_SUPERSEDED',
-          `The new secret was saved in Redis key "${this.key}", then another rotation replaced it before every ` +
-            'instance had confirmed it; the other rotation\'s secret is current.',
-        );
-      }
-      if (step.outcome === 'lost') throw uncertain(this.key, 'Redis no longer holds it (it lost writes)');
-      if (step.outcome === 'uncertain') throw uncertain(this.key, 'Redis stopped answering before every instance had confirmed it');
-      // Again at once when an acknowledgement was announced after this read was sent (its answer may lack it);
-      // otherwise at the next poll, or at the bound if that comes first.
-      const poll = Math.min(read < 3 ? 2 ** read : Infinity, this.#ackPollInterval);
-      if (this.#acksHeard === heard) await this.#pause(now < wait.bound ? Math.min(poll, Math.ceil(wait.bound - now)) : poll);
-    }
-  }
-
-  /** An acknowledgement announced by pub/sub: wakes the save waiting for it. */
-  #heardAck(id: string): void {
-    if (id !== this.#savingId || id === '') return;
-    this.#acksHeard += 1;
-    this.#wakeSave?.();
-  }
-
-  /** Waits `ms`, or less when an acknowledgement is heard. */
-  #pause(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => wake(), ms);
-      const wake = (): void => {
-        clearTimeout(timer);
-        this.#wakeSave = undefined;
-        resolve();
-      };
-      this.#wakeSave = wake;
-    });
-  }
-
-  /** Removes table entries if their renewal numbers are still those seen (housekeeping: failures are ignored). */
-  #drop(entries: ReadonlyArray<readonly [instance: string, seq: number]>): void {
-    if (!this.#client.isOpen) return;
-    for (const [instance, seq] of entries) {
-      void this.#client.run(DROP, [this.#names.instances], [instance, String(seq)]).catch(() => undefined);
-    }
-  }
-
-  /** The same, once their time has come: one timer, at the latest of them, for all. */
-  #dropLater(entries: ReadonlyArray<readonly [instance: string, seq: number, at: number]>): void {
-    if (entries.length === 0) return;
-    const at = Math.max(...entries.map(([, , time]) => time));
-    const timer = setTimeout(() => {
-      this.#dropTimers.delete(timer);
-      this.#drop(entries.map(([instance, seq]) => [instance, seq] as const));
-    }, Math.max(0, at - performance.now()) + 1);
-    timer.unref();
-    this.#dropTimers.add(timer);
-  }
-
-  /** Writes the held record (or a rollback marker) over what Redis holds after a rollback. */
-  async #overwrite(over: Overwrite, marker: boolean): Promise<void> {
+  /** Writes the held record (or the rollback marker) over what Redis holds after a rollback. */
+  async #overwrite(over: Overwrite, { marker }: { readonly marker: boolean }): Promise<void> {
     const held = this.#link?.keyId;
     const record = held === undefined ? undefined : this.#records.get(held);
     if (!marker && record === undefined) return;
@@ -458,7 +302,7 @@ export class RedisSecretStore implements SecretStore {
     }
   }
 
-  #report(condition: string): void {
+  #report(condition: Condition): void {
     if (condition !== 'rollback' && condition !== 'missing') {
       this.#warned.clear();
       return;
@@ -468,18 +312,7 @@ export class RedisSecretStore implements SecretStore {
     this.#rollbackUntold = true;
     // The next load() tells the host through onStoreError when it has one; a warning is for a host without.
     if (this.#link?.reportsErrors === true) return;
-    process.emitWarning(this.#rolledBack().message, { code: 'LAUNCHER_AUTH_STORE_ROLLBACK', type: 'LauncherAuthWarning' });
-  }
-
-  #rolledBack(): LauncherAuthError {
-    return rolledBack(this.key);
-  }
-
-  #corruptError(): LauncherAuthError {
-    return new LauncherAuthError(
-      'ERR_STORE_CORRUPT',
-      `The secret in Redis key "${this.key}" is unusable (not a record with a generation); it was left untouched.`,
-    );
+    process.emitWarning(rollbackError(this.key).message, { code: 'LAUNCHER_AUTH_STORE_ROLLBACK', type: 'LauncherAuthWarning' });
   }
 
   async #run(script: string, keys: string[], args: string[], what: string): Promise<unknown> {
@@ -494,7 +327,7 @@ export class RedisSecretStore implements SecretStore {
     what: string,
     waitReplicas: boolean,
   ): Promise<{ reply: unknown; replicas?: number }> {
-    if (!this.#client.isOpen) throw this.#notConnected();
+    if (!this.#client.isOpen) throw notConnectedError(this.#endpoint);
     const replicas = waitReplicas ? this.#replicas : undefined;
     let sent: Promise<{ reply: unknown; replicas?: number }>;
     try {
@@ -503,12 +336,5 @@ export class RedisSecretStore implements SecretStore {
       sent = Promise.reject(error);
     }
     return answered(sent, this.#commandTimeout + (replicas?.timeout ?? 0), this.#endpoint, what);
-  }
-
-  #notConnected(): LauncherAuthError {
-    return new LauncherAuthError(
-      'ERR_STORE_UNAVAILABLE',
-      `The Redis client for ${this.#endpoint} is not open; call its connect() before opening the authority.`,
-    );
   }
 }

@@ -2,7 +2,8 @@
 // table entry that never acknowledged may be removed (only once the lease behind it is certainly over).
 import { describe, expect, it } from 'vitest';
 import { AckWait, type PendingReply } from '../../../src/stores/redis/acks.js';
-import { Era, type Observed } from '../../../src/stores/redis/replies.js';
+import { Era } from '../../../src/stores/redis/era.js';
+import type { Observed } from '../../../src/stores/redis/reply.js';
 
 const OPTIONS = { leaseMs: 1000, driftMargin: 100, commandTimeout: 500 } as const;
 const STALE = OPTIONS.leaseMs + OPTIONS.driftMargin;

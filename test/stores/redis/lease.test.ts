@@ -15,7 +15,7 @@ function holdingFirst(): Lease {
   const lease = new Lease(OPTIONS);
   expect(lease.see(1, 'a', '')).toBe('adopted');
   const seq = lease.nextSeq();
-  expect(lease.renewed(answer(seq, 1, 'a', ''), seq, 0, 1, 'a', true)).toMatchObject({ trustUntil: 900 });
+  expect(lease.renewed(answer(seq, 1, 'a', ''), { seq, sentAt: 0, now: 1, heldId: 'a', canWriteForward: true })).toMatchObject({ trustUntil: 900 });
   return lease;
 }
 
@@ -25,7 +25,7 @@ describe('Lease: renewal answers taken after a newer record', () => {
     const seq = lease.nextSeq();
     // The save of generation 2 was sent after the renewal; its answer is taken first.
     lease.wrote(2, 'b');
-    expect(lease.renewed(answer(seq, 1, 'a', ''), seq, 10, 11, 'a', true)).toEqual({});
+    expect(lease.renewed(answer(seq, 1, 'a', ''), { seq, sentAt: 10, now: 11, heldId: 'a', canWriteForward: true })).toEqual({});
     expect(lease.condition).toBe('ok');
     expect(lease.highest).toEqual({ generation: 2, id: 'b' });
   });
@@ -36,20 +36,20 @@ describe('Lease: renewal answers taken after a newer record', () => {
     expect(lease.see(2, 'b', 'a')).toBe('adopted');
     for (const status of ['ok', 'stale'] as const) {
       // Neither a rollback nor a trust in the key it held: the next renewal speaks for the present.
-      expect(lease.renewed(answer(seq, 1, 'a', '', status), seq, 10, 11, 'a', true)).toEqual({});
+      expect(lease.renewed(answer(seq, 1, 'a', '', status), { seq, sentAt: 10, now: 11, heldId: 'a', canWriteForward: true })).toEqual({});
     }
     expect(lease.condition).toBe('ok');
     const next = lease.nextSeq();
-    expect(lease.renewed(answer(next, 2, 'b', 'a'), next, 20, 21, 'b', true)).toEqual({ trustUntil: 920 });
+    expect(lease.renewed(answer(next, 2, 'b', 'a'), { seq: next, sentAt: 20, now: 21, heldId: 'b', canWriteForward: true })).toEqual({ trustUntil: 920 });
   });
 
   it('the next renewal still catches Redis holding the older record', () => {
     const lease = holdingFirst();
     const seq = lease.nextSeq();
     lease.wrote(2, 'b');
-    expect(lease.renewed(answer(seq, 1, 'a', ''), seq, 10, 11, 'a', true)).toEqual({});
+    expect(lease.renewed(answer(seq, 1, 'a', ''), { seq, sentAt: 10, now: 11, heldId: 'a', canWriteForward: true })).toEqual({});
     const next = lease.nextSeq();
-    expect(lease.renewed(answer(next, 1, 'a', '', 'stale'), next, 20, 21, 'b', true)).toEqual({
+    expect(lease.renewed(answer(next, 1, 'a', '', 'stale'), { seq: next, sentAt: 20, now: 21, heldId: 'b', canWriteForward: true })).toEqual({
       writeForward: { expected: 1, expectedId: 'a', generation: 3 },
       report: 'rollback',
     });
@@ -61,8 +61,8 @@ describe('Lease: rollbacks seen by a renewal sent after the newer record', () =>
     const lease = holdingFirst();
     lease.wrote(2, 'b');
     const seq = lease.nextSeq();
-    expect(lease.renewed(answer(seq, 1, 'a', ''), seq, 10, 11, 'a', true)).toEqual({
-      poison: { expected: 1, expectedId: 'a', generation: 3 },
+    expect(lease.renewed(answer(seq, 1, 'a', ''), { seq, sentAt: 10, now: 11, heldId: 'a', canWriteForward: true })).toEqual({
+      marker: { expected: 1, expectedId: 'a', generation: 3 },
       report: 'rollback',
     });
   });
@@ -71,8 +71,8 @@ describe('Lease: rollbacks seen by a renewal sent after the newer record', () =>
     const lease = holdingFirst();
     expect(lease.see(2, 'b', 'a')).toBe('adopted');
     const seq = lease.nextSeq();
-    expect(lease.renewed(answer(seq, 2, 'c', 'x', 'stale'), seq, 10, 11, 'a', true)).toEqual({
-      poison: { expected: 2, expectedId: 'c', generation: 3 },
+    expect(lease.renewed(answer(seq, 2, 'c', 'x', 'stale'), { seq, sentAt: 10, now: 11, heldId: 'a', canWriteForward: true })).toEqual({
+      marker: { expected: 2, expectedId: 'c', generation: 3 },
       report: 'rollback',
     });
   });
@@ -80,7 +80,7 @@ describe('Lease: rollbacks seen by a renewal sent after the newer record', () =>
   it('a missing record', () => {
     const lease = holdingFirst();
     const seq = lease.nextSeq();
-    expect(lease.renewed(answer(seq, 0, null, '', 'stale'), seq, 10, 11, 'a', true)).toEqual({
+    expect(lease.renewed(answer(seq, 0, null, '', 'stale'), { seq, sentAt: 10, now: 11, heldId: 'a', canWriteForward: true })).toEqual({
       writeForward: { expected: 0, expectedId: '', generation: 2 },
       report: 'missing',
     });
@@ -91,7 +91,7 @@ describe('Lease: rollbacks seen by a renewal sent after the newer record', () =>
     lease.wrote(2, 'b');
     const seq = lease.nextSeq();
     lease.wrote(3, 'c');
-    expect(lease.renewed(answer(seq, 1, 'a', ''), seq, 10, 11, 'b', true)).toMatchObject({ report: 'rollback' });
+    expect(lease.renewed(answer(seq, 1, 'a', ''), { seq, sentAt: 10, now: 11, heldId: 'b', canWriteForward: true })).toMatchObject({ report: 'rollback' });
   });
 });
 
@@ -118,7 +118,7 @@ describe('Lease: records read by load(), judged against the highest seen when th
     const lease = holdingFirst();
     const sent = lease.highest;
     const seq = lease.nextSeq();
-    expect(lease.renewed(answer(seq, 2, 'b', 'a', 'stale'), seq, 10, 11, 'a', true)).toEqual({ reload: true });
+    expect(lease.renewed(answer(seq, 2, 'b', 'a', 'stale'), { seq, sentAt: 10, now: 11, heldId: 'a', canWriteForward: true })).toEqual({ reload: true });
     expect(lease.see(1, 'a', '', sent)).toBe('late');
     // Read again: the newer record is adopted.
     expect(lease.see(2, 'b', 'a', lease.highest)).toBe('adopted');

@@ -5,6 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { jwtVerify } from 'jose';
 import { MALFORMED, MISSING, SCHEME_LENGTH, bearerToken, resolveMaxTokenLength, singleValue, startsWithScheme } from './bearer.js';
 import { LauncherAuthError } from './errors.js';
+import { authenticateNow } from './internal.js';
 import { buildState, deepFreeze, type ClaimOptions, type KeyState, type Scratch } from './key-state.js';
 import { copyRecord, generateRecord } from './record.js';
 import { Rotations } from './rotation.js';
@@ -49,16 +50,6 @@ const REJECTED_PROMISES: Readonly<Record<RejectReason, Promise<VerifyResult>>> =
 const RETIRED_KEPT = 2;
 const DOT = 0x2e;
 
-
-/**
- * The decision adapters ask for: a result at once when it can be had without waiting (the current token, any
- * cheap rejection), else a promise. Not part of the public surface (the barrel does not export it).
- */
-export let authenticateNow: (
-  authority: TokenAuthority,
-  authorization: string | readonly string[] | undefined,
-) => VerifyResult | Promise<VerifyResult>;
-
 export class TokenAuthority {
   #state: KeyState;
   readonly #claimOptions: ClaimOptions;
@@ -76,10 +67,6 @@ export class TokenAuthority {
   #trustUntil = Infinity;
   /** The last {@link RETIRED_KEPT} rotated-away tokens, newest first. */
   #retired: readonly Buffer[] = [];
-
-  static {
-    authenticateNow = (authority, authorization) => authority.#authenticateNow(authorization);
-  }
 
   private constructor(
     state: KeyState,
@@ -215,7 +202,7 @@ export class TokenAuthority {
    * that two Authorization headers are refused. Never throws or rejects.
    */
   authenticate(authorization: string | readonly string[] | undefined): Promise<VerifyResult> {
-    return this.#settled(this.#authenticateNow(authorization));
+    return this.#settled(this[authenticateNow](authorization));
   }
 
   /** Calls `listener` after each rotation, including one made by another process. Returns the unsubscribe. */
@@ -255,7 +242,8 @@ export class TokenAuthority {
     return result.ok ? this.#state.acceptedPromise : REJECTED_PROMISES[result.reason];
   }
 
-  #authenticateNow(authorization: string | readonly string[] | undefined): VerifyResult | Promise<VerifyResult> {
+  /** @internal The gate's decision (see internal.ts): synchronous whenever no signature needs jose. */
+  [authenticateNow](authorization: string | readonly string[] | undefined): VerifyResult | Promise<VerifyResult> {
     const value = singleValue(authorization);
     if (typeof value !== 'string') return value;
     const state = this.#state;

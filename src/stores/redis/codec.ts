@@ -1,8 +1,9 @@
 // The record as one Redis value: the secret file's JSON fields plus the generation that compare-and-set counts and
-// the id of the record it replaced; and the marker that stands for a secret lost to a Redis rollback.
-import { LauncherAuthError } from '../../core/errors.js';
-import type { SecretRecord } from '../../core/types.js';
+// the id of the record it replaced; and the rollback marker that stands for a secret lost to a Redis rollback.
+import { LauncherAuthError } from '../../authority/errors.js';
+import type { SecretRecord } from '../../authority/types.js';
 import { parseRecord, serializeRecord } from '../record-json.js';
+import { rollbackError } from './errors.js';
 import { MARKER_PREFIX } from './lease.js';
 
 /** A stored value is a few hundred bytes; anything far larger is not a record. */
@@ -23,16 +24,22 @@ export function encodeRecord(record: SecretRecord, generation: number, prev: str
 }
 
 /**
- * A marker without a key, written over a rolled-back record that no instance could safely write forward: every
- * instance refuses every token until an operator rotates (a save replaces it like any record).
+ * The rollback marker: a value without a key, written over a rolled-back record that no instance could safely write
+ * forward. Every instance refuses every token until an operator rotates (a save replaces it like any record). Its
+ * field `rolledBack` belongs to the stored format, which instances of every version read.
  */
 export function encodeMarker(id: string, generation: number, prev: string): string {
   return JSON.stringify({ rolledBack: true, id: `${MARKER_PREFIX}${id}`, generation, prev });
 }
 
+/** Whether a stored value is a rollback marker (see {@link encodeMarker}). */
+function isMarker(value: string): boolean {
+  return value.startsWith('{"rolledBack":true');
+}
+
 /** The place of a rollback marker in the sequence of records, or `undefined` when `value` is not a marker. */
 export function markerOf(value: unknown): { generation: number; id: string; prev: string } | undefined {
-  if (typeof value !== 'string' || !value.startsWith('{"rolledBack":true') || value.length > MAX_VALUE_CHARS) return undefined;
+  if (typeof value !== 'string' || !isMarker(value) || value.length > MAX_VALUE_CHARS) return undefined;
   try {
     const { generation, id, prev } = JSON.parse(value) as { generation?: unknown; id?: unknown; prev?: unknown };
     if (typeof generation !== 'number' || !Number.isSafeInteger(generation) || generation < 1) return undefined;
@@ -41,17 +48,6 @@ export function markerOf(value: unknown): { generation: number; id: string; prev
   } catch {
     return undefined;
   }
-}
-
-/** The error for a store whose record went back, or was marked so. */
-export function rolledBack(key: string): LauncherAuthError {
-  return new LauncherAuthError(
-    'ERR_STORE_ROLLBACK',
-    `Redis key "${key}" holds an older secret than one already in use (Redis restarted without it, was restored ` +
-      'from an older snapshot, or failed over to a replica that had not received it). It is not adopted: the ' +
-      'instances that hold the newer secret write it back; where none can, every token is refused until the ' +
-      'secret is regenerated (rotate()).',
-  );
 }
 
 /**
@@ -70,7 +66,7 @@ export function decodeRecord(value: unknown, key: string): { record: SecretRecor
       );
   const corrupt = refused('ERR_STORE_CORRUPT');
   if (typeof value !== 'string') throw corrupt('it is not a string value');
-  if (value.startsWith('{"rolledBack":true')) throw rolledBack(key);
+  if (isMarker(value)) throw rollbackError(key);
   if (value.length > MAX_VALUE_CHARS) throw corrupt(`it is ${value.length} characters, far more than a secret record holds`);
   const record = parseRecord(value, corrupt, refused('ERR_INVALID_RECORD'));
   // parseRecord has parsed it as a JSON object already.

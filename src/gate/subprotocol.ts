@@ -1,8 +1,8 @@
 // The token carried as one `Sec-WebSocket-Protocol` entry (`authorization.bearer.<token>`), for browser WebSocket
 // clients, which cannot send an Authorization header. Parsing and the ambiguity rules live here; an adapter only
 // reads the header values, hands the result's `authorization` to `decide`, and strips the entry from the request.
-import { HTTP_TOKEN } from './bearer.js';
-import { upgradeNames } from './gate.js';
+import { HTTP_TOKEN } from '../authority/bearer.js';
+import { namesAcceptedUpgrade } from './gate.js';
 
 /** The prefix of the entry that carries the token: `new WebSocket(url, ['app.v1', TOKEN_PROTOCOL_PREFIX + token])`. */
 export const TOKEN_PROTOCOL_PREFIX = 'authorization.bearer.';
@@ -59,9 +59,9 @@ const WEBSOCKET: ReadonlySet<string> = new Set(['websocket']);
 const UPGRADE: ReadonlySet<string> = new Set(['upgrade']);
 
 function names(values: HeaderValues, accepted: ReadonlySet<string>): boolean {
-  if (typeof values === 'string') return upgradeNames(values, accepted);
+  if (typeof values === 'string') return namesAcceptedUpgrade(values, accepted);
   if (values === null || values === undefined) return false;
-  return values.some((value) => typeof value === 'string' && upgradeNames(value, accepted));
+  return values.some((value) => typeof value === 'string' && namesAcceptedUpgrade(value, accepted));
 }
 
 /**

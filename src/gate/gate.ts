@@ -1,8 +1,9 @@
 // The one decision every adapter asks for: exempt health check, authenticated, or the uniform 401. Adapters
 // only translate their framework's request into (method, target, authorization) and the answer back.
 import { corsFor, resolveCors, type CorsOptions, type CorsOutcome, type ResolvedCors } from './cors.js';
-import { authenticateNow, type TokenAuthority } from './token-authority.js';
-import type { AuthContext, RejectReason, VerifyResult } from './types.js';
+import { authenticateNow } from '../authority/internal.js';
+import type { TokenAuthority } from '../authority/token-authority.js';
+import type { AuthContext, RejectReason, VerifyResult } from '../authority/types.js';
 
 /** What `onReject` is told about a refused request. Never the token or the Authorization value. */
 export interface RejectInfo {
@@ -130,7 +131,7 @@ export function unauthorizedHeaderList(options: ResolvedAuthOptions, cors: CorsO
  * `accepted` (lower-case names, compared without their `/version` and in any letter case). Such a request asks
  * for a long-lived connection: it is never the health check, whatever its path.
  */
-export function upgradeNames(value: string, accepted: ReadonlySet<string>): boolean {
+export function namesAcceptedUpgrade(value: string, accepted: ReadonlySet<string>): boolean {
   for (const item of value.split(',')) {
     const name = item.split('/', 1)[0]?.trim().toLowerCase() ?? '';
     if (accepted.has(name)) return true;
@@ -199,7 +200,9 @@ function settle(
   options: ResolvedAuthOptions,
   peer: Peer | undefined,
 ): Decision {
-  return result.ok ? result : reject(method, target, result.reason, options, peer);
+  if (result.ok) return result;
+  reject(method, target, result.reason, options, peer);
+  return undefined;
 }
 
 /**
@@ -222,7 +225,7 @@ export function decide(
   if (isHealthRequest(method, target, options.healthPath) && (route === undefined || route === options.healthPath)) {
     return EXEMPT;
   }
-  const result = authenticateNow(authority, authorization);
+  const result = authority[authenticateNow](authorization);
   if (result instanceof Promise) return result.then((settled) => settle(settled, method, target, options, peer));
   return settle(result, method, target, options, peer);
 }
@@ -240,6 +243,6 @@ export function decideCors(
 ): CorsOutcome | undefined {
   if (options.cors === undefined) return undefined;
   const outcome = corsFor(options.cors, method, headers);
-  if (outcome?.refused === true) reject(method, target, 'missing', options, peer);
+  if (outcome?.refused) reject(method, target, 'missing', options, peer);
   return outcome;
 }

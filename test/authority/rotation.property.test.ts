@@ -1,4 +1,4 @@
-// The outcome rules of rotate() (core/rotation.ts) under random interleavings of rotations, changes made elsewhere,
+// The outcome rules of rotate() (authority/rotation.ts) under random interleavings of rotations, changes made elsewhere,
 // slow, failing, late-settling and hanging saves, and store outages, on an in-memory store whose every delay runs on
 // a virtual clock: a run of many seconds of store time takes a few event-loop turns, and replays from its seed.
 //
@@ -7,8 +7,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { LauncherAuthError, isLauncherAuthError, type SecretRecord, type SecretStore } from 'launcher-auth';
-import { generateRecord } from '../../src/core/record.js';
-import { Rotations, type KeyHolder, type Timer } from '../../src/core/rotation.js';
+import { generateRecord } from '../../src/authority/record.js';
+import { Rotations, type KeyHolder, type Timer } from '../../src/authority/rotation.js';
 import { envCount } from '../hardening/fixtures/support.js';
 
 const RUNS = envCount('LAUNCHER_AUTH_ROTATION_RUNS', 10_000);

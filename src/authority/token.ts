@@ -95,8 +95,8 @@ function isJwtType(typ: unknown): boolean {
 export function checkStructure(token: string, headerEnd: number, payloadEnd: number): RejectReason | undefined {
   const header = parseObject(token.slice(0, headerEnd));
   if (header === undefined) return 'malformed';
-  if (!Object.hasOwn(header, 'alg') || header['alg'] !== 'HS256') return 'invalid';
-  if (Object.hasOwn(header, 'typ') && !isJwtType(header['typ'])) return 'invalid';
+  if (!Object.hasOwn(header, 'alg') || header.alg !== 'HS256') return 'invalid';
+  if (Object.hasOwn(header, 'typ') && !isJwtType(header.typ)) return 'invalid';
   if (Object.hasOwn(header, 'crit') || Object.hasOwn(header, 'b64')) return 'invalid';
   if (parseObject(token.slice(headerEnd + 1, payloadEnd)) === undefined) return 'malformed';
   return undefined;
@@ -112,8 +112,8 @@ export function tokenClaims(
     jti: record.id,
     iat: Math.floor(record.createdAt.getTime() / 1000),
   };
-  if (issuer !== undefined) claims['iss'] = issuer;
-  if (audience !== undefined) claims['aud'] = audience;
+  if (issuer !== undefined) claims.iss = issuer;
+  if (audience !== undefined) claims.aud = audience;
   return claims;
 }
 

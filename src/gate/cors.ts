@@ -1,6 +1,6 @@
 // Cross-origin access for browser clients (a web page or an extension on another origin): which requests are
 // preflights, which origins may call, and the exact headers of every answer, built once per options.
-import { HTTP_TOKEN } from './bearer.js';
+import { HTTP_TOKEN } from '../authority/bearer.js';
 
 /** The `cors` option of every adapter. Without it no CORS header is ever sent and a preflight is refused. */
 export interface CorsOptions {
@@ -147,7 +147,7 @@ export function resolveCors(value: unknown, where: string, unauthorized: readonl
   });
   return Object.freeze({
     byOrigin: new Map(
-      origins === '*' ? [] : origins.map((origin) => [origin, outcomes(origin, options, unauthorized)] as const),
+      origins === '*' ? [] : origins.map((origin: string) => [origin, outcomes(origin, options, unauthorized)] as const),
     ),
     any: origins === '*' ? outcomes('*', options, unauthorized) : undefined,
     refusedPreflight,

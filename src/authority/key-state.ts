@@ -5,7 +5,7 @@ import { setMaxListeners } from 'node:events';
 import type { JWTVerifyOptions } from 'jose';
 import { SCHEME_LENGTH } from './bearer.js';
 import { signToken, tokenClaims } from './token.js';
-import type { JWTPayload, SecretRecord, VerifyResult } from './types.js';
+import type { SecretRecord, VerifyResult } from './types.js';
 
 type Accepted = Extract<VerifyResult, { ok: true }>;
 
@@ -90,7 +90,7 @@ export async function buildState(record: SecretRecord, claimOptions: ClaimOption
   // what the next request is told.
   const accepted: Accepted = Object.freeze({
     ok: true,
-    claims: deepFreeze({ ...claims }) as JWTPayload,
+    claims: deepFreeze({ ...claims }),
     keyId: record.id,
     signal: controller.signal,
   });

@@ -5,17 +5,17 @@ import type { IncomingMessage } from 'node:http';
 import { Server as NetServer } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { TLSSocket } from 'node:tls';
-import { HTTP_TOKEN, authorizationFromRawHeaders } from '../core/bearer.js';
+import { HTTP_TOKEN, authorizationFromRawHeaders } from '../../authority/bearer.js';
 import {
   assertAuthority,
   decide,
   resolveAuthOptions,
-  upgradeNames,
+  namesAcceptedUpgrade,
   withoutExemption,
   type AuthOptions,
   type Decision,
   type ResolvedAuthOptions,
-} from '../core/gate.js';
+} from '../../gate/gate.js';
 import {
   handshakeOfNode,
   protocolCredentials,
@@ -23,10 +23,10 @@ import {
   resolveSubprotocolToken,
   stripTokenEntry,
   type SubprotocolTokenOptions,
-} from '../core/subprotocol.js';
-import type { TokenAuthority } from '../core/token-authority.js';
-import type { AuthContext } from '../core/types.js';
-import type { AuthenticatedRequest } from './node.js';
+} from '../../gate/subprotocol.js';
+import type { TokenAuthority } from '../../authority/token-authority.js';
+import type { AuthContext } from '../../authority/types.js';
+import type { AuthenticatedRequest } from '../node.js';
 
 /** The options of {@link withUpgradeAuth}. */
 export interface UpgradeAuthOptions extends AuthOptions, SubprotocolTokenOptions {
@@ -60,7 +60,7 @@ function resolveProtocols(options: UpgradeAuthOptions | undefined): ReadonlySet<
 /** True when one of the request's `Upgrade` values names a protocol of `accepted`. */
 function wantsAccepted(rawHeaders: readonly string[], accepted: ReadonlySet<string>): boolean {
   for (let i = 0; i < rawHeaders.length; i += 2) {
-    if ((rawHeaders[i] as string).toLowerCase() === 'upgrade' && upgradeNames(rawHeaders[i + 1] as string, accepted)) return true;
+    if ((rawHeaders[i] as string).toLowerCase() === 'upgrade' && namesAcceptedUpgrade(rawHeaders[i + 1] as string, accepted)) return true;
   }
   return false;
 }
@@ -165,7 +165,7 @@ export function withUpgradeAuth<Request extends IncomingMessage = IncomingMessag
       if (offered.protocols !== undefined) stripTokenEntry(req, offered.protocols);
     }
     const decision = decide(authority, req.method, req.url, authorization, resolved, undefined, req.socket);
-    if (decision instanceof Promise) decision.then((settled) => apply(req, socket, head, settled));
+    if (decision instanceof Promise) void decision.then((settled) => apply(req, socket, head, settled));
     else apply(req, socket, head, decision);
   };
 }

@@ -1,24 +1,7 @@
-// What the protocol learns from Redis with every answer, and how it tells a table it can trust from one it cannot.
-// Pure: no I/O, no clock read; times are `performance.now()`-style milliseconds passed in by the caller.
-
-/** The record as Redis holds it when a script ran: its generation and id, or neither when the key is missing. */
-export interface Observed {
-  /** 0 when the record is missing. */
-  readonly generation: number;
-  /** `null` when the record is missing. */
-  readonly id: string | null;
-  /** The id of the record this one replaced ('' for the first, or when written forward over a missing one). */
-  readonly prev: string;
-  /**
-   * Redis's `run_id` (new at every start of a server, different on a replica): a change means Redis may have lost
-   * writes (a restart, a failover), so the instance table may be missing entries.
-   */
-  readonly runId: string;
-  /** The instance table's random epoch, written when the table is created; `null` when there is no table. */
-  readonly epoch: string | null;
-  /** The renewal number of the calling instance's own table entry; 0 when it has none. */
-  readonly ownSeq: number;
-}
+// How the protocol tells an instance table it can trust from one it cannot, from what each answer observed (the
+// lease and the acknowledgement wait both ask it). Pure: no I/O, no clock read; times are `performance.now()`-style
+// milliseconds passed in by the caller.
+import type { Observed } from './reply.js';
 
 /**
  * When an instance first saw the Redis it talks to in its present form (same `run_id`, same table): the table is

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemorySecretStore, TokenAuthority, type SecretRecord } from 'launcher-auth';
-import { authorizationFromRawHeaders } from '../../src/core/bearer.js';
+import { authorizationFromRawHeaders } from '../../src/authority/bearer.js';
 
 const KEY = new Uint8Array(createHash('sha256').update('launcher-auth rfc6750 key').digest());
 const RECORD: SecretRecord = { id: 'rfc6750', key: KEY, createdAt: new Date('2024-05-01T12:00:00.000Z') };

@@ -7,16 +7,16 @@ import {
   decide,
   decideCors,
   resolveAuthOptions,
-  upgradeNames,
+  namesAcceptedUpgrade,
   withoutExemption,
   type AuthOptions,
   type Decision,
   type Peer,
   type ResolvedAuthOptions,
-} from '../core/gate.js';
-import { corsFor } from '../core/cors.js';
-import type { TokenAuthority } from '../core/token-authority.js';
-import type { AuthContext } from '../core/types.js';
+} from '../../gate/gate.js';
+import { corsFor } from '../../gate/cors.js';
+import type { TokenAuthority } from '../../authority/token-authority.js';
+import type { AuthContext } from '../../authority/types.js';
 
 /** What a Web guard resolves with: the answer to return as is, the context, or `undefined` for the health check. */
 export type WebAuthResult = Response | AuthContext | undefined;
@@ -62,7 +62,7 @@ const WEBSOCKET: ReadonlySet<string> = new Set(['websocket']);
 /** True for a WebSocket handshake: its `Upgrade` names `websocket`. */
 export function asksWebSocket(headers: Headers): boolean {
   const upgrade = headers.get('upgrade');
-  return upgrade !== null && upgradeNames(upgrade, WEBSOCKET);
+  return upgrade !== null && namesAcceptedUpgrade(upgrade, WEBSOCKET);
 }
 
 /** Validates `options` (a `TypeError` names `where`) and makes the guard. */

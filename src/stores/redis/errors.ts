@@ -1,0 +1,43 @@
+// The store's errors that name its Redis key or server: never a value, a key's bytes or a password.
+import { LauncherAuthError } from '../../authority/errors.js';
+
+/** The error for a store whose record went back, or was replaced by a rollback marker. */
+export function rollbackError(key: string): LauncherAuthError {
+  return new LauncherAuthError(
+    'ERR_STORE_ROLLBACK',
+    `Redis key "${key}" holds an older secret than one already in use (Redis restarted without it, was restored ` +
+      'from an older snapshot, or failed over to a replica that had not received it). It is not adopted: the ' +
+      'instances that hold the newer secret write it back; where none can, every token is refused until the ' +
+      'secret is regenerated (rotate()).',
+  );
+}
+
+/** A save whose outcome is not known: Redis may or may not hold it. */
+export function uncertainError(key: string, why: string): LauncherAuthError {
+  return new LauncherAuthError(
+    'ERR_SAVE_UNCERTAIN',
+    `The new secret for Redis key "${key}" may or may not stand: ${why}. Every instance follows what Redis finally holds.`,
+  );
+}
+
+export function corruptError(key: string): LauncherAuthError {
+  return new LauncherAuthError(
+    'ERR_STORE_CORRUPT',
+    `The secret in Redis key "${key}" is unusable (not a record with a generation); it was left untouched.`,
+  );
+}
+
+export function notConnectedError(endpoint: string): LauncherAuthError {
+  return new LauncherAuthError(
+    'ERR_STORE_UNAVAILABLE',
+    `The Redis client for ${endpoint} is not open; call its connect() before opening the authority.`,
+  );
+}
+
+export function supersededError(key: string): LauncherAuthError {
+  return new LauncherAuthError(
+    'ERR_ROTATION_SUPERSEDED',
+    `The new secret was saved in Redis key "${key}", then another rotation replaced it before every ` +
+      "instance had confirmed it; the other rotation's secret is current.",
+  );
+}

@@ -1,0 +1,106 @@
+// RedisSecretStore's options: what each means, and their validation at construction (a TypeError names the option).
+import type { RedisAnyClient } from './client.js';
+
+/** Options of {@link RedisSecretStore}. */
+export interface RedisSecretStoreOptions {
+  /**
+   * A node-redis client of the `redis` package, connected (or connecting) by the host: `createClient()` (5.x or
+   * 6.x), `createSentinel()` or `createCluster()` (6.x). The store never closes it. It follows rotations on a
+   * connection of its own: a duplicate of a plain client, or the pub/sub connection that a Sentinel or Cluster
+   * client keeps.
+   */
+  client: RedisAnyClient;
+  /**
+   * The Redis key of the record. The instance table is `{key}:instances` (same hash slot) and rotations are
+   * announced on the channel `key:rotated`.
+   * @default 'launcher-auth:secret'
+   */
+  key?: string;
+  /**
+   * How long an instance may trust its key without Redis confirming it, in milliseconds: the longest a frozen or
+   * cut-off instance can hold up `rotate()`, and how long a Redis outage is bridged before every request is refused.
+   * @default 5000
+   */
+  leaseMs?: number;
+  /**
+   * How often the lease is renewed (and the current generation checked, in case a pub/sub message was missed),
+   * in milliseconds. Must be less than `leaseMs - driftMargin`; a third of that or less rides out a slow answer.
+   * @default 1000
+   */
+  renewInterval?: number;
+  /**
+   * Room for the rates of two instances' monotonic clocks to differ over one lease, in milliseconds: an instance
+   * stops trusting `driftMargin` before its lease ends, and `save()` waits `leaseMs + driftMargin` at most for an
+   * instance that does not acknowledge. Redis's own clock is never used.
+   * @default 250
+   */
+  driftMargin?: number;
+  /**
+   * How long a command may take before the store reports Redis unavailable (`ERR_STORE_UNAVAILABLE`) or gives up
+   * on a renewal, in milliseconds.
+   * @default 2000
+   */
+  commandTimeout?: number;
+  /**
+   * How often `save()` checks whether every other live instance has acknowledged the new key, in milliseconds,
+   * besides checking at once whenever an acknowledgement is announced by pub/sub (on the channel `key:acked`).
+   * @default 5
+   */
+  ackPollInterval?: number;
+  /**
+   * Durability on replicas: `rotate()` resolves only once Redis `WAIT` confirms that the save reached `count`
+   * replicas within `timeout` milliseconds. When it cannot confirm, `rotate()` rejects with `ERR_SAVE_UNCERTAIN`
+   * (the save may be lost by a failover, or may stand).
+   * @default undefined (no wait for replicas)
+   */
+  replicas?: { count: number; timeout: number };
+}
+
+const DEFAULT_KEY = 'launcher-auth:secret';
+const MAX_MS = 2 ** 31 - 1;
+function milliseconds(name: string, value: unknown, fallback: number, min: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > MAX_MS) {
+    throw new TypeError(`RedisSecretStore: \`${name}\` must be a whole number of milliseconds from ${min} to ${MAX_MS}.`);
+  }
+  return value;
+}
+
+function replicasOption(value: unknown): { count: number; timeout: number } | undefined {
+  if (value === undefined) return undefined;
+  const { count, timeout } = (typeof value === 'object' && value !== null ? value : {}) as { count?: unknown; timeout?: unknown };
+  if (typeof count !== 'number' || !Number.isInteger(count) || count < 1 || count > 1000) {
+    throw new TypeError('RedisSecretStore: `replicas.count` must be a whole number from 1 to 1000.');
+  }
+  return { count, timeout: milliseconds('replicas.timeout', timeout, 1000, 1) };
+}
+
+/** The options after validation, with every default filled in. */
+export interface ResolvedRedisOptions {
+  readonly key: string;
+  readonly leaseMs: number;
+  readonly driftMargin: number;
+  readonly renewInterval: number;
+  readonly commandTimeout: number;
+  readonly ackPollInterval: number;
+  readonly replicas: { count: number; timeout: number } | undefined;
+}
+
+/** Validates every option but `client` (which the caller checks first); the `TypeError` names the option. */
+export function resolveRedisOptions(options: RedisSecretStoreOptions): ResolvedRedisOptions {
+  const { key = DEFAULT_KEY } = options;
+  if (typeof key !== 'string' || key.length === 0) throw new TypeError('RedisSecretStore: `key` must be a non-empty string.');
+  const leaseMs = milliseconds('leaseMs', options.leaseMs, 5000, 100);
+  const driftMargin = milliseconds('driftMargin', options.driftMargin, 250, 0);
+  const renewInterval = milliseconds('renewInterval', options.renewInterval, 1000, 1);
+  const commandTimeout = milliseconds('commandTimeout', options.commandTimeout, 2000, 1);
+  const ackPollInterval = milliseconds('ackPollInterval', options.ackPollInterval, 5, 1);
+  const replicas = replicasOption(options.replicas);
+  if (driftMargin >= leaseMs / 2) {
+    throw new TypeError('RedisSecretStore: `driftMargin` must be less than half of `leaseMs`.');
+  }
+  if (renewInterval >= leaseMs - driftMargin) {
+    throw new TypeError('RedisSecretStore: `renewInterval` must be less than `leaseMs - driftMargin`.');
+  }
+  return { key, leaseMs, driftMargin, renewInterval, commandTimeout, ackPollInterval, replicas };
+}

@@ -1,0 +1,74 @@
+// The answer every script gives (scripts.ts builds it, the store and the protocol read it): its layout, defined here
+// once, and its parsing into the protocol's observations.
+import type { PendingReply } from './acks.js';
+
+/** The record as Redis holds it when a script ran: its generation and id, or neither when the key is missing. */
+export interface Observed {
+  /** 0 when the record is missing. */
+  readonly generation: number;
+  /** `null` when the record is missing. */
+  readonly id: string | null;
+  /** The id of the record this one replaced ('' for the first, or when written forward over a missing one). */
+  readonly prev: string;
+  /**
+   * Redis's `run_id` (new at every start of a server, different on a replica): a change means Redis may have lost
+   * writes (a restart, a failover), so the instance table may be missing entries.
+   */
+  readonly runId: string;
+  /** The instance table's random epoch, written when the table is created; `null` when there is no table. */
+  readonly epoch: string | null;
+  /** The renewal number of the calling instance's own table entry; 0 when it has none. */
+  readonly ownSeq: number;
+}
+
+/**
+ * The head of every script's answer, in this order: the script's status, then the observation. What a script
+ * answers besides (PENDING's instances, LOAD's value) follows from index {@link HEAD_LENGTH} on.
+ */
+export const REPLY_HEAD = ['status', 'generation', 'id', 'prev', 'runId', 'epoch', 'ownSeq'] as const;
+export type ReplyField = (typeof REPLY_HEAD)[number];
+export const HEAD_LENGTH = REPLY_HEAD.length;
+const AT = Object.fromEntries(REPLY_HEAD.map((field, index) => [field, index])) as Record<ReplyField, number>;
+
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : value instanceof Buffer ? value.toString('utf8') : '';
+}
+
+function count(value: unknown): number {
+  const number = typeof value === 'number' ? value : Number(text(value));
+  return Number.isSafeInteger(number) && number >= 0 ? number : 0;
+}
+
+/** The status and observation at the head of every script's answer; `undefined` for an answer of another shape. */
+export function observation(reply: unknown): { status: string; observed: Observed } | undefined {
+  if (!Array.isArray(reply) || reply.length < HEAD_LENGTH) return undefined;
+  const id = text(reply[AT.id]);
+  const epoch = text(reply[AT.epoch]);
+  return {
+    status: text(reply[AT.status]),
+    observed: {
+      generation: count(reply[AT.generation]),
+      id: id === '' ? null : id,
+      prev: text(reply[AT.prev]),
+      runId: text(reply[AT.runId]),
+      epoch: epoch === '' ? null : epoch,
+      ownSeq: count(reply[AT.ownSeq]),
+    },
+  };
+}
+
+/** LOAD's answer: the observation, then the stored value ('' when missing) as node-redis decoded it. */
+export function loadOf(reply: unknown): { status: string; observed: Observed; value: unknown } | undefined {
+  const head = observation(reply);
+  return head === undefined ? undefined : { ...head, value: (reply as unknown[])[HEAD_LENGTH] };
+}
+
+/** PENDING's answer: the observation, then the instances waited on. */
+export function pendingOf(reply: unknown): PendingReply | undefined {
+  const head = observation(reply);
+  if (head === undefined) return undefined;
+  const rest = (reply as unknown[]).slice(HEAD_LENGTH);
+  const waiting: Array<readonly [string, number]> = [];
+  for (let index = 0; index + 1 < rest.length; index += 2) waiting.push([text(rest[index]), count(rest[index + 1])]);
+  return { ...head.observed, waiting };
+}
