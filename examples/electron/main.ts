@@ -44,9 +44,9 @@ ipcMain.handle(CHANNELS.show, (event) => {
   fromSettingsPage(event);
   return tokenView(authority).token;
 });
-ipcMain.handle(CHANNELS.copy, (event) => {
+ipcMain.handle(CHANNELS.copy, async (event) => {
   fromSettingsPage(event);
-  clipboard.writeText(tokenView(authority).token);
+  await clipboard.writeText(tokenView(authority).token);
 });
 ipcMain.handle(CHANNELS.regenerate, async (event): Promise<RegenerateView> => {
   fromSettingsPage(event);

@@ -23,10 +23,12 @@ export class SafeStorageSecretStore implements SecretStore {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined; // TokenAuthority.open creates one
       throw new LauncherAuthError('ERR_STORE_IO', `cannot read ${this.path}`, { cause: error });
     }
-    requireEncryption();
+    await requireEncryption();
     let text: string;
     try {
-      text = safeStorage.decryptString(sealed);
+      // The asynchronous API (Electron deprecates the synchronous one). Its `shouldReEncrypt` is left to
+      // the next save: a load never writes.
+      ({ result: text } = await safeStorage.decryptStringAsync(sealed));
     } catch (error) {
       // Another OS user's or another machine's file, or a damaged one: never replaced silently.
       throw new LauncherAuthError('ERR_STORE_CORRUPT', `${this.path} cannot be decrypted by this user`, { cause: error });
@@ -37,9 +39,9 @@ export class SafeStorageSecretStore implements SecretStore {
   }
 
   async save(record: SecretRecord, options?: { signal?: AbortSignal }): Promise<void> {
-    requireEncryption();
+    await requireEncryption();
     const text = JSON.stringify({ id: record.id, key: Buffer.from(record.key).toString('base64url'), createdAt: record.createdAt });
-    const sealed = safeStorage.encryptString(text);
+    const sealed = await safeStorage.encryptStringAsync(text);
     await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
     // Write a temporary file, flush it, then rename it over the old one: a crash leaves the old or the new secret.
     const temporary = `${this.path}.${process.pid}.tmp`;
@@ -59,9 +61,9 @@ export class SafeStorageSecretStore implements SecretStore {
   }
 }
 
-function requireEncryption(): void {
+async function requireEncryption(): Promise<void> {
   // Before `app.whenReady()`, or on Linux without a keyring, there is nothing to seal with.
-  if (!safeStorage.isEncryptionAvailable()) {
+  if (!(await safeStorage.isAsyncEncryptionAvailable())) {
     throw new LauncherAuthError('ERR_STORE_IO', 'safeStorage cannot encrypt yet: open the store after app.whenReady()');
   }
   // On Linux without a Secret Service or KWallet, Chromium "encrypts" with a fixed, public password.
