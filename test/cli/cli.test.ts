@@ -115,7 +115,7 @@ describe('launcher-auth token', () => {
     expect(((await stat(store)).mode & 0o777).toString(8)).toBe('600');
     const authority = await openAuthority();
     expect(first.out).toBe('<token>\n');
-    expect(first.raw().out === `${authority.issue()}\n`).toBe(true);
+    expect(first.raw().out).toBeSameToken(`${authority.issue()}\n`);
     const second = await run('token', '--store', store);
     expect(second.code).toBe(0);
     expect(second.raw().out === first.raw().out).toBe(true);
@@ -161,8 +161,8 @@ describe('launcher-auth rotate', () => {
     await followed;
     expect(rotated.out).toBe('<token>\n');
     const fresh = rotated.raw().out.trim();
-    expect(fresh === old).toBe(false);
-    expect(running.issue() === fresh).toBe(true);
+    expect(fresh).not.toBeSameToken(old);
+    expect(running.issue()).toBeSameToken(fresh);
     expect((await running.verify(fresh)).ok).toBe(true);
     expect(await running.verify(old)).toEqual({ ok: false, reason: 'rotated' });
     expect((await run('token', '--store', store)).raw().out === `${fresh}\n`).toBe(true);
@@ -423,7 +423,7 @@ describe('launcher-auth as a child process', () => {
     expect(printed.err).toBe('');
     const authority = await openAuthority();
     expect(printed.out).toBe('<token>\n');
-    expect(printed.raw().out === `${authority.issue()}\n`).toBe(true);
+    expect(printed.raw().out).toBeSameToken(`${authority.issue()}\n`);
 
     const previous = authority.issue();
     const token = await authority.rotate();

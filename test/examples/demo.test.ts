@@ -314,7 +314,7 @@ describe('the settings server (examples/demo/settings.ts)', () => {
     }
     // The regeneration did not happen: the token from before still opens the API.
     expect(rotated()).toBe(0);
-    expect(authority.issue() === before).toBe(true);
+    expect(authority.issue()).toBeSameToken(before);
     expect((await call(`${apiUrl}/apps`, { token: before })).status).toBe(200);
   });
 
@@ -536,7 +536,7 @@ describe('the settings server (examples/demo/settings.ts)', () => {
     expect(answer.headers['cache-control']).toBe('no-store');
     expect(answer.headers['x-frame-options']).toBe('DENY');
     const info = json(answer) as { token: string; keyId: string; createdAt: string };
-    expect(info.token === authority.issue()).toBe(true);
+    expect(info.token).toBeSameToken(authority.issue());
     expect(info.keyId).toBe(authority.keyId);
     expect(info.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z$/);
 
@@ -563,8 +563,8 @@ describe('the settings server (examples/demo/settings.ts)', () => {
     expect(answer.headers['cache-control']).toBe('no-store');
     const fresh = (json(answer) as { token: string }).token;
     expect((json(answer) as { outcome: string }).outcome).toBe('regenerated');
-    expect(fresh === authority.issue()).toBe(true);
-    expect(fresh === old).toBe(false);
+    expect(fresh).toBeSameToken(authority.issue());
+    expect(fresh).not.toBeSameToken(old);
 
     expectUnauthorized(await call(`${apiUrl}/apps`, { token: old }));
     expect((await call(`${apiUrl}/apps`, { token: fresh })).status).toBe(200);
@@ -593,7 +593,7 @@ describe('the settings server (examples/demo/settings.ts)', () => {
     expect(answer.status).toBe(200);
     const info = json(answer) as { token: string; keyId: string; outcome: string };
     expect(info.outcome).toBe(code);
-    expect(info.token === authority.issue()).toBe(true);
+    expect(info.token).toBeSameToken(authority.issue());
     expect(info.keyId).toBe(authority.keyId);
     expect(info.token === before).toBe(!changed);
     expect((await call(`${apiUrl}/apps`, { token: info.token })).status).toBe(200);
@@ -634,7 +634,7 @@ describe('the settings server (examples/demo/settings.ts)', () => {
       expectForbidden(await regenerate(started, headers));
     }
     expect(rotated()).toBe(0);
-    expect(authority.issue() === before).toBe(true);
+    expect(authority.issue()).toBeSameToken(before);
     expect((await call(`${apiUrl}/apps`, { token: before })).status).toBe(200);
   });
 
@@ -655,7 +655,7 @@ describe('the settings server (examples/demo/settings.ts)', () => {
       }
     }
     expect(rotated()).toBe(0);
-    expect(authority.issue() === before).toBe(true);
+    expect(authority.issue()).toBeSameToken(before);
 
     // Its own name, in either loopback spelling, is served.
     for (const host of [`127.0.0.1:${port}`, `localhost:${port}`]) {
@@ -680,7 +680,7 @@ describe('the secret file', () => {
     expect((await stat(join(dataDir, 'secret.json'))).mode & 0o777).toBe(0o600);
 
     const second = await demo(dataDir);
-    expect(second.authority.issue() === token).toBe(true);
+    expect(second.authority.issue()).toBeSameToken(token);
     expect((await call(`${second.apiUrl}/apps`, { token })).status).toBe(200);
   });
 

@@ -166,7 +166,7 @@ describe('README code blocks, run', { timeout: 60_000 }, () => {
     const first = await TokenAuthority.open({ store: new KeychainSecretStore(keychain) });
     const again = await TokenAuthority.open({ store: new KeychainSecretStore(keychain) });
     expect(entries.size).toBe(1);
-    expect(first.issue() === again.issue()).toBe(true);
+    expect(first.issue()).toBeSameToken(again.issue());
     await first.close();
     await again.close();
   });

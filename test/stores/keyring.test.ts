@@ -322,7 +322,7 @@ describe.skipIf(missing !== undefined && !servicesRequired)(
         const again = await startExample({ service: name, port: 0, dataDir: folder });
         onTestFinished(() => again.close());
         expect(again.kept).toBe('file');
-        expect(again.authority.issue() === token).toBe(true);
+        expect(again.authority.issue()).toBeSameToken(token);
       });
     });
   },

@@ -8,7 +8,7 @@ import { checkSecretStore } from 'launcher-auth/testing';
 import { createClient } from 'redis';
 import { fixtureRecord, sameRecord } from '../fixtures/records.js';
 import { authErrorOf, until } from '../../support/async.js';
-import { startProxy } from './faults/proxy.js';
+import { startProxy } from '../../support/redis-proxy.js';
 import { SKIP_REASON, connectedClient, freePort, sharedRedis, type Client, type RedisServer } from './server.js';
 
 /** Short leases keep the tests quick; the margins stay proportionate. */
