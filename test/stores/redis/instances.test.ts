@@ -89,11 +89,9 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore across instance pro
     onTestFinished(() => {
       c.process.kill('SIGCONT');
     });
-    const started = performance.now();
     a.send('rotate');
+    // It ends despite the frozen instance (by its lease); a wait with no end would reach next()'s deadline.
     expect((await a.next(['rotated', 'failed'])).startsWith('rotated')).toBe(true);
-    // Bounded by the frozen instance's lease; a generous bound that a loaded machine cannot break.
-    expect(performance.now() - started).toBeLessThan(LEASE * 10);
     expect(await statusWith(b.port, old)).toBe(401);
     c.process.kill('SIGCONT');
     // Its very first request after it wakes.
