@@ -11,6 +11,7 @@ import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vit
 import { FileSecretStore, TokenAuthority } from 'launcher-auth';
 import { withAuth } from 'launcher-auth/node';
 import { EXIT, main } from '../../src/cli/main.js';
+import { until } from '../support/poll.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 let folder = '';
@@ -384,6 +385,7 @@ describe('launcher-auth check', () => {
     expect(connections).toBe(12);
     // One deadline for the whole run: every case had connected before the first was given up (one after another,
     // each with its own deadline, one case would have).
+    expect(await until(() => beforeFirstClose !== undefined)).toBe(true);
     expect(beforeFirstClose).toBe(12);
   });
 

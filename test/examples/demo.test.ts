@@ -15,6 +15,7 @@ import { LauncherAuthError, type TokenAuthority } from 'launcher-auth';
 import { INSTALLED_APPS } from '../../examples/demo/api.ts';
 import { LAUNCH_FILE, PortInUseError, REDIRECT_FILE, REDIRECT_FOLDER, startDemo, type Demo } from '../../examples/demo/main.ts';
 import { CONTENT_SECURITY_POLICY, launchFileHtml, refusalPage } from '../../examples/demo/settings.ts';
+import { budget } from '../support/machine.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 // tsx's loader by path, so that the child is one node process (a signal reaches the demo itself) and so that
@@ -730,7 +731,7 @@ async function runMain(args: string[], env: Record<string, string> = {}): Promis
   return { output: () => output, stderr: () => stderr, exited, signal: (name) => child.kill(name) };
 }
 
-describe('npm run demo (examples/demo/main.ts)', { timeout: 60_000 }, () => {
+describe('npm run demo (examples/demo/main.ts)', { timeout: budget(60_000) }, () => {
   it.each([
     ['--api-port', 'the automation API', 'LAUNCHER_API_PORT'],
     ['--settings-port', 'the settings page', 'LAUNCHER_SETTINGS_PORT'],

@@ -24,6 +24,7 @@ import { start as startFastify } from '../../examples/fastify.ts';
 import { start as startHono } from '../../examples/hono.ts';
 import { start as startNodeHttp } from '../../examples/node-http.ts';
 import { CLOSE_TOKEN_REVOKED, start as startWebSocket } from '../../examples/websocket.ts';
+import { budget } from '../support/machine.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const UNAUTHORIZED_RAW =
@@ -280,7 +281,7 @@ describe('examples/node-http.ts, started as a user would', () => {
     process.kill(-(child.pid as number), 'SIGTERM');
     const [code, signal] = await exited;
     expect(code === 0 || signal === 'SIGTERM' || code === 143).toBe(true);
-  }, 60_000);
+  }, budget(60_000));
 });
 
 describe('examples/websocket.ts', () => {

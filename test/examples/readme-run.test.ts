@@ -13,6 +13,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { KeychainSecretStore, type Keychain } from '../../examples/readme/secret-store.js';
 import { WebSocket } from 'ws';
 import { FileSecretStore, TokenAuthority } from 'launcher-auth';
+import { budget } from '../support/machine.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 // tsx's loader by path: `--import tsx` would be resolved from the child's (empty) working folder.
@@ -121,7 +122,7 @@ async function until<T>(probe: () => Promise<T | undefined> | T | undefined, wha
   }
 }
 
-describe('README code blocks, run', { timeout: 60_000 }, () => {
+describe('README code blocks, run', { timeout: budget(60_000) }, () => {
   it('quick-start.ts prints what its comments promise', async () => {
     const { output, exited } = await run('quick-start.ts');
     expect(await exited).toBe(0);

@@ -23,6 +23,7 @@ import {
 import { fixtureKey, fixtureRecord } from '../stores/fixtures/records.js';
 import { REPO, fixtureCommand } from './fixtures/support.js';
 import { authErrorOf as rejectionOf, nextTurn, until } from '../support/async.js';
+import { budget } from '../support/machine.js';
 
 const POSIX = process.platform !== 'win32';
 const TEMP_NAME = /^\.secret\.json\.[0-9a-f]{12}\.tmp$/;
@@ -227,7 +228,7 @@ describe.runIf(POSIX)('a full disk', () => {
   const unshareFlags = ((): string[] | undefined => {
     if (process.platform !== 'linux') return undefined;
     const flags = process.getuid?.() === 0 ? ['-m'] : ['-r', '-m'];
-    const probe = spawnSync('unshare', [...flags, 'sh', '-c', 'mount -t tmpfs -o size=64k tmpfs /mnt'], { timeout: 5_000 });
+    const probe = spawnSync('unshare', [...flags, 'sh', '-c', 'mount -t tmpfs -o size=64k tmpfs /mnt'], { timeout: budget(5_000) });
     return probe.status === 0 ? flags : undefined;
   })();
 

@@ -10,6 +10,7 @@ import { fixtureRecord, sameRecord } from '../fixtures/records.js';
 import { authErrorOf, until } from '../../support/async.js';
 import { startProxy } from '../../support/redis-proxy.js';
 import { SKIP_REASON, connectedClient, freePort, sharedRedis, type Client, type RedisServer } from './server.js';
+import { budget } from '../../support/machine.js';
 
 /** Short leases keep the tests quick; the margins stay proportionate. */
 const FAST = { leaseMs: 1000, renewInterval: 200, driftMargin: 100 } as const;
@@ -215,7 +216,7 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore', () => {
     const scriptsBefore = await scripts();
     expect(await until(async () => (await scripts()) >= scriptsBefore + 10, 10_000, 50)).toBe(true);
     expect(announced.filter((id) => id === a.keyId)).toHaveLength(2);
-  }, 20_000);
+  }, budget(20_000));
 
   it("a dead instance's table entry is removed once its lease is over, after the rotation that waited for it", async () => {
     const key = uniqueKey();
@@ -235,7 +236,7 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore', () => {
     }
     expect(left).toBe(1);
     await b.close();
-  }, 15_000);
+  }, budget(15_000));
 
   it('the periodic re-check follows a change whose pub/sub message never came', async () => {
     const key = uniqueKey();

@@ -167,7 +167,6 @@ describe.skipIf(MISSING !== undefined)("RedisSecretStore when Redis's wall clock
         expect((await b.authority.verify(fresh)).ok).toBe(true);
       }
       console.log(`Redis's clock -1 h, one instance killed: 5 rotate() took ${took.map((ms) => ms.toFixed(0)).join(', ')} ms`);
-      expect(took).toHaveLength(5);
       // A rotation waits out the lease only for an entry still in the table: the dead one is dropped, whatever
       // Redis's clock says, and the two live ones stay. Each later rotation has nobody dead to wait for.
       expect(await until(async () => (await entries()) === 2)).toBe(true);
