@@ -11,6 +11,7 @@ import { jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemorySecretStore, TokenAuthority, type SecretRecord, type VerifyResult } from 'launcher-auth';
 import { envCount, reportFigures } from './fixtures/support.js';
+import { budget } from '../support/machine.js';
 
 const TOTAL_RUNS = envCount('LAUNCHER_AUTH_PROPERTY_RUNS', 20_000);
 const SEED = envCount('LAUNCHER_AUTH_PROPERTY_SEED', 20_250_601);
@@ -27,7 +28,8 @@ const SHARE = {
 } as const;
 const runsOf = (name: keyof typeof SHARE): number => Math.max(1, Math.round(TOTAL_RUNS * SHARE[name]));
 // Measured at about 0.2 ms a run on a busy 2-core machine; a generous allowance so the soak's million fits.
-const timeoutOf = (name: keyof typeof SHARE): number => Math.max(20_000, runsOf(name) * 2);
+// A deadline only a stuck run reaches, stretched by the machine factor like every other budget.
+const timeoutOf = (name: keyof typeof SHARE): number => budget(Math.max(20_000, runsOf(name) * 2));
 const params = (name: keyof typeof SHARE): fc.Parameters<unknown> => ({ numRuns: runsOf(name), seed: SEED });
 
 const KEY = new Uint8Array(createHash('sha256').update('launcher-auth property key').digest());
