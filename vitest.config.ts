@@ -1,6 +1,33 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import { entryPoints } from './scripts/entries.mjs';
+import { budget, SLOWNESS } from './test/support/machine.js';
+
+/**
+ * The real-process tier: files that start an outside process (redis-server, a keychain daemon, the CLI, an
+ * example, an install) or wait on a real clock (file watchers, leases). Everything else under test/ is the quick
+ * tier. A new file joins this tier by its folder or by its name: `*.process.test.ts`.
+ */
+const PROCESS = [
+  'test/**/*.process.test.ts',
+  'test/stores/redis/**/*.test.ts',
+  'test/stores/keyring.test.ts',
+  'test/stores/file.test.ts',
+  'test/stores/file-race.test.ts',
+  'test/authority/settings.test.ts',
+  'test/hardening/crash.test.ts',
+  'test/hardening/memory.test.ts',
+  'test/hardening/late-save.test.ts',
+  'test/hardening/store-faults.test.ts',
+  'test/hardening/rotation-under-load.test.ts',
+  'test/cli/**/*.test.ts',
+  'test/examples/**/*.test.ts',
+  'test/install/**/*.test.ts',
+  'test/runtimes/**/*.test.ts',
+  'test/nest/**/*.test.ts',
+];
+/** Run by their own configs: `npm run test:dist` after the build, `npm run test:browser`. */
+const ELSEWHERE = ['test/dist/**', 'test/browser/**', 'node_modules/**'];
 
 export default defineConfig({
   resolve: {
@@ -12,12 +39,35 @@ export default defineConfig({
     })),
   },
   test: {
-    include: ['test/**/*.test.ts'],
-    exclude: ['test/dist/**', 'test/browser/**', 'node_modules/**'],
-    testTimeout: 20_000,
+    // A deadline only a stuck test reaches, stretched by the machine factor (test/support/machine.ts), which the
+    // line above measured once for the whole run and handed to the workers.
+    testTimeout: budget(20_000),
+    hookTimeout: budget(20_000),
+    setupFiles: ['test/support/matchers.ts'],
+    expect: { requireAssertions: true },
     // Most long files wait on real processes and timers (Redis faults, a clean install, leases), not on the CPU:
     // four at once fit a 2-core machine, where vitest's default would run them one after another.
     maxWorkers: 4,
-    typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: './tsconfig.json' },
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'quick',
+          include: ['test/**/*.test.ts'],
+          exclude: [...ELSEWHERE, ...PROCESS],
+          typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: './tsconfig.json' },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'process',
+          include: PROCESS,
+          exclude: ELSEWHERE,
+        },
+      },
+    ],
   },
 });
+
+if (SLOWNESS > 1) console.log(`Machine factor ${SLOWNESS}: every real-process budget is stretched by it.`);

@@ -82,6 +82,7 @@ describe('isLauncherAuthError', () => {
 
   it('narrows to the code it was given', () => {
     const value: unknown = new LauncherAuthError('ERR_KEY_ROTATED', 'rotated');
+    expect(isLauncherAuthError(value, 'ERR_KEY_ROTATED')).toBe(true);
     if (isLauncherAuthError(value, 'ERR_KEY_ROTATED')) {
       expectTypeOf(value.code).toEqualTypeOf<'ERR_KEY_ROTATED'>();
       expectTypeOf(value).toMatchTypeOf<LauncherAuthError>();

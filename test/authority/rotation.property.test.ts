@@ -397,12 +397,15 @@ async function run(steps: readonly Step[], writeBacks: readonly Behaviour[], rot
 
 describe('rotate() outcomes under random interleavings (virtual time)', () => {
   it(`${RUNS} schedules: resolved means current and saved, FAILED means nothing ever changes, CONFLICT/SUPERSEDED adopt, all converge`, async () => {
+    let schedules = 0;
     await fc.assert(
       fc.asyncProperty(schedule, async ({ steps, writeBacks }) => {
         await run(steps, writeBacks, asIs);
+        schedules += 1;
       }),
       { numRuns: RUNS, seed: SEED },
     );
+    expect(schedules).toBe(RUNS);
   }, 240_000);
 });
 

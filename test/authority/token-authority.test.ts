@@ -14,7 +14,7 @@ import {
   type TokenAuthorityOptions,
   type VerifyResult,
 } from 'launcher-auth';
-import { rejectionOf, until } from '../support/async.js';
+import { nextTurn, rejectionOf, until } from '../support/async.js';
 
 const keyOf = (label: string): Uint8Array => new Uint8Array(createHash('sha256').update(`launcher-auth core ${label}`).digest());
 const recordOf = (id: string): SecretRecord => ({ id, key: keyOf(id), createdAt: new Date('2024-05-01T12:00:00.000Z') });
@@ -108,7 +108,7 @@ describe('the required answers at the core level', () => {
       expect(await authority.verify(old)).toEqual(refusal);
       expect(await authority.authenticate(`Bearer ${old}`)).toEqual(refusal);
     }
-    expect(authority.issue() === third).toBe(true);
+    expect(authority.issue()).toBeSameToken(third);
     expect(await authority.verify(third)).toMatchObject({ ok: true, keyId: authority.keyId });
     expect(await authority.authenticate(`Bearer ${third}`)).toMatchObject({ ok: true, keyId: authority.keyId });
   });
@@ -131,12 +131,12 @@ describe('issue()', () => {
   it('returns the same string on every call until rotate(), then the token rotate() resolved with', async () => {
     const authority = await opened({ store: new MemorySecretStore(recordOf('issue')) });
     const first = authority.issue();
-    expect(authority.issue() === first).toBe(true);
-    expect(authority.issue() === first).toBe(true);
+    expect(authority.issue()).toBeSameToken(first);
+    expect(authority.issue()).toBeSameToken(first);
     const next = await authority.rotate();
     expect(next === first).toBe(false);
-    expect(authority.issue() === next).toBe(true);
-    expect(authority.issue() === next).toBe(true);
+    expect(authority.issue()).toBeSameToken(next);
+    expect(authority.issue()).toBeSameToken(next);
   });
 });
 
@@ -157,7 +157,7 @@ describe('open()', () => {
     expect(record.createdAt.getTime()).toBeLessThanOrEqual(after);
     // The token is the saved record's: a second authority on the same store issues the same bytes.
     const again = await opened({ store });
-    expect(again.issue() === authority.issue()).toBe(true);
+    expect(again.issue()).toBeSameToken(authority.issue());
 
     // Another empty store gets another id and another key.
     const otherStore = new MemorySecretStore();
@@ -263,7 +263,7 @@ describe('rotate()', () => {
     expect(settledOrder).toEqual([0, 1, 2, 3, 4, 5]);
     expect(new Set(tokens).size).toBe(6);
     const last = tokens[5] as string;
-    expect(authority.issue() === last).toBe(true);
+    expect(authority.issue()).toBeSameToken(last);
     expect(await authority.verify(last)).toMatchObject({ ok: true, keyId: authority.keyId });
     for (const [i, earlier] of tokens.slice(0, 5).entries()) {
       expect(await authority.verify(earlier)).toEqual(i >= 3 ? ROTATED : INVALID);
@@ -310,7 +310,7 @@ describe('rotate()', () => {
     expect(isLauncherAuthError(error, 'ERR_SAVE_FAILED')).toBe(true);
     expect((error as Error).cause).toBe(cause);
 
-    expect(authority.issue() === token).toBe(true);
+    expect(authority.issue()).toBeSameToken(token);
     expect(authority.keyId).toBe('kept');
     expect(await authority.verify(token)).toMatchObject({ ok: true, keyId: 'kept' });
     expect(await authority.authenticate(`Bearer ${token}`)).toMatchObject({ ok: true, keyId: 'kept' });
@@ -347,7 +347,7 @@ describe('rotate()', () => {
     expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect(isLauncherAuthError((outcomes[1] as PromiseRejectedResult).reason, 'ERR_SAVE_FAILED')).toBe(true);
     const [first, , last] = outcomes as [PromiseFulfilledResult<string>, unknown, PromiseFulfilledResult<string>];
-    expect(authority.issue() === last.value).toBe(true);
+    expect(authority.issue()).toBeSameToken(last.value);
     expect(await authority.verify(last.value)).toMatchObject({ ok: true, keyId: authority.keyId });
     expect(await authority.verify(first.value)).toEqual(ROTATED);
     expect((await store.load())?.id).toBe(authority.keyId);
@@ -412,7 +412,7 @@ describe('rotate()', () => {
     expect(calls).toEqual(['first', 'second']);
     expect(caught).toHaveLength(1);
     expect(caught[0]).toBe(bug);
-    expect(authority.issue() === next).toBe(true);
+    expect(authority.issue()).toBeSameToken(next);
     expect(await authority.verify(next)).toMatchObject({ ok: true, keyId: authority.keyId });
     expect(await authority.verify(old)).toEqual(ROTATED);
   });
@@ -532,7 +532,7 @@ describe('issuer', () => {
     expect(await authority.verify(await otherJwt(key, { sub: 'no iss' }))).toEqual(INVALID);
     // The same record without an issuer yields another token, which the issuer-bound authority refuses.
     const plain = await opened({ store: new MemorySecretStore(recordOf('issuer')) });
-    expect(plain.issue() === authority.issue()).toBe(false);
+    expect(plain.issue()).not.toBeSameToken(authority.issue());
     expect(await authority.verify(plain.issue())).toEqual(INVALID);
   });
 
@@ -558,7 +558,7 @@ describe('an external change reported by the store', () => {
     expect(await authority.verify(authority.issue())).toMatchObject({ ok: true, keyId: 'theirs' });
     // The token is the one the other process shows for that record.
     const elsewhere = await opened({ store: new MemorySecretStore(recordOf('theirs')) });
-    expect(authority.issue() === elsewhere.issue()).toBe(true);
+    expect(authority.issue()).toBeSameToken(elsewhere.issue());
     expect(await authority.verify(await otherJwt(keyOf('theirs')))).toMatchObject({ ok: true, keyId: 'theirs' });
     expect(events).toEqual([{ keyId: 'theirs', previousKeyId: 'mine' }]);
     expect(isLauncherAuthError(signal.reason, 'ERR_KEY_ROTATED')).toBe(true);
@@ -574,10 +574,11 @@ describe('an external change reported by the store', () => {
     const loads = store.loads;
     store.replace();
     expect(await until(() => store.loads > loads)).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    // The store is in memory: what the authority does with the record has run by the loop's next turn.
+    await nextTurn();
     expect(rotations).toBe(0);
     expect(signal.aborted).toBe(false);
-    expect(authority.issue() === token).toBe(true);
+    expect(authority.issue()).toBeSameToken(token);
   });
 
   it.each([
@@ -601,7 +602,7 @@ describe('an external change reported by the store', () => {
     expect(expected(errors[0] as Error)).toBe(true);
     if ('reject' in fault && fault.reject instanceof Error) expect(errors[0]).toBe(fault.reject);
     expect(authority.keyId).toBe('steady');
-    expect(authority.issue() === token).toBe(true);
+    expect(authority.issue()).toBeSameToken(token);
     expect(await authority.verify(token)).toMatchObject({ ok: true, keyId: 'steady' });
     expect(rotations).toBe(0);
   });

@@ -92,7 +92,7 @@ describe('the launcher token', () => {
       b64('{"alg":"HS256","typ":"JWT","kid":"shape-key_01"}'),
       b64(`{"jti":"shape-key_01","iat":${IAT}}`),
     );
-    expect(authority.issue() === expected).toBe(true);
+    expect(authority.issue()).toBeSameToken(expected);
   });
 
   it('is byte for byte the same for the same record across two separate authorities', async () => {
@@ -104,7 +104,7 @@ describe('the launcher token', () => {
         await a.close();
         await b.close();
       });
-      expect(a.issue() === b.issue()).toBe(true);
+      expect(a.issue()).toBeSameToken(b.issue());
       expect(a.issue() === (issuer === undefined ? authority : withIssuer).issue()).toBe(true);
     }
   });
@@ -130,7 +130,7 @@ describe('the launcher token', () => {
           const byJose = await new CompactSign(new TextEncoder().encode(JSON.stringify(claims)))
             .setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid: id })
             .sign(cryptoKey);
-          expect(authority.issue() === byJose, `record ${index}, ${createdAt.toISOString()}, ${JSON.stringify(options)}`).toBe(true);
+          expect(authority.issue(), `record ${index}, ${createdAt.toISOString()}, ${JSON.stringify(options)}`).toBeSameToken(byJose);
           await authority.close();
           compared += 1;
         }

@@ -93,7 +93,7 @@ describe.skipIf(missing !== undefined && !servicesRequired)(
       expect(first).toMatchObject({ code: EXIT.ok, out: '<token>\n', err: '' });
       const authority = await TokenAuthority.open({ store: new KeyringSecretStore(entry) });
       onTestFinished(() => authority.close());
-      expect(first.raw() === `${authority.issue()}\n`).toBe(true);
+      expect(first.raw()).toBeSameToken(`${authority.issue()}\n`);
       const again = await run('token', '--keyring', spec);
       expect(again.raw() === first.raw()).toBe(true);
     });
@@ -110,7 +110,7 @@ describe.skipIf(missing !== undefined && !servicesRequired)(
       expect(rotated).toMatchObject({ code: EXIT.ok, out: '<token>\n', err: '' });
       const token = rotated.raw().trim();
       expect(await until(() => running.issue() !== old, 15_000, 20)).toBe(true);
-      expect(running.issue() === token).toBe(true);
+      expect(running.issue()).toBeSameToken(token);
       expect(await running.verify(old)).toEqual({ ok: false, reason: 'rotated' });
     });
 

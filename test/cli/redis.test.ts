@@ -68,7 +68,7 @@ describe.skipIf(SKIP_REASON !== undefined)(`launcher-auth --redis${SKIP_REASON =
     const created = await runCli('token', '--redis', redis.url, '--redis-key', key, '--init');
     expect(created).toMatchObject({ code: EXIT.ok, out: '<token>\n', err: '' });
     const instance = await running(key);
-    expect(created.raw().out === `${instance.issue()}\n`).toBe(true);
+    expect(created.raw().out).toBeSameToken(`${instance.issue()}\n`);
     const again = await runCli('token', '--redis', redis.url, '--redis-key', key);
     expect(again.raw().out === created.raw().out).toBe(true);
   });
@@ -102,7 +102,7 @@ describe.skipIf(SKIP_REASON !== undefined)(`launcher-auth --redis${SKIP_REASON =
     const fresh = rotated.raw().out.trim();
     // rotate() resolved in the CLI only once every live instance had the new key: nothing to wait for here.
     expect(followed).toBe(1);
-    expect(instance.issue() === fresh).toBe(true);
+    expect(instance.issue()).toBeSameToken(fresh);
     expect((await instance.verify(fresh)).ok).toBe(true);
     expect(await instance.verify(old)).toEqual({ ok: false, reason: 'rotated' });
   });
@@ -138,10 +138,10 @@ describe.skipIf(SKIP_REASON !== undefined)(`launcher-auth --redis${SKIP_REASON =
       await instance.close();
       client.destroy();
     });
-    expect(created.raw().out === `${instance.issue()}\n`).toBe(true);
+    expect(created.raw().out).toBeSameToken(`${instance.issue()}\n`);
     const rotated = await runCli('rotate', '--redis', redis.url);
     expect(rotated.code).toBe(EXIT.ok);
-    expect(instance.issue() === rotated.raw().out.trim()).toBe(true);
+    expect(instance.issue()).toBeSameToken(rotated.raw().out.trim());
   });
 
   it('Redis not running: one line that names the server and asks whether it runs, exit 3', async () => {
@@ -182,7 +182,7 @@ describe.skipIf(SKIP_REASON !== undefined)(`launcher-auth --redis${SKIP_REASON =
     const old = instance.issue();
     const rotated = await child(['rotate', '--redis', redis.url, '--redis-key', key]);
     expect(rotated).toEqual({ code: 0, out: '<token>\n', err: WAIT_NOTE });
-    expect(instance.issue() === old).toBe(false);
+    expect(instance.issue()).not.toBeSameToken(old);
   });
 });
 

@@ -15,6 +15,7 @@ import { LauncherAuthError, type TokenAuthority } from 'launcher-auth';
 import { INSTALLED_APPS } from '../../examples/demo/api.ts';
 import { LAUNCH_FILE, PortInUseError, REDIRECT_FILE, REDIRECT_FOLDER, startDemo, type Demo } from '../../examples/demo/main.ts';
 import { CONTENT_SECURITY_POLICY, launchFileHtml, refusalPage } from '../../examples/demo/settings.ts';
+import { budget } from '../support/machine.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 // tsx's loader by path, so that the child is one node process (a signal reaches the demo itself) and so that
@@ -314,7 +315,7 @@ describe('the settings server (examples/demo/settings.ts)', () => {
     }
     // The regeneration did not happen: the token from before still opens the API.
     expect(rotated()).toBe(0);
-    expect(authority.issue() === before).toBe(true);
+    expect(authority.issue()).toBeSameToken(before);
     expect((await call(`${apiUrl}/apps`, { token: before })).status).toBe(200);
   });
 
@@ -536,7 +537,7 @@ describe('the settings server (examples/demo/settings.ts)', () => {
     expect(answer.headers['cache-control']).toBe('no-store');
     expect(answer.headers['x-frame-options']).toBe('DENY');
     const info = json(answer) as { token: string; keyId: string; createdAt: string };
-    expect(info.token === authority.issue()).toBe(true);
+    expect(info.token).toBeSameToken(authority.issue());
     expect(info.keyId).toBe(authority.keyId);
     expect(info.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z$/);
 
@@ -563,8 +564,8 @@ describe('the settings server (examples/demo/settings.ts)', () => {
     expect(answer.headers['cache-control']).toBe('no-store');
     const fresh = (json(answer) as { token: string }).token;
     expect(json(answer)).toMatchObject({ outcome: 'regenerated', message: 'New token created: the previous token no longer works.' });
-    expect(fresh === authority.issue()).toBe(true);
-    expect(fresh === old).toBe(false);
+    expect(fresh).toBeSameToken(authority.issue());
+    expect(fresh).not.toBeSameToken(old);
 
     expectUnauthorized(await call(`${apiUrl}/apps`, { token: old }));
     expect((await call(`${apiUrl}/apps`, { token: fresh })).status).toBe(200);
@@ -594,7 +595,7 @@ describe('the settings server (examples/demo/settings.ts)', () => {
     const info = json(answer) as { token: string; keyId: string; outcome: string; message: string };
     expect(info.outcome).toBe(outcome);
     expect(info.message).toMatch(/^[A-Z].*\.$/);
-    expect(info.token === authority.issue()).toBe(true);
+    expect(info.token).toBeSameToken(authority.issue());
     expect(info.keyId).toBe(authority.keyId);
     expect(info.token === before).toBe(!changed);
     expect((await call(`${apiUrl}/apps`, { token: info.token })).status).toBe(200);
@@ -639,7 +640,7 @@ describe('the settings server (examples/demo/settings.ts)', () => {
       expectForbidden(await regenerate(started, headers));
     }
     expect(rotated()).toBe(0);
-    expect(authority.issue() === before).toBe(true);
+    expect(authority.issue()).toBeSameToken(before);
     expect((await call(`${apiUrl}/apps`, { token: before })).status).toBe(200);
   });
 
@@ -660,7 +661,7 @@ describe('the settings server (examples/demo/settings.ts)', () => {
       }
     }
     expect(rotated()).toBe(0);
-    expect(authority.issue() === before).toBe(true);
+    expect(authority.issue()).toBeSameToken(before);
 
     // Its own name, in either loopback spelling, is served.
     for (const host of [`127.0.0.1:${port}`, `localhost:${port}`]) {
@@ -685,7 +686,7 @@ describe('the secret file', () => {
     expect((await stat(join(dataDir, 'secret.json'))).mode & 0o777).toBe(0o600);
 
     const second = await demo(dataDir);
-    expect(second.authority.issue() === token).toBe(true);
+    expect(second.authority.issue()).toBeSameToken(token);
     expect((await call(`${second.apiUrl}/apps`, { token })).status).toBe(200);
   });
 
@@ -735,7 +736,7 @@ async function runMain(args: string[], env: Record<string, string> = {}): Promis
   return { output: () => output, stderr: () => stderr, exited, signal: (name) => child.kill(name) };
 }
 
-describe('npm run demo (examples/demo/main.ts)', { timeout: 60_000 }, () => {
+describe('npm run demo (examples/demo/main.ts)', { timeout: budget(60_000) }, () => {
   it.each([
     ['--api-port', 'the automation API', 'LAUNCHER_API_PORT'],
     ['--settings-port', 'the settings page', 'LAUNCHER_SETTINGS_PORT'],

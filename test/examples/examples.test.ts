@@ -24,6 +24,7 @@ import { start as startFastify } from '../../examples/fastify.ts';
 import { start as startHono } from '../../examples/hono.ts';
 import { start as startNodeHttp } from '../../examples/node-http.ts';
 import { CLOSE_TOKEN_REVOKED, start as startWebSocket } from '../../examples/websocket.ts';
+import { budget } from '../support/machine.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const UNAUTHORIZED_RAW =
@@ -201,7 +202,7 @@ describe.each(HTTP_EXAMPLES)('examples/$name.ts', (example) => {
     const old = authority.issue();
     expect((await request(`${url}${example.protectedPath}`, { token: old })).status).toBe(200);
     const fresh = await authority.rotate();
-    expect(fresh === old).toBe(false);
+    expect(fresh).not.toBeSameToken(old);
     expectUnauthorized(await request(`${url}${example.protectedPath}`, { token: old }));
     expect((await request(`${url}${example.protectedPath}`, { token: fresh })).status).toBe(200);
   });
@@ -221,7 +222,7 @@ describe.each(HTTP_EXAMPLES)('examples/$name.ts', (example) => {
     const token = await first.authority.rotate();
     await first.close();
     const second = await boot(dataDir);
-    expect(second.authority.issue() === token).toBe(true);
+    expect(second.authority.issue()).toBeSameToken(token);
     expect((await request(`${second.url}${example.protectedPath}`, { token })).status).toBe(200);
   });
 });
@@ -280,7 +281,7 @@ describe('examples/node-http.ts, started as a user would', () => {
     process.kill(-(child.pid as number), 'SIGTERM');
     const [code, signal] = await exited;
     expect(code === 0 || signal === 'SIGTERM' || code === 143).toBe(true);
-  }, 60_000);
+  }, budget(60_000));
 });
 
 describe('examples/websocket.ts', () => {
@@ -488,7 +489,7 @@ describe('EncryptedSecretStore (examples/encrypted-store.ts)', () => {
     const again = new EncryptedSecretStore(new FileSecretStore(path), HOST_KEY);
     const reopened = await TokenAuthority.open({ store: again });
     cleanups.push(() => reopened.close());
-    expect(reopened.issue() === rotated).toBe(true);
+    expect(reopened.issue()).toBeSameToken(rotated);
     expect((await reopened.verify(token)).ok).toBe(false);
 
     const wrong = new EncryptedSecretStore(new FileSecretStore(path), new Uint8Array(randomBytes(32)));
@@ -509,7 +510,7 @@ describe('EncryptedSecretStore (examples/encrypted-store.ts)', () => {
     const followed = new Promise<void>((resolve) => follower.onRotate(() => resolve()));
     const fresh = await rotator.rotate();
     await followed;
-    expect(follower.issue() === fresh).toBe(true);
+    expect(follower.issue()).toBeSameToken(fresh);
   });
 });
 

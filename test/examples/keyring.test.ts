@@ -41,7 +41,7 @@ describe.skipIf(process.platform !== 'linux')('examples/keyring.ts without a key
     const again = await start({ service, port: 0, dataDir: folder });
     onTestFinished(() => again.close());
     expect(again.kept).toBe('file');
-    expect(again.authority.issue() === token).toBe(true);
+    expect(again.authority.issue()).toBeSameToken(token);
     expect(warn).toHaveBeenCalledTimes(1);
   });
 });

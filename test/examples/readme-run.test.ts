@@ -14,6 +14,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { KeychainSecretStore, type Keychain } from '../../examples/readme/secret-store.js';
 import { WebSocket } from 'ws';
 import { FileSecretStore, TokenAuthority } from 'launcher-auth';
+import { budget } from '../support/machine.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 // tsx's loader by path: `--import tsx` would be resolved from the child's (empty) working folder.
@@ -118,7 +119,7 @@ async function until<T>(probe: () => Promise<T | undefined> | T | undefined, wha
   }
 }
 
-describe('README code blocks, run', { timeout: 60_000 }, () => {
+describe('README code blocks, run', { timeout: budget(60_000) }, () => {
   it('quick-start.ts listens on a free port, keeps its secret under secretPath(), and its curl line works', async () => {
     const { output } = await run('quick-start.ts');
     const [, token = '', url = ''] = await until(() => /Bearer ([\w.-]+)" (http:\/\/127\.0\.0\.1:\d+\/)$/m.exec(output()) ?? undefined, 'the curl line');
@@ -129,7 +130,7 @@ describe('README code blocks, run', { timeout: 60_000 }, () => {
     expect(await get('/')).toEqual({ status: 401, body: '' });
     expect(await get('/health')).toEqual({ status: 200, body: 'ok' });
     const saved = await TokenAuthority.open({ store: new FileSecretStore(join(folders.at(-1) as string, 'my-launcher/secret.json')) });
-    expect(saved.issue() === token).toBe(true);
+    expect(saved.issue()).toBeSameToken(token);
     await saved.close();
   });
 
@@ -185,7 +186,7 @@ describe('README code blocks, run', { timeout: 60_000 }, () => {
     const first = await TokenAuthority.open({ store: new KeychainSecretStore(keychain) });
     const again = await TokenAuthority.open({ store: new KeychainSecretStore(keychain) });
     expect(entries.size).toBe(1);
-    expect(first.issue() === again.issue()).toBe(true);
+    expect(first.issue()).toBeSameToken(again.issue());
     await first.close();
     await again.close();
   });

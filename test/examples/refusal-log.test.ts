@@ -7,6 +7,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RejectInfo } from 'launcher-auth';
 import { refusalLog, start } from '../../examples/refusal-log.ts';
+import { budget } from '../support/machine.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -95,5 +96,5 @@ describe('examples/refusal-log.ts, started as a user would', () => {
     await closed;
     // onReject runs before each 401 is written, and stderr is a pipe (written synchronously): all of it is in.
     expect(stderr).toBe('a client at 127.0.0.1 sent no token: GET /apps\n');
-  }, 30_000);
+  }, budget(30_000));
 });

@@ -1,5 +1,5 @@
 // The real FileSecretStore with its real watcher, under saves that outlive `saveTimeout`: 50 trials, each checked
-// once the dust has settled (2 s after rotate() rejected). The rule: either the token from before the call is
+// once the dust has settled (the held-back save settled, and the authority holds what the file holds). The rule: either the token from before the call is
 // accepted and issue() returns it, or the code was ERR_SAVE_UNCERTAIN and onRotate told the new key, which is then
 // the one accepted. Then a given-up save that lands only after a later rotate() resolved, seen by the watcher
 // alone: the token that rotate() returned stays. Trials run ten at a time, each on its own folder.
@@ -8,38 +8,57 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { FileSecretStore, TokenAuthority, isLauncherAuthError, type RotateEvent, type SecretRecord } from 'launcher-auth';
+import { budget } from '../support/machine.js';
+import { until } from '../support/poll.js';
 import { fixtureRecord } from '../stores/fixtures/records.js';
 
 const TRIALS = 50;
 const AT_ONCE = 25;
 /** Long enough that a loaded machine still renames well before it: the late settle is what is under test. */
-const SAVE_TIMEOUT = 500;
-/** saveTimeout, then the grace after the abort (as long as saveTimeout): past this, rotate() has answered. */
-const ANSWERED_BY = 2 * SAVE_TIMEOUT;
-const SETTLE_MS = 2_000;
+const SAVE_TIMEOUT = budget(500);
 
 const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A promise and the function that resolves it. */
+function gate(): { opened: Promise<void>; open: () => void } {
+  let open = (): void => undefined;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { opened, open };
+}
+
 /**
  * The file store, its save held back one of two ways: `late settle` renames at once (the signal not yet aborted)
- * and settles well after rotate() has answered, like a slow fsync of the folder; `late start` reaches the store
- * only after the abort, so the store honours the signal and writes nothing.
+ * and settles only once rotate() has answered, like a slow fsync of the folder; `late start` reaches the store
+ * only once the signal is aborted, so the store honours it and writes nothing. Both wait for the event, not for a
+ * time: a slow machine cannot reorder them.
  */
 class SlowFileStore extends FileSecretStore {
   readonly way: 'late settle' | 'late start';
   attempted: string | undefined;
+  /** Opened by the trial once rotate() has answered. */
+  readonly answered = gate();
+  /** Settled once the held-back save has settled, either way. */
+  done: Promise<unknown> = Promise.resolve();
   constructor(path: string, way: SlowFileStore['way']) {
     super(path);
     this.way = way;
   }
-  override async save(record: SecretRecord, options?: { signal?: AbortSignal }): Promise<void> {
+  override save(record: SecretRecord, options?: { signal?: AbortSignal }): Promise<void> {
     this.attempted = record.id;
+    const saving = this.#held(record, options);
+    this.done = saving.catch(() => undefined);
+    return saving;
+  }
+  async #held(record: SecretRecord, options?: { signal?: AbortSignal }): Promise<void> {
     if (this.way === 'late start') {
-      await delay(SAVE_TIMEOUT + SAVE_TIMEOUT / 4);
+      const signal = options?.signal;
+      if (signal !== undefined && !signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
       return super.save(record, options);
     }
     await super.save(record, options);
-    await delay(ANSWERED_BY + 50 + Math.random() * 300);
+    await this.answered.opened;
+    // A little later still, in no fixed order with the watcher's notice of the rename.
+    await delay(Math.random() * 300);
   }
 }
 
@@ -71,7 +90,11 @@ async function trial(index: number, dir: string): Promise<Trial> {
       (error: unknown) => error,
     );
     const code = isLauncherAuthError(outcome) ? outcome.code : String(outcome);
-    await delay(SETTLE_MS);
+    store.answered.open();
+    await store.done;
+    // The dust settles: the authority holds what the file holds (at once when nothing landed, after the watcher's
+    // reload when the late save did).
+    expect(await until(async () => (await new FileSecretStore(path).load())?.id === authority.keyId)).toBe(true);
     const onFile = await new FileSecretStore(path).load();
     const current = authority.issue();
     return {
@@ -123,20 +146,26 @@ describe('FileSecretStore with its watcher: a save that outlives saveTimeout', (
     expect(trials.filter((result) => result.way === 'late start').map((result) => result.code)).toEqual(
       Array(TRIALS / 5).fill('ERR_SAVE_FAILED'),
     );
-  }, 120_000);
+  }, budget(120_000));
 });
 
 describe('FileSecretStore with its watcher: a given-up save that lands after a later rotate() resolved', () => {
-  /** The first save renames only after `landAt` ms, ignoring the signal, and never settles: only the watcher sees it. */
+  /**
+   * The first save renames only once the trial opens `land` (after a later rotate() resolved), ignoring the
+   * signal, and never settles: only the watcher sees it.
+   */
   class StaleLandingStore extends FileSecretStore {
     first = true;
     staleId: string | undefined;
+    readonly land = gate();
+    landed = false;
     override async save(record: SecretRecord, options?: { signal?: AbortSignal }): Promise<void> {
       if (!this.first) return super.save(record, options);
       this.first = false;
       this.staleId = record.id;
-      await delay(ANSWERED_BY + 300);
+      await this.land.opened;
       await super.save(record);
+      this.landed = true;
       return new Promise<void>(() => undefined);
     }
   }
@@ -160,8 +189,9 @@ describe('FileSecretStore with its watcher: a given-up save that lands after a l
           const code = isLauncherAuthError(outcome) ? outcome.code : String(outcome);
           const resolvedWith = await authority.rotate();
           const resolvedId = authority.keyId;
-          // The stale rename comes ~300 ms after the first answer; then the watcher, the write-back, quiet.
-          await delay(SETTLE_MS);
+          // The stale rename lands now; then the watcher's reload writes the current secret back.
+          store.land.open();
+          expect(await until(async () => store.landed && (await new FileSecretStore(path).load())?.id === resolvedId)).toBe(true);
           const onFile = await new FileSecretStore(path).load();
           return {
             index,
@@ -190,7 +220,7 @@ describe('FileSecretStore with its watcher: a given-up save that lands after a l
         events: ['resolved'],
       });
     }
-  }, 60_000);
+  }, budget(60_000));
 });
 
 function pick<T extends object>(from: Trial, like: T): T {

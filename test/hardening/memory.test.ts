@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO, envCount, fixtureCommand, reportFigures, type FixtureCommand } from './fixtures/support.js';
+import { budget } from '../support/machine.js';
 
 const CALLS = envCount('LAUNCHER_AUTH_MEMORY_CALLS', 1_000_000);
 const MB = 1024 * 1024;
@@ -57,5 +58,5 @@ describe('memory under a flood of forged tokens', () => {
     expect(report.reasons).toEqual({ invalid: CALLS });
     expect(report.real).toBe(true);
     for (const growth of report.samples) expect(growth).toBeLessThan(BOUND);
-  }, 60_000);
+  }, budget(60_000));
 });

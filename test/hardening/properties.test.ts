@@ -11,6 +11,7 @@ import { jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemorySecretStore, TokenAuthority, type SecretRecord, type VerifyResult } from 'launcher-auth';
 import { envCount, reportFigures } from './fixtures/support.js';
+import { budget } from '../support/machine.js';
 
 const TOTAL_RUNS = envCount('LAUNCHER_AUTH_PROPERTY_RUNS', 20_000);
 const SEED = envCount('LAUNCHER_AUTH_PROPERTY_SEED', 20_250_601);
@@ -27,7 +28,8 @@ const SHARE = {
 } as const;
 const runsOf = (name: keyof typeof SHARE): number => Math.max(1, Math.round(TOTAL_RUNS * SHARE[name]));
 // Measured at about 0.2 ms a run on a busy 2-core machine; a generous allowance so the soak's million fits.
-const timeoutOf = (name: keyof typeof SHARE): number => Math.max(20_000, runsOf(name) * 2);
+// A deadline only a stuck run reaches, stretched by the machine factor like every other budget.
+const timeoutOf = (name: keyof typeof SHARE): number => budget(Math.max(20_000, runsOf(name) * 2));
 const params = (name: keyof typeof SHARE): fc.Parameters<unknown> => ({ numRuns: runsOf(name), seed: SEED });
 
 const KEY = new Uint8Array(createHash('sha256').update('launcher-auth property key').digest());
@@ -314,6 +316,7 @@ function mutate(text: string, { kind, at, char }: Mutation): string | undefined 
 
 describe('authenticate() on arbitrary input: never throws, accepts exactly what the oracle accepts', () => {
   it(`arbitrary strings, bare and after Bearer spellings (${runsOf('strings')} runs, both authorities)`, async () => {
+    const before = runsDone;
     await fc.assert(
       fc.asyncProperty(authorizationString, async (value) => {
         await check(plain, expand(value, plain), undefined, 'plain');
@@ -321,9 +324,12 @@ describe('authenticate() on arbitrary input: never throws, accepts exactly what 
       }),
       params('strings'),
     );
+    // Every run reached the oracle's comparison (a property that returned early would check nothing).
+    expect(runsDone - before).toBeGreaterThanOrEqual(runsOf('strings'));
   }, timeoutOf('strings'));
 
   it(`arrays of strings, empty, one, or several, the current value among them (${runsOf('arrays')} runs)`, async () => {
+    const before = runsDone;
     await fc.assert(
       fc.asyncProperty(fc.array(authorizationString, { maxLength: 4 }), async (values) => {
         const expanded = values.map((value) => expand(value, plain));
@@ -333,9 +339,12 @@ describe('authenticate() on arbitrary input: never throws, accepts exactly what 
       }),
       params('arrays'),
     );
+    // Every run reached the oracle's comparison (a property that returned early would check nothing).
+    expect(runsDone - before).toBeGreaterThanOrEqual(runsOf('arrays'));
   }, timeoutOf('arrays'));
 
   it(`byte sequences decoded as latin1 and as UTF-8, with or without a Bearer prefix (${runsOf('bytes')} runs)`, async () => {
+    const before = runsDone;
     await fc.assert(
       fc.asyncProperty(fc.uint8Array({ maxLength: 200 }), fc.boolean(), async (bytes, prefixed) => {
         const body = Buffer.from(bytes);
@@ -346,15 +355,20 @@ describe('authenticate() on arbitrary input: never throws, accepts exactly what 
       }),
       params('bytes'),
     );
+    // Every run reached the oracle's comparison (a property that returned early would check nothing).
+    expect(runsDone - before).toBeGreaterThanOrEqual(runsOf('bytes'));
   }, timeoutOf('bytes'));
 
   it(`any JavaScript value where a header value belongs (${runsOf('anything')} runs)`, async () => {
+    const before = runsDone;
     await fc.assert(
       fc.asyncProperty(fc.anything({ maxDepth: 2, withNullPrototype: true, withBoxedValues: true }), async (value) => {
         await check(plain, value, undefined, 'a value');
       }),
       params('anything'),
     );
+    // Every run reached the oracle's comparison (a property that returned early would check nothing).
+    expect(runsDone - before).toBeGreaterThanOrEqual(runsOf('anything'));
   }, timeoutOf('anything'));
 });
 
@@ -432,6 +446,7 @@ describe('single-character mutations of valid tokens are all refused', () => {
   }, timeoutOf('mutateOther'));
 
   it(`of the whole "Bearer <token>" value: only a scheme's letter case or one more space keeps it (${runsOf('mutateHeader')} runs)`, async () => {
+    const before = runsDone;
     const value = `Bearer ${plain.issue()}`;
     await fc.assert(
       fc.asyncProperty(mutation, async (change) => {
@@ -441,6 +456,8 @@ describe('single-character mutations of valid tokens are all refused', () => {
       }),
       params('mutateHeader'),
     );
+    // Every run reached the oracle's comparison (a property that returned early would check nothing).
+    expect(runsDone - before).toBeGreaterThanOrEqual(runsOf('mutateHeader'));
   }, timeoutOf('mutateHeader'));
 });
 

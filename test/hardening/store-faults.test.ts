@@ -22,7 +22,8 @@ import {
 } from 'launcher-auth';
 import { fixtureKey, fixtureRecord } from '../stores/fixtures/records.js';
 import { REPO, fixtureCommand } from './fixtures/support.js';
-import { authErrorOf as rejectionOf, until } from '../support/async.js';
+import { authErrorOf as rejectionOf, nextTurn, until } from '../support/async.js';
+import { budget } from '../support/machine.js';
 
 const POSIX = process.platform !== 'win32';
 const TEMP_NAME = /^\.secret\.json\.[0-9a-f]{12}\.tmp$/;
@@ -51,7 +52,7 @@ async function opened(options: Parameters<typeof TokenAuthority.open>[0]): Promi
 /** Asserts that `authority` still holds `keyId` and that `token` is still its valid token. */
 async function expectUnchanged(authority: TokenAuthority, keyId: string, token: string): Promise<void> {
   expect(authority.keyId).toBe(keyId);
-  expect(authority.issue() === token).toBe(true);
+  expect(authority.issue()).toBeSameToken(token);
   expect(await authority.verify(token)).toMatchObject({ ok: true, keyId });
   expect(await authority.authenticate(`Bearer ${token}`)).toMatchObject({ ok: true, keyId });
 }
@@ -211,7 +212,7 @@ describe.runIf(POSIX)('a full disk', () => {
 
     // Another launcher starting now reads the whole old record, not the partial one beside it.
     const second = await opened({ store: new FileSecretStore(path) });
-    expect(second.issue() === token).toBe(true);
+    expect(second.issue()).toBeSameToken(token);
 
     // Space again: the next rotation replaces the file whole, and the partial file changes nothing.
     store.full = false;
@@ -227,7 +228,7 @@ describe.runIf(POSIX)('a full disk', () => {
   const unshareFlags = ((): string[] | undefined => {
     if (process.platform !== 'linux') return undefined;
     const flags = process.getuid?.() === 0 ? ['-m'] : ['-r', '-m'];
-    const probe = spawnSync('unshare', [...flags, 'sh', '-c', 'mount -t tmpfs -o size=64k tmpfs /mnt'], { timeout: 5_000 });
+    const probe = spawnSync('unshare', [...flags, 'sh', '-c', 'mount -t tmpfs -o size=64k tmpfs /mnt'], { timeout: budget(5_000) });
     return probe.status === 0 ? flags : undefined;
   })();
 
@@ -304,7 +305,7 @@ describe.runIf(POSIX)('the secret file deleted under a running authority', () =>
     expect(await authority.verify(token)).toEqual({ ok: false, reason: 'rotated' });
     expect(await authority.verify(next)).toMatchObject({ ok: true, keyId: authority.keyId });
     const fresh = await opened({ store: new FileSecretStore(path) });
-    expect(fresh.issue() === next).toBe(true);
+    expect(fresh.issue()).toBeSameToken(next);
     // The reload that the authority's own save sets off finds the file whole: no new error.
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(errors).toHaveLength(errorsBefore);
@@ -357,7 +358,8 @@ describe('a save that hangs: saveTimeout', () => {
     expect((error.cause as DOMException).name).toBe('TimeoutError');
     // The save settled (rejected), so nothing can land later: resolving it now stores nothing.
     (store.pending[0] as PendingSave).resolve();
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    // The store is in memory: whatever the late resolution sets off has run by the loop's next turn.
+    await nextTurn();
     await expectUnchanged(authority, 'honest', token);
     expect(rotations).toEqual([]);
   });
@@ -401,7 +403,7 @@ describe('a save that hangs: saveTimeout', () => {
     expect(await until(() => store.storedId === 'external')).toBe(true);
     expect(store.saves).toBe(savesBefore + 1);
     expect(authority.keyId).toBe('external');
-    expect(authority.issue() === tokenExternal).toBe(true);
+    expect(authority.issue()).toBeSameToken(tokenExternal);
     expect(await authority.verify(tokenExternal)).toMatchObject({ ok: true, keyId: 'external' });
 
     // The second one fails late: the store and the authority keep the current secret.
@@ -439,7 +441,7 @@ describe('a save that hangs: saveTimeout', () => {
     expect(rotations).toEqual([{ keyId: idT1, previousKeyId: 't0' }]);
     // A fresh instance on the same store agrees on t1.
     const fresh = await opened({ store });
-    expect(fresh.issue() === t1).toBe(true);
+    expect(fresh.issue()).toBeSameToken(t1);
     expect(errors).toEqual([]);
   });
 
@@ -470,7 +472,8 @@ describe('a save that hangs: saveTimeout', () => {
     const loadsBefore = store.loads;
     (store.pending[0] as PendingSave).reject(new Error('ENOSPC: no space left on device, write'));
     expect(await until(() => store.loads > loadsBefore)).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // The reload's answer is in memory: what the authority does with it has run by the loop's next turn.
+    await nextTurn();
     await expectUnchanged(authority, 'old', token);
     expect(rotations).toEqual([]);
   });
@@ -483,7 +486,7 @@ describe('a save that hangs: saveTimeout', () => {
     await authority.close();
     const loadsBefore = store.loads;
     (store.pending[0] as PendingSave).resolve();
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    await nextTurn();
     expect(store.loads).toBe(loadsBefore);
     expect(authority.keyId).toBe('closing');
   });
@@ -494,12 +497,15 @@ describe('a save that hangs: saveTimeout', () => {
     const { rotations } = observe(authority);
     store.mode = 'hang';
     let settled = false;
+    // On a fake clock moved past the default timeout and its grace: no timer of any length ends the wait.
+    vi.useFakeTimers();
     const rotation = authority.rotate().finally(() => {
       settled = true;
     });
-    expect(await until(() => store.pending.length === 1)).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await vi.advanceTimersByTimeAsync(2 * 61_000);
+    expect(store.pending).toHaveLength(1);
     expect(settled).toBe(false);
+    vi.useRealTimers();
     (store.pending[0] as PendingSave).resolve();
     const token = await rotation;
     expect(authority.keyId).toBe(store.storedId);

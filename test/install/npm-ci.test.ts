@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { budget } from '../support/machine.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const run = promisify(execFile);
@@ -25,7 +26,7 @@ const folders: string[] = [];
 // Removing a whole node_modules takes longer than vitest's default hook time on a loaded machine.
 afterAll(async () => {
   for (const folder of folders) await rm(folder, { recursive: true, force: true });
-}, 120_000);
+}, budget(120_000));
 
 /** Only what a shell needs to find programs and the user's npm cache and settings. */
 function bareEnvironment(): NodeJS.ProcessEnv {
@@ -35,7 +36,7 @@ function bareEnvironment(): NodeJS.ProcessEnv {
 }
 
 describe('a fresh clone', () => {
-  it('installs with `npm ci` and no environment variable, and its CLI works right after', { timeout: 600_000 }, async () => {
+  it('installs with `npm ci` and no environment variable, and its CLI works right after', { timeout: budget(600_000) }, async () => {
     const folder = await mkdtemp(join(tmpdir(), 'launcher-auth-clone-'));
     folders.push(folder);
     const clone = join(folder, 'launcher-auth');

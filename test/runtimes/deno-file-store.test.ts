@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { budget } from '../support/machine.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const DENO = join(ROOT, 'node_modules/.bin/deno');
@@ -27,7 +28,7 @@ function deno(permissions: string[], folder: string): Promise<string> {
   });
 }
 
-describe.skipIf(process.platform === 'win32')('FileSecretStore on Deno', { timeout: 60_000 }, () => {
+describe.skipIf(process.platform === 'win32')('FileSecretStore on Deno', { timeout: budget(60_000) }, () => {
   it('without --allow-sys the message says which permission is missing; with --allow-sys=uid it opens', async () => {
     const folder = await mkdtemp(join(tmpdir(), 'launcher-auth-deno-'));
     onTestFinished(() => rm(folder, { recursive: true, force: true }));

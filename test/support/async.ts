@@ -20,12 +20,4 @@ export async function authErrorOf(promise: Promise<unknown>): Promise<LauncherAu
   return outcome as LauncherAuthError;
 }
 
-/** Polls `condition` every `every` ms for up to `timeout` ms; true as soon as it holds. */
-export async function until(condition: () => boolean, timeout = 3_000, every = 5): Promise<boolean> {
-  const deadline = Date.now() + timeout;
-  while (!condition()) {
-    if (Date.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, every));
-  }
-  return true;
-}
+export { nextTurn, until } from './poll.js';

@@ -5,6 +5,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient, createSentinel } from 'redis';
+import { until } from './poll.js';
 import { REDIS_SERVER, freePort, launchRedis, missingTool, type RedisServer } from './redis-server.js';
 
 const REDIS_SENTINEL = process.env['REDIS_SENTINEL'] ?? 'redis-sentinel';
@@ -76,14 +77,12 @@ export async function command(port: number, args: string[]): Promise<unknown> {
   }
 }
 
-/** Polls `check` every 50 ms until it resolves true; rejects with `what` after `ms`. */
+/**
+ * The polling helper (poll.ts) for a set-up step, every 50 ms, a failed check counting as not yet; rejects naming
+ * `what` once the (stretched) deadline passed.
+ */
 export async function waitFor(what: string, check: () => Promise<boolean>, ms = 15_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    if (await check().catch(() => false)) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  if (!(await until(() => check().catch(() => false), ms, 50))) throw new Error(`timed out waiting for ${what}`);
 }
 
 /** A Sentinel reply's entry as an object, whether it came as a RESP3 map or a RESP2 flat list. */

@@ -4,6 +4,7 @@ import { spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { createClient } from 'redis';
 import { killGroup, spawnOwned } from './children.js';
+import { until } from './poll.js';
 
 export const REDIS_SERVER = process.env['REDIS_SERVER'] ?? 'redis-server';
 const FOUND = spawnSync(REDIS_SERVER, ['--version'], { stdio: 'ignore' }).status === 0;
@@ -70,14 +71,13 @@ export async function launchRedis(binary: string, args: readonly string[], port:
   const url = `redis://127.0.0.1:${port}`;
   const probe = createClient({ url, socket: { reconnectStrategy: false } });
   probe.on('error', () => undefined);
+  // Until it answers or exits; the deadline (the polling helper's, stretched by the machine factor) is for a
+  // server that never comes up.
   let ready = false;
-  for (let attempt = 0; attempt < 100 && !ready && child.exitCode === null; attempt += 1) {
-    ready = await probe.connect().then(
-      () => true,
-      () => false,
-    );
-    if (!ready) await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await until(async () => {
+    ready = child.exitCode === null && (await probe.connect().then(() => true, () => false));
+    return ready || child.exitCode !== null;
+  }, 10_000, 50);
   if (ready) probe.destroy();
   if (!ready) {
     killGroup(child);

@@ -7,6 +7,7 @@ import { connectionOf } from '../../../src/stores/redis/connections.js';
 import { SKIP_REASON, startCluster, type ClusterDeployment } from '../../support/redis-cluster.js';
 import { command } from '../../support/redis-sentinel.js';
 import { expectConformance, expectSafeThrough, openInstances } from './topology.js';
+import { budget } from '../../support/machine.js';
 
 /** Every key of this file hashes to one slot (the part in braces), the slot the deployment has a replica for. */
 const TAG = `{launcher-${randomBytes(4).toString('hex')}}`;
@@ -17,14 +18,14 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore on Redis Cluster', 
   let deployment: ClusterDeployment;
   beforeAll(async () => {
     deployment = await startCluster(TAG);
-  }, 30_000);
+  }, budget(30_000));
   afterAll(async () => {
     await deployment?.stop();
   });
 
   it('passes the conformance kit', async () => {
     await expectConformance(await deployment.client(), uniqueKey());
-  }, 30_000);
+  }, budget(30_000));
 
   it("runs a script on the key's primary, with WAIT on the script's connection", async () => {
     const client = await deployment.client();
@@ -74,14 +75,14 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore on Redis Cluster', 
     expect(await deployment.ownerPort()).not.toBe(before);
     // Back to the primary that has the replica, for the failover case.
     await deployment.moveSlot({ to: before });
-  }, 60_000);
+  }, budget(60_000));
 
   it("three instances with replicas: 1 rotating while the key's primary fails over: no revoked token accepted, and service resumes", async () => {
     const authorities = await openInstances(() => deployment.client(), uniqueKey(), { replicas: { count: 1, timeout: 1000 } });
     const before = await deployment.ownerPort();
     await expectSafeThrough('Cluster failover during rotations', authorities, () => deployment.failover());
     expect(await deployment.ownerPort()).not.toBe(before);
-  }, 60_000);
+  }, budget(60_000));
 
   it("three instances with replicas: 1 rotating while the key's primary freezes and the cluster fails it over: no revoked token accepted", async () => {
     await deployment.replicated();
@@ -91,5 +92,5 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore on Redis Cluster', 
       await deployment.replicated();
       return failover;
     });
-  }, 60_000);
+  }, budget(60_000));
 });

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { until } from '../../support/async.js';
 import { SKIP_REASON } from '../../support/redis-server.js';
+import { budget } from '../../support/machine.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 const PARENT = fileURLToPath(new URL('./fixtures/dying-parent.ts', import.meta.url));
@@ -64,7 +65,7 @@ function running({ pid, started }: Proc): boolean {
 const ENDINGS = ['SIGKILL', 'SIGTERM', 'an uncaught error'] as const;
 
 describe.skipIf(SKIP_REASON !== undefined || proc(process.pid) === undefined)('the processes of a test that dies', () => {
-  it.concurrent.for(ENDINGS)('ended by %s: none of them keeps running', { timeout: 20_000 }, async (ending, { onTestFinished }) => {
+  it.concurrent.for(ENDINGS)('ended by %s: none of them keeps running', { timeout: budget(20_000) }, async (ending, { onTestFinished }) => {
     // In this process's group, as vitest starts a worker; it exits when its stdin ends, should this test die first.
     const parent = spawn(process.execPath, ['--import', 'tsx', PARENT], { cwd: REPO, stdio: 'pipe' });
     const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => {

@@ -5,6 +5,7 @@ import { Agent, request } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { MemorySecretStore, TokenAuthority, type SecretRecord } from 'launcher-auth';
 import { killGroup, spawnOwned } from '../../support/children.js';
+import { budget } from '../../support/machine.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 const INSTANCE = fileURLToPath(new URL('./fixtures/instance.ts', import.meta.url));
@@ -38,7 +39,7 @@ export async function startInstance(url: string, key: string, leaseMs: number): 
   });
   child.once('exit', () => wake?.());
   const next = async (prefixes: string[], timeout = 20_000): Promise<string> => {
-    const deadline = Date.now() + timeout;
+    const deadline = Date.now() + budget(timeout);
     for (;;) {
       const index = lines.findIndex((line) => prefixes.some((prefix) => line.startsWith(prefix)));
       if (index !== -1) return lines.splice(0, index + 1).pop() as string;

@@ -7,6 +7,7 @@ import { connectionOf } from '../../../src/stores/redis/connections.js';
 import { connectedClient } from '../../support/redis-server.js';
 import { SKIP_REASON, command, startSentinel, type SentinelDeployment } from '../../support/redis-sentinel.js';
 import { expectConformance, expectSafeThrough, openInstances } from './topology.js';
+import { budget } from '../../support/machine.js';
 
 /** Every rotation waits until the replica has it, so that the replica Sentinel promotes holds the last one. */
 const ONE_REPLICA = { count: 1, timeout: 1000 };
@@ -16,14 +17,14 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore on Redis Sentinel',
   let deployment: SentinelDeployment;
   beforeAll(async () => {
     deployment = await startSentinel();
-  }, 30_000);
+  }, budget(30_000));
   afterAll(async () => {
     await deployment?.stop();
   });
 
   it('passes the conformance kit', async () => {
     await expectConformance(await deployment.client(), uniqueKey());
-  }, 30_000);
+  }, budget(30_000));
 
   it("runs a script on the primary and counts the replica's acknowledgement on the script's connection", async () => {
     const client = await deployment.client();
@@ -73,7 +74,7 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore on Redis Sentinel',
     const before = await deployment.primaryPort();
     await expectSafeThrough('Sentinel failover during rotations', authorities, () => deployment.failover());
     expect(await deployment.primaryPort()).not.toBe(before);
-  }, 60_000);
+  }, budget(60_000));
 
   it('three instances with replicas: 1 rotating while the primary freezes, is failed over, and wakes still a primary: no revoked token accepted', async () => {
     await deployment.replicated();
@@ -83,5 +84,5 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore on Redis Sentinel',
       await deployment.replicated();
       return failover;
     });
-  }, 60_000);
+  }, budget(60_000));
 });

@@ -3,9 +3,11 @@
 // Then Redis comes back empty with every instance's trust gone: no busy loop, one report, recovery by rotate().
 import { describe, expect, it } from 'vitest';
 import { createClient } from 'redis';
-import { SKIP_REASON, startRedis } from '../../../support/redis-server.js';
-import { acceptances, eventually, member } from './instances.js';
-import { startProxy } from './proxy.js';
+import { budget } from '../../../support/machine.js';
+import { SKIP_REASON, startRedis, type RedisServer } from '../../../support/redis-server.js';
+import { TIMING, acceptances, eventually, member } from './instances.js';
+import { startProxy } from '../../../support/redis-proxy.js';
+import { outcomeOf } from './trials.js';
 
 /** Commands the clients sent (a script counts once, not once per call it makes inside). */
 async function commandsSent(port: number): Promise<number> {
@@ -23,35 +25,53 @@ async function commandsSent(port: number): Promise<number> {
   return sent;
 }
 
+/** The renewal backoff's ceiling with the trust gone (lease.ts): about one renewal per instance per period. */
+const CEILING_MS = Math.max(TIMING.renewInterval, 1000);
+
 describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore when Redis restarts empty', () => {
   it('a cut-off instance and a restart: 0 pre-restart tokens accepted after rotate() resolved', async () => {
-    let redis = await startRedis();
-    const proxy = await startProxy(redis.port);
+    // The restart is a move: the empty server is started first and the front proxy sends every connection to it at
+    // once. A restart that took longer than the trust, as a kill and a spawn may on a loaded machine, would test the
+    // end of trust (the next test) and not the write-back.
+    const first = await startRedis();
+    const front = await startProxy(first.port);
+    const proxy = await startProxy(front.port);
+    let restarted: RedisServer | undefined;
     try {
       const key = 'restart:cut';
-      const a = await member(redis.port, key);
-      const b = await member(redis.port, key);
+      const a = await member(front.port, key);
+      const b = await member(front.port, key);
       const c = await member(proxy.port, key);
       const old = a.authority.issue();
       expect((await c.authority.verify(old)).ok).toBe(true);
       proxy.cut();
-      await redis.kill();
-      redis = await startRedis({ port: redis.port });
+      restarted = await startRedis();
+      front.moveTo(restarted.port);
+      await first.kill();
       // The instances that still trust their key write it back; once the quarantine after the restart is over, they
-      // trust it again; then a rotation.
-      const probe = createClient({ url: `redis://127.0.0.1:${redis.port}` });
+      // trust it again (polled: the quarantine's length is the store's business); then a rotation.
+      const probe = createClient({ url: restarted.url });
       probe.on('error', () => undefined);
       await probe.connect();
       expect(await eventually(async () => (await probe.get(key)) !== null)).toBe(true);
       probe.destroy();
-      await new Promise((resolve) => setTimeout(resolve, 1300));
       expect(await eventually(async () => (await a.authority.verify(old)).ok && (await b.authority.verify(old)).ok)).toBe(true);
       expect(a.errors).toEqual(['ERR_STORE_ROLLBACK']);
-      const started = performance.now();
-      const fresh = await a.authority.rotate();
-      const took = performance.now() - started;
+      // A write-back still in flight from b can win the race with this rotation (ERR_SAVE_CONFLICT: nothing
+      // changed): not the fault under test, so the rotation is tried again, counted, and bounded.
+      let conflicts = 0;
+      const rotated = async (): Promise<string> => {
+        for (;;) {
+          const outcome = await outcomeOf(a.authority.rotate());
+          if (outcome.token !== undefined) return outcome.token;
+          expect(outcome.outcome).toBe('ERR_SAVE_CONFLICT');
+          conflicts += 1;
+          expect(conflicts).toBeLessThanOrEqual(2);
+        }
+      };
+      const fresh = await rotated();
       const after = await acceptances([a, b, c], old, 1500);
-      console.log(`empty restart, one instance cut off: rotate() took ${took.toFixed(0)} ms; old token accepted ${after.accepted} of ${after.checks} checks after it resolved`);
+      console.log(`empty restart, one instance cut off: old token accepted ${after.accepted} of ${after.checks} checks after rotate() resolved`);
       expect(after.accepted).toBe(0);
       expect(after.checks).toBeGreaterThan(30);
       expect((await b.authority.verify(fresh)).ok).toBe(true);
@@ -59,9 +79,11 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore when Redis restarts
       expect(await eventually(async () => (await c.authority.verify(fresh)).ok)).toBe(true);
     } finally {
       await proxy.close();
-      await redis.kill();
+      await front.close();
+      await first.kill();
+      await restarted?.kill();
     }
-  }, 30_000);
+  }, budget(30_000));
 
   it('Redis back empty after every lease ran out: no busy loop, one report each, every token refused until rotate()', async () => {
     let redis = await startRedis();
@@ -71,17 +93,21 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore when Redis restarts
       const [a] = members as [Awaited<ReturnType<typeof member>>];
       const old = a.authority.issue();
       await redis.kill();
-      // Longer than the lease: nobody trusts the key any more, so nobody may write it back.
-      await new Promise((resolve) => setTimeout(resolve, 1500));
+      // Until the lease is over: nobody trusts the key any more, so nobody may write it back.
+      for (const { authority } of members) expect(await eventually(async () => !(await authority.verify(old)).ok)).toBe(true);
       redis = await startRedis({ port: redis.port });
-      await new Promise((resolve) => setTimeout(resolve, 1500));
+      // The instances have met the empty Redis: the rollback is reported.
+      expect(await eventually(() => members.some(({ errors }) => errors.includes('ERR_STORE_ROLLBACK')))).toBe(true);
       const before = await commandsSent(redis.port);
       const started = performance.now();
-      await new Promise((resolve) => setTimeout(resolve, 3000));
-      const perSecond = ((await commandsSent(redis.port)) - before) / ((performance.now() - started) / 1000);
-      console.log(`Redis back empty, trust gone: ${perSecond.toFixed(1)} commands/s for 3 instances`);
-      // A few per instance per second at most.
-      expect(perSecond).toBeLessThan(10);
+      // An observation window of a few backoff periods, not a deadline: nothing waits on it to happen.
+      await new Promise((resolve) => setTimeout(resolve, 3 * CEILING_MS));
+      const sent = (await commandsSent(redis.port)) - before;
+      const periods = Math.ceil((performance.now() - started) / CEILING_MS);
+      console.log(`Redis back empty, trust gone: ${sent} commands from 3 instances in ${periods} backoff periods`);
+      // No busy loop: per instance, at most two commands (a renewal and its pub/sub) in each backoff period, and
+      // one more period for the window's edges. A loaded machine sends fewer, never more.
+      expect(sent).toBeLessThanOrEqual(members.length * 2 * (periods + 1));
       for (const { authority } of members) expect((await authority.verify(old)).ok).toBe(false);
       for (const { errors } of members) expect(errors.filter((code) => code === 'ERR_STORE_ROLLBACK').length).toBeLessThanOrEqual(1);
       expect(members.some(({ errors }) => errors.includes('ERR_STORE_ROLLBACK'))).toBe(true);
@@ -92,5 +118,5 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore when Redis restarts
     } finally {
       await redis.kill();
     }
-  }, 30_000);
+  }, budget(30_000));
 });

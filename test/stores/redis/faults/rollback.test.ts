@@ -6,9 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createClient } from 'redis';
+import { budget } from '../../../support/machine.js';
 import { SKIP_REASON, startRedis, type RedisServer } from '../../../support/redis-server.js';
 import { TIMING, acceptances, eventually, member } from './instances.js';
-import { startProxy } from './proxy.js';
+import { startProxy } from '../../../support/redis-proxy.js';
 
 /**
  * An instance writes the newer record forward over an older one only while its own trust lasts (lease.ts);
@@ -53,7 +54,7 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore when Redis loses wr
       proxy.moveTo(restarted.port);
       await first.kill();
       // Past the quarantine after the restart, when trust comes back: in the last key, never the revoked one.
-      const after = await acceptances(members, revoked, TRUSTING.leaseMs + TRUSTING.driftMargin + 1400);
+      const after = await acceptances(members, revoked, TRUSTING.leaseMs + TRUSTING.driftMargin + budget(1400));
       console.log(`restart from an older dump: revoked token accepted ${after.accepted} of ${after.checks} checks`);
       expect(after.accepted).toBe(0);
       expect(after.checks).toBeGreaterThan(30);
@@ -67,7 +68,7 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore when Redis loses wr
       await restarted?.kill();
       await rm(dir, { recursive: true, force: true });
     }
-  }, 30_000);
+  }, budget(30_000));
 
   it("a save's arguments as SLOWLOG keeps them hold no byte of the key", async () => {
     const redis = await startRedis();
@@ -94,5 +95,5 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore when Redis loses wr
     } finally {
       await redis.kill();
     }
-  }, 30_000);
+  }, budget(30_000));
 });
