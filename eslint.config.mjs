@@ -23,7 +23,10 @@ export default tseslint.config(
       // Numbers and booleans print as expected in a message; the rule's point (an object, `undefined`) still holds.
       '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true, allowBoolean: true }],
       // `() => void promise` and `(x) => set.delete(x)` as callbacks: the arrow's value is never read.
-      '@typescript-eslint/no-confusing-void-expression': ['error', { ignoreArrowShorthand: true, ignoreVoidOperator: true }],
+      '@typescript-eslint/no-confusing-void-expression': [
+        'error',
+        { ignoreArrowShorthand: true, ignoreVoidOperator: true },
+      ],
       // It would turn `x as string` into `x!`, which no-non-null-assertion (strict) forbids.
       '@typescript-eslint/non-nullable-type-assertion-style': 'off',
       // `T[]` for simple types, `Array<readonly [a, b]>` for the rest, as the code writes them.

@@ -129,7 +129,9 @@ export async function runChild<T>(
   killGroup(child);
   if (code !== 0) {
     const how = signal === null ? `exit code ${code}` : `signal ${signal}`;
-    throw new Error(`${command.args.find((a) => a.endsWith('.ts')) ?? command.command} failed (${how}; limit ${limitMs / 1000} s)`);
+    throw new Error(
+      `${command.args.find((a) => a.endsWith('.ts')) ?? command.command} failed (${how}; limit ${limitMs / 1000} s)`,
+    );
   }
   return JSON.parse(await readFile(out, 'utf8')) as T;
 }
@@ -146,7 +148,11 @@ export function progress(part: string, line: string): void {
  * or `undefined` when redis-server is not installed: the rows that need it are then left out.
  */
 export async function benchRedis(): Promise<
-  | { url: string; client: () => Promise<Awaited<ReturnType<typeof import('../test/support/redis-server.js').connectedClient>>>; stop: () => Promise<void> }
+  | {
+      url: string;
+      client: () => Promise<Awaited<ReturnType<typeof import('../test/support/redis-server.js').connectedClient>>>;
+      stop: () => Promise<void>;
+    }
   | undefined
 > {
   const { SKIP_REASON, connectedClient, startRedis } = await import('../test/support/redis-server.js');

@@ -20,7 +20,10 @@ const connections = Number(flag(argv, '--connections') ?? '10');
 const serverPid = flag(argv, '--server-pid');
 if (!url.startsWith('http://127.0.0.1:')) throw new Error('load: only 127.0.0.1 is a target');
 
-const tokens = JSON.parse(await readFile(requireFlag(argv, '--tokens'), 'utf8')) as Record<Exclude<HttpPath, 'valid' | 'none'> | 'current', string>;
+const tokens = JSON.parse(await readFile(requireFlag(argv, '--tokens'), 'utf8')) as Record<
+  Exclude<HttpPath, 'valid' | 'none'> | 'current',
+  string
+>;
 const headersFor = (path: HttpPath): Record<string, string> =>
   path === 'none' ? {} : { authorization: `Bearer ${tokens[path === 'valid' ? 'current' : path]}` };
 

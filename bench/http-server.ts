@@ -115,8 +115,9 @@ async function regenerated(): Promise<Authority> {
   await new FileSecretStore(path).save(before);
   const opened = await TokenAuthority.open({ store: new FileSecretStore(path) });
   await new FileSecretStore(path).save(record!);
-  for (const deadline = Date.now() + 10_000; opened.issue() !== current; ) {
-    if (Date.now() > deadline) throw new Error('server: the authority did not follow the regenerated secret within 10 s');
+  for (const deadline = Date.now() + 10_000; opened.issue() !== current;) {
+    if (Date.now() > deadline)
+      throw new Error('server: the authority did not follow the regenerated secret within 10 s');
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
   return opened;

@@ -9,7 +9,17 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { SignJWT } from 'jose';
-import { HTTP_ROUTE, fromBuild, killGroup, median, progress, runChild, startChild, tsxCommand, type LauncherAuth } from './common.js';
+import {
+  HTTP_ROUTE,
+  fromBuild,
+  killGroup,
+  median,
+  progress,
+  runChild,
+  startChild,
+  tsxCommand,
+  type LauncherAuth,
+} from './common.js';
 
 /**
  * What a request carries: the current token; nothing; a forgery only the HMAC can refuse (other claims of the same
@@ -127,7 +137,8 @@ const STARTUP_SECONDS = 2;
 /** How long runHttp takes when no run needs a second try: the estimate `npm run bench` prints first. */
 export function estimateHttpSeconds(options: { reps: number; durationSec: number; warmupSec: number }): number {
   const perRep = HTTP_CONFIGS.reduce(
-    (sum, config) => sum + STARTUP_SECONDS + PATHS_BY_KIND[config.kind].length * (options.warmupSec + options.durationSec),
+    (sum, config) =>
+      sum + STARTUP_SECONDS + PATHS_BY_KIND[config.kind].length * (options.warmupSec + options.durationSec),
     0,
   );
   const priming = STARTUP_SECONDS + PATHS_BY_KIND.bare.length * 2;
@@ -160,12 +171,18 @@ async function startServer(
     tsxCommand(
       'http-server.ts',
       [
-        '--config', config.id,
-        '--secret', files.secret,
-        '--previous-secret', files.previousSecret,
-        '--tokens', files.tokens,
-        '--work-dir', workDir,
-        '--lifetime', String(lifetimeSec),
+        '--config',
+        config.id,
+        '--secret',
+        files.secret,
+        '--previous-secret',
+        files.previousSecret,
+        '--tokens',
+        files.tokens,
+        '--work-dir',
+        workDir,
+        '--lifetime',
+        String(lifetimeSec),
       ],
       { core },
     ),
@@ -218,7 +235,9 @@ async function makeSecrets(workDir: string): Promise<Files> {
   // input differs from the current token's, so only the HMAC refuses it (the dearest refusal there is).
   const jti = randomBytes(claims.jti.length).toString('base64url').slice(0, claims.jti.length);
   const otherKey = randomBytes(32);
-  const forged = await new SignJWT({ ...claims, jti }).setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid }).sign(otherKey);
+  const forged = await new SignJWT({ ...claims, jti })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid })
+    .sign(otherKey);
   const resigned = `${header}.${payload}.${forged.split('.')[2] as string}`;
   for (const token of [forged, previous, resigned]) {
     if (token.length !== current.length || token === current) throw new Error('http: a forgery went wrong');
@@ -257,15 +276,24 @@ export async function runHttp(options: {
         tsxCommand(
           'http-load.ts',
           [
-            '--url', `http://127.0.0.1:${port}${HTTP_ROUTE}`,
-            '--tokens', files.tokens,
-            '--paths', paths.join(','),
-            '--expect', expect.join(','),
-            '--warmup', String(warmup),
-            '--duration', String(duration),
-            '--connections', String(CONNECTIONS),
-            '--server-pid', String(child.pid),
-            '--out', out,
+            '--url',
+            `http://127.0.0.1:${port}${HTTP_ROUTE}`,
+            '--tokens',
+            files.tokens,
+            '--paths',
+            paths.join(','),
+            '--expect',
+            expect.join(','),
+            '--warmup',
+            String(warmup),
+            '--duration',
+            String(duration),
+            '--connections',
+            String(CONNECTIONS),
+            '--server-pid',
+            String(child.pid),
+            '--out',
+            out,
           ],
           { core: pinned ? 1 : undefined },
         ),
@@ -302,7 +330,8 @@ export async function runHttp(options: {
     const mine = runs.get(config.id)!;
     const row: Partial<Record<HttpPath, HttpCell>> = {};
     for (const path of PATHS_BY_KIND[config.kind]) {
-      const at = (list: LoadRun[][], rep: number, which: HttpPath): LoadRun => list[rep]!.find((r) => r.path === which)!;
+      const at = (list: LoadRun[][], rep: number, which: HttpPath): LoadRun =>
+        list[rep]!.find((r) => r.path === which)!;
       const own = mine.map((_, rep) => at(mine, rep, path));
       const base = bare.map((_, rep) => at(bare, rep, barePathOf(path)));
       const rps = own.map((r) => r.requestsPerSec);

@@ -24,9 +24,31 @@ import { SignJWT, jwtVerify } from 'jose';
 import jsonwebtoken from 'jsonwebtoken';
 import type { SecretRecord } from 'launcher-auth';
 import { measure } from 'mitata';
-import { benchRedis, exitWithParent, flag, fromBuild, plainStackTraces, progress, requireFlag, runChild, tsxCommand, type LauncherAuth, type LauncherAuthNode, type LauncherAuthRedis } from './common.js';
+import {
+  benchRedis,
+  exitWithParent,
+  flag,
+  fromBuild,
+  plainStackTraces,
+  progress,
+  requireFlag,
+  runChild,
+  tsxCommand,
+  type LauncherAuth,
+  type LauncherAuthNode,
+  type LauncherAuthRedis,
+} from './common.js';
 
-export const INPUTS = ['current', 'otherFirst', 'otherRepeated', 'wrongSignature', 'previous', 'currentResigned', 'garbage', 'oversize'] as const;
+export const INPUTS = [
+  'current',
+  'otherFirst',
+  'otherRepeated',
+  'wrongSignature',
+  'previous',
+  'currentResigned',
+  'garbage',
+  'oversize',
+] as const;
 export type Input = (typeof INPUTS)[number];
 
 export const INPUT_LABELS: Readonly<Record<Input, string>> = {
@@ -131,7 +153,9 @@ async function setup(): Promise<{
   if (redisClient !== undefined) {
     const { RedisSecretStore } = await fromBuild<LauncherAuthRedis>('redis');
     await new RedisSecretStore({ client: redisClient, key: 'bench:micro' }).save(record);
-    redisAuthority = await TokenAuthority.open({ store: new RedisSecretStore({ client: redisClient, key: 'bench:micro' }) });
+    redisAuthority = await TokenAuthority.open({
+      store: new RedisSecretStore({ client: redisClient, key: 'bench:micro' }),
+    });
   }
   const key = new Uint8Array(record.key);
   const keyObject = createSecretKey(key);
@@ -147,7 +171,10 @@ async function setup(): Promise<{
   const otherRepeated = await sign('other-repeated-0', key);
   // Other claims (another jti of the same length) signed with another key: as long as the current token, so it
   // passes every length and syntax check and is refused only by the HMAC of its signing input.
-  const wrongSignature = await sign(`${record.id.startsWith('w') ? 'x' : 'w'}${record.id.slice(1)}`, new Uint8Array(randomBytes(32)));
+  const wrongSignature = await sign(
+    `${record.id.startsWith('w') ? 'x' : 'w'}${record.id.slice(1)}`,
+    new Uint8Array(randomBytes(32)),
+  );
   // The current token's header and claims under another key's signature: refused without an HMAC.
   const currentResigned = `${current.slice(0, current.lastIndexOf('.'))}.${wrongSignature.split('.')[2] as string}`;
   // Printable but not base64url, exactly as long as the current token.
@@ -182,14 +209,16 @@ async function setup(): Promise<{
   const isTrue = (answer: unknown): boolean => answer === true;
   const isOk = (answer: unknown): boolean => (answer as { ok: boolean }).ok;
   // The sync peers throw on a bad token; catching costs nothing when nothing is thrown.
-  const boolean = (verify: (token: string) => unknown) => (token: string): boolean => {
-    try {
-      verify(token);
-      return true;
-    } catch {
-      return false;
-    }
-  };
+  const boolean =
+    (verify: (token: string) => unknown) =>
+    (token: string): boolean => {
+      try {
+        verify(token);
+        return true;
+      } catch {
+        return false;
+      }
+    };
   const joseOptions = { algorithms: ['HS256'] };
   const fastCached = createVerifier({ key: Buffer.from(key), algorithms: ['HS256'], cache: true });
   const fastUncached = createVerifier({ key: Buffer.from(key), algorithms: ['HS256'] });
@@ -211,7 +240,14 @@ async function setup(): Promise<{
   const response = { writeHead: () => response, end: () => undefined } as unknown as ServerResponse;
 
   const contenders: Contender[] = [
-    { id: 'la-verify', label: 'launcher-auth verify(token)', kind: 'launcher-auth', call: (t) => authority.verify(t), accepted: isOk, accepts: signed },
+    {
+      id: 'la-verify',
+      label: 'launcher-auth verify(token)',
+      kind: 'launcher-auth',
+      call: (t) => authority.verify(t),
+      accepted: isOk,
+      accepts: signed,
+    },
     {
       id: 'la-authenticate',
       label: 'launcher-auth authenticate("Bearer " + token)',
@@ -253,8 +289,22 @@ async function setup(): Promise<{
       accepted: isTrue,
       accepts: signed,
     },
-    { id: 'fastjwt-cache', label: 'fast-jwt createVerifier, cache: true', kind: 'peer', call: boolean(fastCached), accepted: isTrue, accepts: signed },
-    { id: 'fastjwt', label: 'fast-jwt createVerifier, no cache', kind: 'peer', call: boolean(fastUncached), accepted: isTrue, accepts: signed },
+    {
+      id: 'fastjwt-cache',
+      label: 'fast-jwt createVerifier, cache: true',
+      kind: 'peer',
+      call: boolean(fastCached),
+      accepted: isTrue,
+      accepts: signed,
+    },
+    {
+      id: 'fastjwt',
+      label: 'fast-jwt createVerifier, no cache',
+      kind: 'peer',
+      call: boolean(fastUncached),
+      accepted: isTrue,
+      accepts: signed,
+    },
     {
       id: 'jsonwebtoken',
       label: 'jsonwebtoken.verify, KeyObject',
@@ -376,9 +426,14 @@ async function pairedRatios(pair: Pair, pairs: number): Promise<number[]> {
   return ratios;
 }
 
-interface Bytes { heap: number; external: number }
+interface Bytes {
+  heap: number;
+  external: number;
+}
 
-async function allocChild(quick: boolean): Promise<{ bytes: Record<string, Partial<Record<Input, Bytes | null>>>; awaitHeapBytes: number }> {
+async function allocChild(
+  quick: boolean,
+): Promise<{ bytes: Record<string, Partial<Record<Input, Bytes | null>>>; awaitHeapBytes: number }> {
   const gc = (globalThis as { gc?: () => void }).gc;
   if (gc === undefined) throw new Error('micro: the allocation child needs node --expose-gc');
   const { contenders, inputFor, close } = await setup();
@@ -418,7 +473,7 @@ async function allocChild(quick: boolean): Promise<{ bytes: Record<string, Parti
     let n = Math.max(64, Math.min(quick ? 5_000 : 20_000, Math.floor((16 * 2 ** 20) / estimate)));
     // The least of three GC-free tries: a late JIT compilation or an IC update can only add bytes, never take any.
     let best: Bytes | null = null;
-    for (let tries = 0; tries < 3 && n >= 16; ) {
+    for (let tries = 0; tries < 3 && n >= 16;) {
       const total = await once(run, isAsync, n);
       if (total === undefined) {
         n = Math.floor(n / 4);
@@ -453,7 +508,10 @@ async function allocChild(quick: boolean): Promise<{ bytes: Record<string, Parti
         awaitHeapBytes = measured?.heap ?? 0;
         cells[input] = measured;
       } else {
-        cells[input] = measured === null ? null : { heap: Math.max(0, measured.heap - (isAsync ? awaitHeapBytes : 0)), external: measured.external };
+        cells[input] =
+          measured === null
+            ? null
+            : { heap: Math.max(0, measured.heap - (isAsync ? awaitHeapBytes : 0)), external: measured.external };
       }
     }
     bytes[c.id] = cells;

@@ -54,7 +54,11 @@ async function loop(which: ProfileCase, seconds: number): Promise<{ nsPerCall: n
   const flat = Buffer.from(token, 'latin1').toString('latin1');
   const authorization = Buffer.from(`Bearer ${token}`, 'latin1').toString('latin1');
   const listener = withAuth(authority, () => undefined);
-  const request = { method: 'GET', url: '/api', rawHeaders: ['Host', '127.0.0.1', 'Authorization', authorization] } as unknown as IncomingMessage;
+  const request = {
+    method: 'GET',
+    url: '/api',
+    rawHeaders: ['Host', '127.0.0.1', 'Authorization', authorization],
+  } as unknown as IncomingMessage;
   const response = { writeHead: () => response, end: () => undefined } as unknown as ServerResponse;
   const started = performance.now();
   let calls = 0;
@@ -118,5 +122,8 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   plainStackTraces();
   const argv = process.argv.slice(2);
   const which = requireFlag(argv, '--child') as ProfileCase;
-  await writeFile(requireFlag(argv, '--out'), JSON.stringify(await loop(which, Number(flag(argv, '--seconds') ?? '3'))));
+  await writeFile(
+    requireFlag(argv, '--out'),
+    JSON.stringify(await loop(which, Number(flag(argv, '--seconds') ?? '3'))),
+  );
 }

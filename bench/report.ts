@@ -66,7 +66,11 @@ const range = (min: number, max: number, digits = 2): string => `${min.toFixed(d
 const ns = (value: number): string => (value >= 1e4 ? `${(value / 1e3).toFixed(1)} µs` : `${value.toFixed(0)} ns`);
 const bytes = (value: number | null): string => (value === null ? '?' : `${Math.round(value)} B`);
 
-function table(head: readonly string[], rows: ReadonlyArray<readonly string[]>, right: readonly boolean[] = []): string {
+function table(
+  head: readonly string[],
+  rows: ReadonlyArray<readonly string[]>,
+  right: readonly boolean[] = [],
+): string {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: readonly string[]): string =>
     `| ${cells.map((c, i) => (right[i] ? c.padStart(widths[i] as number) : c.padEnd(widths[i] as number))).join(' | ')} |`;
@@ -76,7 +80,8 @@ function table(head: readonly string[], rows: ReadonlyArray<readonly string[]>, 
 
 // ------------------------------------------------------------------------------------------------ lookups
 const microRow = (micro: MicroResult, id: string): MicroRow | undefined => micro.rows.find((r) => r.id === id);
-const microCell = (micro: MicroResult, id: string, input: Input): MicroCell | undefined => microRow(micro, id)?.cells[input];
+const microCell = (micro: MicroResult, id: string, input: Input): MicroCell | undefined =>
+  microRow(micro, id)?.cells[input];
 /** The reference every micro cell is compared with: jose jwtVerify with a Uint8Array key, on the same input. */
 const REFERENCE = 'jose-u8';
 const referenceFor = (micro: MicroResult, input: Input): MicroCell | undefined =>
@@ -123,18 +128,46 @@ function redisGoal(micro: MicroResult): Goal {
 function microGoals(micro: MicroResult): Goal[] {
   const verify = (input: Input): MicroCell | undefined => microCell(micro, 'la-verify', input);
   const goals: Goal[] = [
-    speedGoal('verify(current) ≥ 100× jose jwtVerify (Uint8Array key)', verify('current'), microCell(micro, 'jose-u8', 'current'), 100),
-    { ...speedGoal('verify(current) ÷ jose jwtVerify with a CryptoKey (for reference)', verify('current'), microCell(micro, 'jose-cryptokey', 'current'), 100), verdict: 'info' },
-    speedGoal('verify(current) ≥ 5× fast-jwt with its cache', verify('current'), microCell(micro, 'fastjwt-cache', 'current'), 5),
+    speedGoal(
+      'verify(current) ≥ 100× jose jwtVerify (Uint8Array key)',
+      verify('current'),
+      microCell(micro, 'jose-u8', 'current'),
+      100,
+    ),
+    {
+      ...speedGoal(
+        'verify(current) ÷ jose jwtVerify with a CryptoKey (for reference)',
+        verify('current'),
+        microCell(micro, 'jose-cryptokey', 'current'),
+        100,
+      ),
+      verdict: 'info',
+    },
+    speedGoal(
+      'verify(current) ≥ 5× fast-jwt with its cache',
+      verify('current'),
+      microCell(micro, 'fastjwt-cache', 'current'),
+      5,
+    ),
     redisGoal(micro),
-    speedGoal('verify(wrong signature) ≥ 5× fast-jwt (no cache)', verify('wrongSignature'), microCell(micro, 'fastjwt', 'wrongSignature'), 5),
+    speedGoal(
+      'verify(wrong signature) ≥ 5× fast-jwt (no cache)',
+      verify('wrongSignature'),
+      microCell(micro, 'fastjwt', 'wrongSignature'),
+      5,
+    ),
     speedGoal(
       'verify(wrong signature) ≥ 5× fast-jwt with its cache (which caches the error)',
       verify('wrongSignature'),
       microCell(micro, 'fastjwt-cache', 'wrongSignature'),
       5,
     ),
-    speedGoal('verify(wrong signature) ≥ 5× jsonwebtoken', verify('wrongSignature'), microCell(micro, 'jsonwebtoken', 'wrongSignature'), 5),
+    speedGoal(
+      'verify(wrong signature) ≥ 5× jsonwebtoken',
+      verify('wrongSignature'),
+      microCell(micro, 'jsonwebtoken', 'wrongSignature'),
+      5,
+    ),
   ];
   for (const id of ['la-verify', 'la-authenticate']) {
     for (const input of ['garbage', 'oversize'] as const) {
@@ -180,10 +213,13 @@ function microGoals(micro: MicroResult): Goal[] {
 /** The median of `values` and, with several, their range: how every per-repetition figure is shown. */
 function spread(values: readonly number[]): string {
   const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length % 2 === 1
-    ? (sorted[(sorted.length - 1) / 2] as number)
-    : ((sorted[sorted.length / 2 - 1] as number) + (sorted[sorted.length / 2] as number)) / 2;
-  return values.length > 1 ? `${share(middle)} (${range(sorted[0] as number, sorted.at(-1) as number)})` : share(middle);
+  const middle =
+    sorted.length % 2 === 1
+      ? (sorted[(sorted.length - 1) / 2] as number)
+      : ((sorted[sorted.length / 2 - 1] as number) + (sorted[sorted.length / 2] as number)) / 2;
+  return values.length > 1
+    ? `${share(middle)} (${range(sorted[0] as number, sorted.at(-1) as number)})`
+    : share(middle);
 }
 
 const REFUSALS: ReadonlyArray<{ path: HttpPath; goal: boolean; name: string }> = [
@@ -266,7 +302,12 @@ export function goals(results: Results): Goal[] {
               results.rotate.redis === undefined
                 ? 'not measured (no redis-server)'
                 : `${results.rotate.redis.medianMs.toFixed(2)} / ${results.rotate.redis.p99Ms.toFixed(2)} ms`,
-            verdict: results.rotate.redis === undefined ? ('n/a' as const) : results.rotate.redis.p99Ms <= 10 ? ('met' as const) : ('MISSED' as const),
+            verdict:
+              results.rotate.redis === undefined
+                ? ('n/a' as const)
+                : results.rotate.redis.p99Ms <= 10
+                  ? ('met' as const)
+                  : ('MISSED' as const),
           },
         ]),
   ];
@@ -317,7 +358,9 @@ export function stdoutTable(results: Results): string {
   if (rotate !== undefined) {
     for (const [label, stats] of [
       ['rotate() with FileSecretStore', rotate.rotate],
-      ...(rotate.redis === undefined ? [] : ([['rotate() with RedisSecretStore, three instances', rotate.redis]] as const)),
+      ...(rotate.redis === undefined
+        ? []
+        : ([['rotate() with RedisSecretStore, three instances', rotate.redis]] as const)),
       ['floor: atomic durable file replacement', rotate.floor],
     ] as const) {
       rows.push([
@@ -425,11 +468,11 @@ function httpSection(http: HttpResult): string {
     parts.push(
       `### ${FRAMEWORK_LABELS[framework]}`,
       '',
-      table(
-        ['configuration', ...HTTP_PATHS.map((p) => HTTP_PATH_LABELS[p]), 'CPU/req, 200 path'],
-        rows,
-        [false, ...HTTP_PATHS.map(() => true), true],
-      ),
+      table(['configuration', ...HTTP_PATHS.map((p) => HTTP_PATH_LABELS[p]), 'CPU/req, 200 path'], rows, [
+        false,
+        ...HTTP_PATHS.map(() => true),
+        true,
+      ]),
       '',
     );
   }
@@ -438,7 +481,8 @@ function httpSection(http: HttpResult): string {
     '  else) was run once more, and the second try kept.',
     '',
   );
-  if (Object.values(http.cells).some((row) => row.valid !== undefined)) parts.push('![HTTP, 200 path, share of bare](results.svg)', '');
+  if (Object.values(http.cells).some((row) => row.valid !== undefined))
+    parts.push('![HTTP, 200 path, share of bare](results.svg)', '');
   return parts.join('\n');
 }
 
@@ -447,7 +491,9 @@ function rotateSection(rotate: RotateResult): string {
     ['rotate() with FileSecretStore', rotate.rotate],
     ...(rotate.redis === undefined
       ? []
-      : ([['rotate() with RedisSecretStore, three instances (acknowledged by the two others)', rotate.redis]] as const)),
+      : ([
+          ['rotate() with RedisSecretStore, three instances (acknowledged by the two others)', rotate.redis],
+        ] as const)),
     ['floor: open wx 0600, write, fsync, rename, fsync dir', rotate.floor],
   ] as const;
   return [
@@ -615,7 +661,11 @@ export function markdown(results: Results): string {
     '',
     table(
       ['goal', 'measured', 'verdict'],
-      goals(results).map((g) => [g.goal, g.measured, g.verdict === 'met' || g.verdict === 'info' || g.verdict === 'n/a' ? g.verdict : `**${g.verdict}**`]),
+      goals(results).map((g) => [
+        g.goal,
+        g.measured,
+        g.verdict === 'met' || g.verdict === 'info' || g.verdict === 'n/a' ? g.verdict : `**${g.verdict}**`,
+      ]),
       [false, true, true],
     ),
     '',
@@ -691,7 +741,11 @@ export function svgChart(http: HttpResult, quick: boolean): string {
     '<rect width="100%" height="100%" fill="#fff"/>',
     `<text x="8" y="20" class="title">${escapeXml(title)}</text>`,
     `<text x="8" y="38" class="tick">blue: launcher-auth · orange: JWT peers · grey: non-JWT floors · dashed: the 0.97 goal${http.reps > 1 ? ' · whiskers: min–max' : ''}</text>`,
-    ...(quick ? ['<text x="8" y="56" fill="#c0392b" font-weight="bold">QUICK RUN (--quick): short runs on a possibly busy machine, not for quoting</text>'] : []),
+    ...(quick
+      ? [
+          '<text x="8" y="56" fill="#c0392b" font-weight="bold">QUICK RUN (--quick): short runs on a possibly busy machine, not for quoting</text>',
+        ]
+      : []),
     ...axis,
     ...out,
     '</svg>',

@@ -7,7 +7,20 @@ import { mkdtemp, open, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { benchRedis, exitWithParent, flag, fromBuild, median, plainStackTraces, quantile, requireFlag, runChild, tsxCommand, type LauncherAuth, type LauncherAuthRedis } from './common.js';
+import {
+  benchRedis,
+  exitWithParent,
+  flag,
+  fromBuild,
+  median,
+  plainStackTraces,
+  quantile,
+  requireFlag,
+  runChild,
+  tsxCommand,
+  type LauncherAuth,
+  type LauncherAuthRedis,
+} from './common.js';
 
 export interface LatencyStats {
   count: number;
@@ -95,7 +108,8 @@ async function measureRedisRotations(count: number): Promise<LatencyStats | unde
   try {
     const authorities = [];
     // One after another: the first creates the secret, the others read it.
-    for (const client of clients) authorities.push(await TokenAuthority.open({ store: new RedisSecretStore({ client, key: 'bench:rotate' }) }));
+    for (const client of clients)
+      authorities.push(await TokenAuthority.open({ store: new RedisSecretStore({ client, key: 'bench:rotate' }) }));
     const samples: number[] = [];
     for (let i = -5; i < count; i++) {
       const authority = authorities[(i + 6) % authorities.length] as (typeof authorities)[number];
@@ -114,7 +128,11 @@ async function measureRedisRotations(count: number): Promise<LatencyStats | unde
 
 export async function runRotate(options: { workDir: string; count: number }): Promise<RotateResult> {
   const out = join(options.workDir, 'rotate.json');
-  return runChild<RotateResult>(tsxCommand('rotate.ts', ['--count', String(options.count), '--out', out]), out, 5 * 60_000);
+  return runChild<RotateResult>(
+    tsxCommand('rotate.ts', ['--count', String(options.count), '--out', out]),
+    out,
+    5 * 60_000,
+  );
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

@@ -70,7 +70,17 @@ function git(args: string[]): string {
 /** HEAD, and whether the code measured differs from it (this run's own output files aside). */
 function commit(): string {
   try {
-    const changed = git(['status', '--porcelain', '--', 'src', 'bench', 'package.json', 'tsup.config.ts', ':!bench/RESULTS.md', ':!bench/results.svg']);
+    const changed = git([
+      'status',
+      '--porcelain',
+      '--',
+      'src',
+      'bench',
+      'package.json',
+      'tsup.config.ts',
+      ':!bench/RESULTS.md',
+      ':!bench/results.svg',
+    ]);
     return `${git(['rev-parse', '--short', 'HEAD'])}${changed === '' ? '' : ' with uncommitted changes to the measured code'}`;
   } catch {
     return 'unknown';
@@ -105,7 +115,9 @@ const results: Results = {
     memoryGiB: totalmem() / 2 ** 30,
     node: process.version,
     os: `${osType()} ${release()}`,
-    loadAverage: loadavg().map((l) => l.toFixed(2)).join(' / '),
+    loadAverage: loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' / '),
     commit: commit(),
   },
   settings: {

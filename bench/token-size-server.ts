@@ -13,7 +13,11 @@ const argv = process.argv.slice(2);
 setTimeout(() => process.exit(3), Number(requireFlag(argv, '--lifetime')) * 1000).unref();
 
 const saved = JSON.parse(await readFile(requireFlag(argv, '--secret'), 'utf8')) as { id: string; key: string };
-const store = new MemorySecretStore({ id: saved.id, key: new Uint8Array(Buffer.from(saved.key, 'base64url')), createdAt: new Date(0) });
+const store = new MemorySecretStore({
+  id: saved.id,
+  key: new Uint8Array(Buffer.from(saved.key, 'base64url')),
+  createdAt: new Date(0),
+});
 const authority = await TokenAuthority.open({ store, maxTokenLength: Number(requireFlag(argv, '--max')) });
 const server = createServer(withAuth(authority, (_req, res) => res.end('ok'), { healthPath: false }));
 server.keepAliveTimeout = 60_000;

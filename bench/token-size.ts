@@ -26,7 +26,11 @@ const LIMITS = [1024, 4096] as const;
 // This process generates the load on core 1; the servers get core 0.
 spawnSync('taskset', ['-pc', '1', String(process.pid)], { stdio: 'ignore' });
 
-const record = { id: randomBytes(12).toString('base64url'), key: new Uint8Array(randomBytes(32)), createdAt: new Date(0) };
+const record = {
+  id: randomBytes(12).toString('base64url'),
+  key: new Uint8Array(randomBytes(32)),
+  createdAt: new Date(0),
+};
 const probe = await TokenAuthority.open({ store: new MemorySecretStore(record) });
 const current = probe.issue();
 await probe.close();
@@ -62,12 +66,19 @@ const padded = (size: number): Record<string, string> => ({
 });
 const PATHS: Path[] = SIZES.flatMap((size) => [
   { name: `current token + ${size - current.length} bytes of padding`, size, headers: padded(size), status: 200 },
-  { name: `forged token of ${size} characters`, size, headers: { authorization: `Bearer ${forgery(size)}` }, status: 401 },
+  {
+    name: `forged token of ${size} characters`,
+    size,
+    headers: { authorization: `Bearer ${forgery(size)}` },
+    status: 401,
+  },
 ]);
 
 const work = await mkdtemp(join(tmpdir(), 'launcher-auth-bench-'));
 const secretFile = join(work, 'secret.json');
-await writeFile(secretFile, JSON.stringify({ id: record.id, key: Buffer.from(record.key).toString('base64url') }), { mode: 0o600 });
+await writeFile(secretFile, JSON.stringify({ id: record.id, key: Buffer.from(record.key).toString('base64url') }), {
+  mode: 0o600,
+});
 
 const ticks = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim()) || 100;
 const cpuOf = (pid: number): number => {
@@ -78,12 +89,18 @@ const cpuOf = (pid: number): number => {
 
 async function startServer(limit: number) {
   const child = startChild(
-    tsxCommand('token-size-server.ts', ['--secret', secretFile, '--max', String(limit), '--lifetime', String(60 + reps * 60)], { core: 0 }),
+    tsxCommand(
+      'token-size-server.ts',
+      ['--secret', secretFile, '--max', String(limit), '--lifetime', String(60 + reps * 60)],
+      { core: 0 },
+    ),
     { stdout: 'pipe' },
   );
   const port = await new Promise<number>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
-    lines.once('line', (line) => (line.startsWith('READY ') ? resolve(Number(line.slice(6))) : reject(new Error(line))));
+    lines.once('line', (line) =>
+      line.startsWith('READY ') ? resolve(Number(line.slice(6))) : reject(new Error(line)),
+    );
     child.once('exit', () => reject(new Error('server exited')));
   });
   // The server is `taskset node …`: the node process is the one whose CPU time counts; taskset execs into it.
@@ -99,7 +116,8 @@ async function measure(server: { port: number; pid: number }, path: Path, second
   const before = cpuOf(server.pid);
   const result = await autocannon({ url, connections: 10, pipelining: 1, duration: seconds, headers: path.headers });
   const cpu = cpuOf(server.pid) - before;
-  if (result.errors + result.timeouts > 0) throw new Error(`${path.name}: ${result.errors} errors, ${result.timeouts} timeouts`);
+  if (result.errors + result.timeouts > 0)
+    throw new Error(`${path.name}: ${result.errors} errors, ${result.timeouts} timeouts`);
   return (cpu * 1e6) / result.requests.total;
 }
 
@@ -117,7 +135,8 @@ try {
       for (const size of SIZES) {
         const pair = PATHS.filter((path) => path.size === size);
         const measured = new Map<Path, number>();
-        for (const path of rep % 2 === 0 ? pair : [...pair].reverse()) measured.set(path, await measure(server, path, duration));
+        for (const path of rep % 2 === 0 ? pair : [...pair].reverse())
+          measured.set(path, await measure(server, path, duration));
         for (const [path, cost] of measured) add(`${server.limit} ${path.name}`, cost);
         const [base, forged] = pair.map((path) => measured.get(path)!);
         add(`${server.limit} ratio ${size}`, forged! / base!);
@@ -133,7 +152,10 @@ try {
     for (const path of PATHS) {
       const cost = median(costs.get(`${server.limit} ${path.name}`)!);
       const ratios = path.status === 401 ? costs.get(`${server.limit} ratio ${path.size}`)! : undefined;
-      const ratio = ratios === undefined ? '1 (baseline)' : `${median(ratios).toFixed(2)}× (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`;
+      const ratio =
+        ratios === undefined
+          ? '1 (baseline)'
+          : `${median(ratios).toFixed(2)}× (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`;
       lines.push(`| ${server.limit} | ${path.name} | ${cost.toFixed(1)} | ${ratio} |`);
     }
   }

@@ -154,7 +154,10 @@ export async function start(options: StartOptions = {}): Promise<Started> {
   const hostKey = options.hostKey ?? (await hostKeyStandIn(dataDir));
   const store = new EncryptedSecretStore(new FileSecretStore(join(dataDir, 'secret.json')), hostKey);
   // A reload that fails (the file damaged, the host key changed) keeps the current key: say why.
-  const authority = await TokenAuthority.open({ store, onStoreError: (error) => console.error(`secret store: ${error.message}`) });
+  const authority = await TokenAuthority.open({
+    store,
+    onStoreError: (error) => console.error(`secret store: ${error.message}`),
+  });
 
   const server = createServer(
     withAuth(authority, (req, res) => {

@@ -35,7 +35,9 @@ export interface Started {
  * The keychain when there is one at the first start; otherwise the file. The choice is written down and kept: a
  * launcher that fell back at every start would switch to a new secret (and back) whenever the keyring is locked.
  */
-async function openAuthority(options: Required<Omit<StartOptions, 'port'>>): Promise<Pick<Started, 'authority' | 'kept'>> {
+async function openAuthority(
+  options: Required<Omit<StartOptions, 'port'>>,
+): Promise<Pick<Started, 'authority' | 'kept'>> {
   const choice = join(options.dataDir, 'secret-store.txt');
   // A reload that fails later (a keyring locked while running, a damaged file) keeps the current key: say why.
   const onStoreError = (error: Error): void => console.error(`secret store: ${error.message}`);
@@ -104,7 +106,8 @@ export async function start(options: StartOptions = {}): Promise<Started> {
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const { url, authority, kept, secretFile } = await start();
-  const where = kept === 'keychain' ? 'the OS keychain' : `the file ${secretFile} (chosen at the first start, for good)`;
+  const where =
+    kept === 'keychain' ? 'the OS keychain' : `the file ${secretFile} (chosen at the first start, for good)`;
   console.log(`Automation API listening on ${url}, secret kept in ${where}`);
   // The token is shown on purpose: this is the launcher's own terminal, like its settings page.
   console.log(`curl -H "Authorization: Bearer ${authority.issue()}" ${url}/api/status`);

@@ -67,9 +67,7 @@ export function refusalLog(options: RefusalLogOptions = {}): (info: RejectInfo) 
 /** A small launcher API whose refusals go through {@link refusalLog}; `port` 0 picks a free one. */
 export async function start(port = Number(process.env.PORT ?? 7807), log: RefusalLogOptions = {}) {
   const authority = await TokenAuthority.open({ store: new MemorySecretStore() });
-  const server = createServer(
-    withAuth(authority, (_req, res) => res.end('ok'), { onReject: refusalLog(log) }),
-  );
+  const server = createServer(withAuth(authority, (_req, res) => res.end('ok'), { onReject: refusalLog(log) }));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject).listen(port, '127.0.0.1', () => resolve());
   });

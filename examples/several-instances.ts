@@ -30,7 +30,9 @@ async function connect(redisUrl: string) {
     ]);
   } catch (error) {
     client.destroy();
-    throw new Error(`Cannot reach Redis (${(error as Error).message}): is Redis running at ${where}?`, { cause: error });
+    throw new Error(`Cannot reach Redis (${(error as Error).message}): is Redis running at ${where}?`, {
+      cause: error,
+    });
   }
   client.on('error', () => undefined); // an outage makes the instance refuse (onStoreError says why), not crash
   return client;

@@ -18,7 +18,9 @@ const TARGET_DIR = join('node_modules', '.cache', 'launcher-auth', `electron-${V
 const TARGET = join(TARGET_DIR, 'electron.d.ts');
 
 if (!existsSync(TARGET) && process.argv.includes('--check')) {
-  console.error(`electron-types: ${TARGET} is missing; \`npm ci\` (its prepare step) fetches it from the npm registry.`);
+  console.error(
+    `electron-types: ${TARGET} is missing; \`npm ci\` (its prepare step) fetches it from the npm registry.`,
+  );
   process.exit(1);
 }
 
@@ -36,7 +38,9 @@ if (!existsSync(TARGET)) {
     const tarball = join(work, packed[0].filename);
     const integrity = `sha512-${createHash('sha512').update(readFileSync(tarball)).digest('base64')}`;
     if (integrity !== INTEGRITY) {
-      console.error(`electron-types: electron@${VERSION} from the registry is not the published tarball (SHA-512 differs).`);
+      console.error(
+        `electron-types: electron@${VERSION} from the registry is not the published tarball (SHA-512 differs).`,
+      );
       process.exit(1);
     }
     execFileSync('tar', ['-xzf', tarball, '-C', work, 'package/electron.d.ts']);

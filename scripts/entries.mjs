@@ -34,7 +34,9 @@ export function entryPoints() {
 // package's own name through `paths` and does not read `customConditions`.
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const { default: ts } = await import('typescript');
-  const config = ts.readConfigFile(fileURLToPath(new URL('../tsconfig.json', import.meta.url)), (path) => ts.sys.readFile(path));
+  const config = ts.readConfigFile(fileURLToPath(new URL('../tsconfig.json', import.meta.url)), (path) =>
+    ts.sys.readFile(path),
+  );
   /** @type {Record<string, string[]>} */
   const paths = config.config?.compilerOptions?.paths ?? {};
   const expected = Object.fromEntries(entryPoints().map((entry) => [entry.specifier, [`./${entry.source}`]]));

@@ -5,10 +5,13 @@ import { describe, expect, it } from 'vitest';
 
 const root = new URL('../', import.meta.url);
 const read = (path: string): string => readFileSync(new URL(path, root), 'utf8');
-const REPOSITORY = /^https:\/\/(?:github\.com\/launcher-auth\/launcher-auth\/blob|raw\.githubusercontent\.com\/launcher-auth\/launcher-auth)\/main\/([^#]+)(?:#(.*))?$/;
+const REPOSITORY =
+  /^https:\/\/(?:github\.com\/launcher-auth\/launcher-auth\/blob|raw\.githubusercontent\.com\/launcher-auth\/launcher-auth)\/main\/([^#]+)(?:#(.*))?$/;
 
 const readme = read('README.md');
-const guides = readdirSync(new URL('docs/', root)).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`);
+const guides = readdirSync(new URL('docs/', root))
+  .filter((name) => name.endsWith('.md'))
+  .map((name) => `docs/${name}`);
 const pages = ['README.md', ...guides];
 const texts = new Map(pages.map((page) => [page, read(page)]));
 
@@ -59,7 +62,10 @@ function resolve(page: string, target: string): { file: string; anchor: string |
 describe('README', () => {
   it('opens with the two commands, the demo then the test suite, on its first screen', () => {
     const commands = /```sh\n([\s\S]*?)```/.exec(readme)?.[1]?.trim().split('\n') ?? [];
-    expect(commands.map((line) => line.split('#')[0]?.trim())).toEqual(['npm ci && npm run demo', 'npm ci && npm test']);
+    expect(commands.map((line) => line.split('#')[0]?.trim())).toEqual([
+      'npm ci && npm run demo',
+      'npm ci && npm test',
+    ]);
     const firstScreen = readme.split('\n').slice(0, 25).join('\n');
     expect(firstScreen).toContain('npm ci && npm run demo');
     expect(firstScreen).toContain('npm ci && npm test');
@@ -71,7 +77,14 @@ describe('README', () => {
 
   it('gives, in order: what it is, install, a server, the settings window, frameworks, then the clone', () => {
     const headings = [...readme.matchAll(/^## (.+)$/gm)].map((match) => match[1]);
-    const order = ['What it is', 'Install', 'Quick start', 'The settings window', 'Frameworks', 'From a clone: the demo and the tests'];
+    const order = [
+      'What it is',
+      'Install',
+      'Quick start',
+      'The settings window',
+      'Frameworks',
+      'From a clone: the demo and the tests',
+    ];
     expect(headings.filter((heading) => order.includes(heading as string))).toEqual(order);
     const what = /## What it is\n\n([\s\S]*?)\n\n/.exec(readme)?.[1] ?? '';
     expect(what.split('\n').length).toBeLessThanOrEqual(5);
@@ -90,7 +103,16 @@ describe('README', () => {
   });
 
   it('gives each framework one line, linking to its recipe, and each recipe under 20 lines in the adapters guide', () => {
-    for (const name of ['node:http', 'Express 4 and 5', 'Fastify 5', 'Hono', 'Koa', 'Bun, Deno, Workers', 'NestJS', 'CommonJS']) {
+    for (const name of [
+      'node:http',
+      'Express 4 and 5',
+      'Fastify 5',
+      'Hono',
+      'Koa',
+      'Bun, Deno, Workers',
+      'NestJS',
+      'CommonJS',
+    ]) {
       expect(readme, name).toMatch(new RegExp(`^- \\*\\*${name}\\*\\*: .*\\(\\[(?:recipe|guide)\\]\\(https://`, 'm'));
     }
     const adapters = texts.get('docs/adapters.md') ?? '';
@@ -102,7 +124,16 @@ describe('README', () => {
   });
 
   it('gives each adapter recipe in at most 17 lines, with its install line, listening on PORT (any free port by default)', () => {
-    for (const name of ['node.ts', 'express.ts', 'fastify.ts', 'hono.ts', 'hono-auth.ts', 'koa.ts', 'bun-serve.ts', 'deno-serve.ts']) {
+    for (const name of [
+      'node.ts',
+      'express.ts',
+      'fastify.ts',
+      'hono.ts',
+      'hono-auth.ts',
+      'koa.ts',
+      'bun-serve.ts',
+      'deno-serve.ts',
+    ]) {
       const source = sourceOf('readme', name);
       expect(source.trimEnd().split('\n').length, name).toBeLessThanOrEqual(17);
       expect(source.split('\n')[0], name).toMatch(/(?:npm install|bun add|deno add) \S*launcher-auth/);
@@ -129,7 +160,9 @@ describe('README', () => {
 
 describe('README and docs/', () => {
   it('has the guides the README links to', () => {
-    const linked = links(readme).flatMap((target) => REPOSITORY.exec(target)?.[1] ?? []).filter((file) => file.startsWith('docs/'));
+    const linked = links(readme)
+      .flatMap((target) => REPOSITORY.exec(target)?.[1] ?? [])
+      .filter((file) => file.startsWith('docs/'));
     expect(new Set(linked.filter((file) => file.endsWith('.md')))).toEqual(new Set(guides));
   });
 
@@ -144,49 +177,64 @@ describe('README and docs/', () => {
   });
 
   it('has no JavaScript, Python or PowerShell block that is not a file in examples/', () => {
-    const sources = [...snippets.map((name) => sourceOf('readme', name)), ...clients.map((name) => sourceOf('clients', name))];
-    expect(fenced('js|javascript|mjs|cjs|python|py|powershell|ps1').filter((block) => !sources.includes(block))).toEqual([]);
+    const sources = [
+      ...snippets.map((name) => sourceOf('readme', name)),
+      ...clients.map((name) => sourceOf('clients', name)),
+    ];
+    expect(
+      fenced('js|javascript|mjs|cjs|python|py|powershell|ps1').filter((block) => !sources.includes(block)),
+    ).toEqual([]);
   });
 
   it.each(clients)('shows the script client examples/clients/%s verbatim', (name) => {
     expect(fenced('python|powershell|js')).toContain(sourceOf('clients', name));
   });
 
-  it.each([...pages, 'SECURITY.md'])('%s: every link to the repository leads to a file that exists, and to a heading that exists', (page) => {
-    const text = texts.get(page) ?? read(page);
-    const broken: string[] = [];
-    for (const target of links(text)) {
-      const resolved = resolve(page, target);
-      if (resolved === undefined) continue;
-      if (!existsSync(new URL(resolved.file, root))) {
-        broken.push(`${target}: no file ${resolved.file}`);
-        continue;
+  it.each([...pages, 'SECURITY.md'])(
+    '%s: every link to the repository leads to a file that exists, and to a heading that exists',
+    (page) => {
+      const text = texts.get(page) ?? read(page);
+      const broken: string[] = [];
+      for (const target of links(text)) {
+        const resolved = resolve(page, target);
+        if (resolved === undefined) continue;
+        if (!existsSync(new URL(resolved.file, root))) {
+          broken.push(`${target}: no file ${resolved.file}`);
+          continue;
+        }
+        if (resolved.anchor === undefined || resolved.anchor === '') continue;
+        if (!resolved.file.endsWith('.md')) {
+          broken.push(`${target}: an anchor into a file that is not Markdown`);
+          continue;
+        }
+        if (!anchors(texts.get(resolved.file) ?? read(resolved.file)).has(resolved.anchor)) {
+          broken.push(`${target}: no heading #${resolved.anchor} in ${resolved.file}`);
+        }
       }
-      if (resolved.anchor === undefined || resolved.anchor === '') continue;
-      if (!resolved.file.endsWith('.md')) {
-        broken.push(`${target}: an anchor into a file that is not Markdown`);
-        continue;
-      }
-      if (!anchors(texts.get(resolved.file) ?? read(resolved.file)).has(resolved.anchor)) {
-        broken.push(`${target}: no heading #${resolved.anchor} in ${resolved.file}`);
-      }
-    }
-    expect(broken).toEqual([]);
-  });
+      expect(broken).toEqual([]);
+    },
+  );
 
   it('finds a broken link and a broken anchor (the checker itself)', () => {
-    expect(resolve('docs/stores.md', '../SECURITY.md#showing-the-token')).toEqual({ file: 'SECURITY.md', anchor: 'showing-the-token' });
-    expect(resolve('docs/stores.md', '#writing-a-secret-store')).toEqual({ file: 'docs/stores.md', anchor: 'writing-a-secret-store' });
-    expect(resolve('README.md', 'https://github.com/launcher-auth/launcher-auth/blob/main/docs/cli.md#exit-codes')).toEqual({
+    expect(resolve('docs/stores.md', '../SECURITY.md#showing-the-token')).toEqual({
+      file: 'SECURITY.md',
+      anchor: 'showing-the-token',
+    });
+    expect(resolve('docs/stores.md', '#writing-a-secret-store')).toEqual({
+      file: 'docs/stores.md',
+      anchor: 'writing-a-secret-store',
+    });
+    expect(
+      resolve('README.md', 'https://github.com/launcher-auth/launcher-auth/blob/main/docs/cli.md#exit-codes'),
+    ).toEqual({
       file: 'docs/cli.md',
       anchor: 'exit-codes',
     });
     expect(resolve('README.md', 'https://github.com/panva/jose')).toBeUndefined();
-    expect([...anchors('# A title\n## node:http — `launcher-auth/node`\n## Options (every adapter)\n## Options (every adapter)\n')]).toEqual([
-      'a-title',
-      'nodehttp--launcher-authnode',
-      'options-every-adapter',
-      'options-every-adapter-1',
-    ]);
+    expect([
+      ...anchors(
+        '# A title\n## node:http — `launcher-auth/node`\n## Options (every adapter)\n## Options (every adapter)\n',
+      ),
+    ]).toEqual(['a-title', 'nodehttp--launcher-authnode', 'options-every-adapter', 'options-every-adapter-1']);
   });
 });

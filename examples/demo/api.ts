@@ -69,7 +69,9 @@ export function createApiServer(authority: TokenAuthority): Server {
     // away, or when the launcher closes the authority on its way out. The last event says which.
     const revoked = addAbortListener(signal, () => {
       const regenerated = isLauncherAuthError(signal.reason) && signal.reason.code === 'ERR_KEY_ROTATED';
-      res.end(`event: end\ndata: ${JSON.stringify({ reason: regenerated ? 'token-regenerated' : 'launcher-stopped' })}\n\n`);
+      res.end(
+        `event: end\ndata: ${JSON.stringify({ reason: regenerated ? 'token-regenerated' : 'launcher-stopped' })}\n\n`,
+      );
     });
     // Whoever ends it, the client leaving or the signal: nothing of this stream may stay behind.
     res.once('close', () => {
@@ -89,7 +91,8 @@ export function createApiServer(authority: TokenAuthority): Server {
       if (req.auth === undefined || path === '/health') {
         return method === 'GET' ? send(res, 200, { status: 'ok' }) : notAllowed(res, 'GET, HEAD');
       }
-      if (path === '/apps') return method === 'GET' ? send(res, 200, { apps: INSTALLED_APPS }) : notAllowed(res, 'GET, HEAD');
+      if (path === '/apps')
+        return method === 'GET' ? send(res, 200, { apps: INSTALLED_APPS }) : notAllowed(res, 'GET, HEAD');
       if (path === '/running') return method === 'GET' ? send(res, 200, { running }) : notAllowed(res, 'GET, HEAD');
       if (path === '/events') return req.method === 'GET' ? events(req, res, req.auth.signal) : notAllowed(res, 'GET');
       const appId = /^\/apps\/([^/]+)\/launch$/.exec(path)?.[1];

@@ -81,7 +81,10 @@ type Which = keyof typeof PORTS;
 /** A port that something else holds; its message is the one line the demo prints. */
 export class PortInUseError extends Error {
   readonly code = 'EADDRINUSE';
-  constructor(readonly port: number, which: Which) {
+  constructor(
+    readonly port: number,
+    which: Which,
+  ) {
     const { what, variable, flag } = PORTS[which];
     super(`Port ${port} is already in use, so ${what} cannot start: set ${variable} (or ${flag}) to a free port.`);
     this.name = 'PortInUseError';
@@ -92,7 +95,8 @@ export async function startDemo(options: DemoOptions = {}): Promise<Demo> {
   const { apiPort = PORTS.api.fallback, settingsPort = PORTS.settings.fallback, dataDir = DEFAULT_DATA_DIR } = options;
   const redis = options.redisUrl === undefined ? undefined : await redisStore(options.redisUrl);
   // The data folder still holds the launch link; the file store would have created it.
-  if (redis !== undefined || options.store !== undefined) await mkdir(resolve(dataDir), { recursive: true, mode: 0o700 });
+  if (redis !== undefined || options.store !== undefined)
+    await mkdir(resolve(dataDir), { recursive: true, mode: 0o700 });
   // The first run creates the secret; later runs load it, so the token printed last time still works.
   const authority = await TokenAuthority.open({
     store: options.store ?? redis?.store ?? new FileSecretStore(join(resolve(dataDir), 'secret.json')),
@@ -166,7 +170,10 @@ export async function startDemo(options: DemoOptions = {}): Promise<Demo> {
 /** The store for `--redis`: the optional peer `redis` is loaded only then. */
 async function redisStore(url: string): Promise<{ store: SecretStore; client: { destroy(): void } }> {
   const [{ createClient }, { RedisSecretStore }] = await Promise.all([import('redis'), import('launcher-auth/redis')]);
-  const client = createClient({ url, socket: { reconnectStrategy: (retries: number) => Math.min(retries * 50, 1000) } });
+  const client = createClient({
+    url,
+    socket: { reconnectStrategy: (retries: number) => Math.min(retries * 50, 1000) },
+  });
   client.on('error', () => undefined); // an outage shows as refused requests, then recovers by itself
   client.connect().catch(() => undefined); // Redis down: open() reports it (ERR_STORE_UNAVAILABLE)
   return { store: new RedisSecretStore({ client }), client };
@@ -256,11 +263,14 @@ function portOption(flag: string | undefined, which: Which): number {
  * environment: every local user can read a command line. No message quotes the URL.
  */
 function redisOption(url: string | undefined, variable: string | undefined): string | undefined {
-  if (url !== undefined && variable !== undefined) throw new UsageError('Give either --redis or --redis-env, not both.');
+  if (url !== undefined && variable !== undefined)
+    throw new UsageError('Give either --redis or --redis-env, not both.');
   if (variable !== undefined) {
     const value = /^[A-Za-z_][A-Za-z0-9_]*$/.test(variable) ? process.env[variable]?.trim() : undefined;
     if (value === undefined || value === '') {
-      throw new UsageError(`--redis-env must name a set environment variable that holds the Redis URL (such as LAUNCHER_REDIS_URL).`);
+      throw new UsageError(
+        `--redis-env must name a set environment variable that holds the Redis URL (such as LAUNCHER_REDIS_URL).`,
+      );
     }
     return value;
   }
@@ -340,7 +350,9 @@ async function main(): Promise<number> {
   );
   if (open) openInBrowser(redirectFile);
   authority.onRotate(() => {
-    console.log(`Token regenerated: the previous token gets 401 and its event streams were closed. Now:\n  ${curl()}\n`);
+    console.log(
+      `Token regenerated: the previous token gets 401 and its event streams were closed. Now:\n  ${curl()}\n`,
+    );
   });
 
   await new Promise<void>((resolve) => {

@@ -142,7 +142,11 @@ const REFUSAL_POLICY =
  * Every route (the page, its files, /token, /regenerate) answers 403 with an empty body unless the request
  * carries the owner's cookie, which a visit to the launch link sets.
  */
-export function createSettingsServer(authority: TokenAuthority, apiUrl: string, options: SettingsServerOptions): Server {
+export function createSettingsServer(
+  authority: TokenAuthority,
+  apiUrl: string,
+  options: SettingsServerOptions,
+): Server {
   if (typeof options?.launchKey !== 'string' || options.launchKey.length < 32) {
     throw new TypeError('`launchKey` must be a random string of at least 32 characters (see newLaunchKey()).');
   }
@@ -227,7 +231,8 @@ export function createSettingsServer(authority: TokenAuthority, apiUrl: string, 
           else sendJson(res, 200, { ...(await tokenInfo(authority, token)), outcome, message });
         },
         // Not an outcome of rotate() (a bug): the authority's message names no secret.
-        (error: unknown) => sendJson(res, 500, { error: error instanceof Error ? error.message : 'regeneration failed' }),
+        (error: unknown) =>
+          sendJson(res, 500, { error: error instanceof Error ? error.message : 'regeneration failed' }),
       );
       return;
     }
@@ -257,7 +262,8 @@ function hasCookie(req: IncomingMessage, name: string, session: Buffer): boolean
   for (const header of headerValues(req, 'cookie')) {
     for (const pair of header.split(';')) {
       const at = pair.indexOf('=');
-      if (at !== -1 && pair.slice(0, at).trim() === name && sameSecret(pair.slice(at + 1).trim(), session)) found = true;
+      if (at !== -1 && pair.slice(0, at).trim() === name && sameSecret(pair.slice(at + 1).trim(), session))
+        found = true;
     }
   }
   return found;

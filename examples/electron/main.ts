@@ -20,7 +20,9 @@ const authority = await TokenAuthority.open({
 
 // The automation API: loopback only, so that nothing on the network reaches it. PORT, or any free port.
 const api = createServer(
-  withAuth(authority, (req, res) => res.end(`hello, key ${req.auth.keyId}\n`), { health: (_req, res) => res.end('ok') }),
+  withAuth(authority, (req, res) => res.end(`hello, key ${req.auth.keyId}\n`), {
+    health: (_req, res) => res.end('ok'),
+  }),
 );
 await new Promise<void>((resolve) => api.listen(Number(process.env['PORT'] ?? 0), '127.0.0.1', resolve));
 const url = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
@@ -57,7 +59,11 @@ ipcMain.handle(CHANNELS.regenerate, async (event): Promise<RegenerateView> => {
 const settings = new BrowserWindow({
   width: 640,
   height: 420,
-  webPreferences: { preload: fileURLToPath(new URL('./preload.cjs', import.meta.url)), contextIsolation: true, sandbox: true },
+  webPreferences: {
+    preload: fileURLToPath(new URL('./preload.cjs', import.meta.url)),
+    contextIsolation: true,
+    sandbox: true,
+  },
 });
 await settings.loadURL(page.href);
 

@@ -31,7 +31,9 @@ export class SafeStorageSecretStore implements SecretStore {
       ({ result: text } = await safeStorage.decryptStringAsync(sealed));
     } catch (error) {
       // Another OS user's or another machine's file, or a damaged one: never replaced silently.
-      throw new LauncherAuthError('ERR_STORE_CORRUPT', `${this.path} cannot be decrypted by this user`, { cause: error });
+      throw new LauncherAuthError('ERR_STORE_CORRUPT', `${this.path} cannot be decrypted by this user`, {
+        cause: error,
+      });
     }
     const { id, key, createdAt } = JSON.parse(text) as { id: string; key: string; createdAt: string };
     // TokenAuthority checks the record (key length, id, date) and refuses a bad one with ERR_INVALID_RECORD.
@@ -40,7 +42,11 @@ export class SafeStorageSecretStore implements SecretStore {
 
   async save(record: SecretRecord, options?: { signal?: AbortSignal }): Promise<void> {
     await requireEncryption();
-    const text = JSON.stringify({ id: record.id, key: Buffer.from(record.key).toString('base64url'), createdAt: record.createdAt });
+    const text = JSON.stringify({
+      id: record.id,
+      key: Buffer.from(record.key).toString('base64url'),
+      createdAt: record.createdAt,
+    });
     const sealed = await safeStorage.encryptStringAsync(text);
     await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
     // Write a temporary file, flush it, then rename it over the old one: a crash leaves the old or the new secret.
@@ -68,6 +74,9 @@ async function requireEncryption(): Promise<void> {
   }
   // On Linux without a Secret Service or KWallet, Chromium "encrypts" with a fixed, public password.
   if (process.platform === 'linux' && safeStorage.getSelectedStorageBackend() === 'basic_text') {
-    throw new LauncherAuthError('ERR_STORE_IO', 'safeStorage has no keyring on this Linux session (basic_text): not safe for a secret');
+    throw new LauncherAuthError(
+      'ERR_STORE_IO',
+      'safeStorage has no keyring on this Linux session (basic_text): not safe for a secret',
+    );
   }
 }

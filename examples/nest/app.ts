@@ -57,7 +57,11 @@ export type Platform = 'express' | 'fastify';
  * A Nest app on `platform` whose every request but `GET /health` needs the token. The adapter is installed on the
  * platform itself, before Nest adds its routes, so unknown routes get the 401 too and Nest never sees a refusal.
  */
-export async function createApp(platform: Platform, authority: TokenAuthority, launcher = new Launcher()): Promise<INestApplication> {
+export async function createApp(
+  platform: Platform,
+  authority: TokenAuthority,
+  launcher = new Launcher(),
+): Promise<INestApplication> {
   @Module({ controllers: [ApiController], providers: [{ provide: LAUNCHER, useValue: launcher }] })
   class AppModule {}
 

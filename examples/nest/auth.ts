@@ -11,6 +11,7 @@ import type { AuthContext } from 'launcher-auth';
 export const Auth = createParamDecorator((_data: unknown, context: ExecutionContext): AuthContext => {
   const auth = context.switchToHttp().getRequest<{ auth?: AuthContext }>().auth;
   // Only a wiring mistake gets here (no adapter before the routes, or @Auth() on the health route).
-  if (auth === undefined) throw new Error('@Auth(): no AuthContext on the request; install the launcher-auth adapter first');
+  if (auth === undefined)
+    throw new Error('@Auth(): no AuthContext on the request; install the launcher-auth adapter first');
   return auth;
 });

@@ -40,10 +40,7 @@ export interface FetchGuard {
  * const result = await guard(request);
  * if (result instanceof Response) return result;
  */
-export function fetchAuth(
-  authority: TokenAuthority,
-  options?: AuthOptions,
-): FetchGuard {
+export function fetchAuth(authority: TokenAuthority, options?: AuthOptions): FetchGuard {
   const web = webGuard(authority, options, 'fetchAuth');
   const guard = (request: Request, peer?: Peer): Promise<FetchAuthResult> => web.check(request, peer);
   const cors = (request: Request, response: Response): Response => {
@@ -54,9 +51,9 @@ export function fetchAuth(
         const name = list[i] as string;
         // The host's own Vary stays: Origin is added to it, once.
         if (name === 'Vary') {
-          if (!/(?:^|,)\s*origin\s*(?:,|$)/i.test(target.headers.get('vary') ?? '')) target.headers.append(name, 'Origin');
-        }
-        else target.headers.set(name, list[i + 1] as string);
+          if (!/(?:^|,)\s*origin\s*(?:,|$)/i.test(target.headers.get('vary') ?? ''))
+            target.headers.append(name, 'Origin');
+        } else target.headers.set(name, list[i + 1] as string);
       }
       return target;
     };

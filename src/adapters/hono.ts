@@ -77,7 +77,11 @@ const REFUSED: readonly string[] = ['', ''];
  * `subprotocolToken` the token entry of a WebSocket handshake, removed from both the Node request and the
  * Request before any handler reads them.
  */
-function credentialOf(c: Context, node: NodeRequest | undefined, subprotocolToken: boolean): string | readonly string[] | undefined {
+function credentialOf(
+  c: Context,
+  node: NodeRequest | undefined,
+  subprotocolToken: boolean,
+): string | readonly string[] | undefined {
   const request = c.req.raw;
   if (node === undefined) {
     const authorization = request.headers.get('authorization') ?? undefined;
@@ -85,7 +89,11 @@ function credentialOf(c: Context, node: NodeRequest | undefined, subprotocolToke
     // No Node request to strip the entry from (app.request(), a server other than @hono/node-server): a handshake
     // that carries one is refused, never let through with the entry left in place or its token ignored.
     const headers = request.headers;
-    const handshake = { method: request.method, connection: headers.get('connection'), upgrade: headers.get('upgrade') };
+    const handshake = {
+      method: request.method,
+      connection: headers.get('connection'),
+      upgrade: headers.get('upgrade'),
+    };
     const offered = protocolCredentials(handshake, authorization, headers.get('sec-websocket-protocol') ?? undefined);
     return offered.protocols === undefined ? authorization : REFUSED;
   }
@@ -134,7 +142,7 @@ export function honoAuth(authority: TokenAuthority, options?: HonoAuthOptions): 
     throw new TypeError(
       `honoAuth: \`subprotocolToken\` is not supported on ${runtime}: its server hands over no request from which the ` +
         'token entry could be removed before the app sees it. Send the Authorization header instead (a browser ' +
-        "page can do so through a server-side proxy), or serve the app with @hono/node-server on Node.",
+        'page can do so through a server-side proxy), or serve the app with @hono/node-server on Node.',
     );
   }
   const health = healthHandler(options?.health, 'honoAuth');

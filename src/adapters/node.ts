@@ -44,8 +44,7 @@ export type HealthRequest<Request extends NodeRequest = IncomingMessage> = Reque
  * Narrow it with `if (req.auth === undefined)`.
  */
 export type MaybeAuthenticatedRequest<Request extends NodeRequest = IncomingMessage> =
-  | AuthenticatedRequest<Request>
-  | HealthRequest<Request>;
+  AuthenticatedRequest<Request> | HealthRequest<Request>;
 
 type Listener<Request extends NodeRequest, Response> = (req: Request, res: Response) => void;
 

@@ -23,7 +23,12 @@ export interface Scratch {
 
 function scratchFor(offset: number, tokenLength: number, signingInputLength: number): Scratch {
   const whole = Buffer.alloc(offset + tokenLength);
-  return { offset, whole, token: whole.subarray(offset), signingInput: whole.subarray(offset, offset + signingInputLength) };
+  return {
+    offset,
+    whole,
+    token: whole.subarray(offset),
+    signingInput: whole.subarray(offset, offset + signingInputLength),
+  };
 }
 
 /** Freezes `value` and everything reachable from it: for claims, which are JSON (no cycles, no accessors). */
@@ -70,13 +75,10 @@ export interface ClaimOptions {
 
 export async function buildState(record: SecretRecord, claimOptions: ClaimOptions): Promise<KeyState> {
   const { issuer, audience } = claimOptions;
-  const cryptoKey = await webcrypto.subtle.importKey(
-    'raw',
-    record.key,
-    { name: 'HMAC', hash: 'SHA-256' },
-    false,
-    ['sign', 'verify'],
-  );
+  const cryptoKey = await webcrypto.subtle.importKey('raw', record.key, { name: 'HMAC', hash: 'SHA-256' }, false, [
+    'sign',
+    'verify',
+  ]);
   const claims = tokenClaims(record, issuer, audience);
   const hmacKey = createSecretKey(record.key);
   const token = signToken(record, claims, hmacKey);

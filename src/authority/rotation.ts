@@ -260,7 +260,9 @@ export class Rotations<S> {
     if (limit > 0) {
       cancel = this.#timer(limit, () => {
         if (!settled) {
-          controller.abort(new DOMException(`The save was given up on after ${limit} ms (saveTimeout).`, 'TimeoutError'));
+          controller.abort(
+            new DOMException(`The save was given up on after ${limit} ms (saveTimeout).`, 'TimeoutError'),
+          );
         }
         cancel = this.#timer(graceOf(limit), expire);
       });
@@ -326,7 +328,9 @@ export class Rotations<S> {
       this.#report(cause);
       // A store may fail after writing: then it holds the current record after all.
       const loaded = await attempt.within(this.#load());
-      return loaded !== EXPIRED && 'record' in loaded && loaded.record !== undefined && sameRecord(loaded.record, current);
+      return (
+        loaded !== EXPIRED && 'record' in loaded && loaded.record !== undefined && sameRecord(loaded.record, current)
+      );
     } finally {
       attempt.done();
     }

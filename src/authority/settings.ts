@@ -55,7 +55,12 @@ const OUTCOMES = [
 
 function checked(authority: TokenAuthority, name: string): TokenAuthority {
   const candidate = authority as Partial<TokenAuthority> | null;
-  if (typeof candidate !== 'object' || candidate === null || typeof candidate.rotate !== 'function' || typeof candidate.issue !== 'function') {
+  if (
+    typeof candidate !== 'object' ||
+    candidate === null ||
+    typeof candidate.rotate !== 'function' ||
+    typeof candidate.issue !== 'function'
+  ) {
     throw new TypeError(`${name}: \`authority\` must be a TokenAuthority.`);
   }
   return authority;
@@ -72,7 +77,8 @@ export async function regenerateToken(authority: TokenAuthority): Promise<Regene
     const token = await authority.rotate();
     return { outcome: 'regenerated', token, message: MESSAGES.regenerated };
   } catch (error) {
-    if (isLauncherAuthError(error, 'ERR_CLOSED')) return { outcome: 'stopped', token: undefined, message: MESSAGES.stopped };
+    if (isLauncherAuthError(error, 'ERR_CLOSED'))
+      return { outcome: 'stopped', token: undefined, message: MESSAGES.stopped };
     const match = OUTCOMES.find(([code]) => isLauncherAuthError(error, code));
     if (match === undefined) throw error;
     const outcome = match[1];

@@ -3,7 +3,15 @@
 import { timingSafeEqual } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { jwtVerify } from 'jose';
-import { MALFORMED, MISSING, SCHEME_LENGTH, bearerToken, resolveMaxTokenLength, singleValue, startsWithScheme } from './bearer.js';
+import {
+  MALFORMED,
+  MISSING,
+  SCHEME_LENGTH,
+  bearerToken,
+  resolveMaxTokenLength,
+  singleValue,
+  startsWithScheme,
+} from './bearer.js';
 import { LauncherAuthError } from './errors.js';
 import { authenticateNow } from './internal.js';
 import { buildState, deepFreeze, type ClaimOptions, type KeyState, type Scratch } from './key-state.js';
@@ -134,7 +142,13 @@ export class TokenAuthority {
       record = copyRecord(loaded);
     }
     const claimOptions: ClaimOptions = Object.freeze({ issuer, audience });
-    const authority = new TokenAuthority(await buildState(record, claimOptions), store, claimOptions, onStoreError, saveTimeout);
+    const authority = new TokenAuthority(
+      await buildState(record, claimOptions),
+      store,
+      claimOptions,
+      onStoreError,
+      saveTimeout,
+    );
     authority.#maxTokenLength = maxTokenLength;
     if (authority.issue().length > maxTokenLength) {
       throw new TypeError(
@@ -156,7 +170,9 @@ export class TokenAuthority {
       const unwatch = await store.watch(() => authority.#rotations.reload(), link);
       if (typeof unwatch !== 'function') {
         await authority.close();
-        throw new TypeError('TokenAuthority.open: `store.watch` must return an unsubscribe function (or a promise of one).');
+        throw new TypeError(
+          'TokenAuthority.open: `store.watch` must return an unsubscribe function (or a promise of one).',
+        );
       }
       authority.#unwatch = unwatch;
     }
@@ -294,7 +310,9 @@ export class TokenAuthority {
     if (this.#isRetired(scratch.token)) return REJECTED.rotated;
     if (timingSafeEqual(scratch.signingInput, state.signingInput)) {
       // Refused either way; the reason is the one the syntax checks would give.
-      return isCanonicalBase64url(text, offset + state.payloadEnd + 1, text.length) ? REJECTED.invalid : REJECTED.malformed;
+      return isCanonicalBase64url(text, offset + state.payloadEnd + 1, text.length)
+        ? REJECTED.invalid
+        : REJECTED.malformed;
     }
     return undefined;
   }
@@ -344,7 +362,12 @@ export class TokenAuthority {
     // only when asked to).
     if (this.#claimOptions.audience === undefined && Object.hasOwn(claims, 'aud')) return REJECTED.invalid;
     // The signal is left as it is: it must still be able to abort.
-    return Object.freeze({ ok: true, claims: deepFreeze(claims), keyId: state.record.id, signal: state.controller.signal });
+    return Object.freeze({
+      ok: true,
+      claims: deepFreeze(claims),
+      keyId: state.record.id,
+      signal: state.controller.signal,
+    });
   }
 
   /** Whether tokens may be accepted now: open, and within the bound a store set (checked on the monotonic clock). */

@@ -124,7 +124,9 @@ export function tokenClaims(
  * key is ready without a trip through the thread pool, which WebCrypto's asynchronous sign takes.
  */
 export function signToken(record: SecretRecord, claims: Record<string, string | number>, key: KeyObject): string {
-  const header = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT', kid: record.id }), 'utf8').toString('base64url');
+  const header = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT', kid: record.id }), 'utf8').toString(
+    'base64url',
+  );
   const payload = Buffer.from(JSON.stringify(claims), 'utf8').toString('base64url');
   const signingInput = `${header}.${payload}`;
   return `${signingInput}.${createHmac('sha256', key).update(signingInput, 'latin1').digest('base64url')}`;

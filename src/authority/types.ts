@@ -75,7 +75,10 @@ export interface SecretStore {
    * rejects (a store that must reach a server before it can vouch for a key). The unsubscribe function may return
    * a promise: `close()` waits for it (a store that must tell a server it is leaving), and ignores its rejection.
    */
-  watch?(onChange: () => Promise<void>, link: StoreLink): (() => void | Promise<void>) | Promise<() => void | Promise<void>>;
+  watch?(
+    onChange: () => Promise<void>,
+    link: StoreLink,
+  ): (() => void | Promise<void>) | Promise<() => void | Promise<void>>;
 }
 
 /** What a successful verification yields; adapters attach it to the request as `auth`. */
@@ -99,8 +102,7 @@ export interface AuthContext {
 export type RejectReason = 'missing' | 'malformed' | 'invalid' | 'rotated' | 'suspended';
 
 export type VerifyResult =
-  | ({ readonly ok: true } & AuthContext)
-  | { readonly ok: false; readonly reason: RejectReason };
+  ({ readonly ok: true } & AuthContext) | { readonly ok: false; readonly reason: RejectReason };
 
 /** Passed to `onRotate` listeners. */
 export interface RotateEvent {

@@ -19,7 +19,8 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
  * No message quotes the value; the variable's name only when it is one.
  */
 function tokenFrom(value: string | undefined, variable: string | undefined, flag: string): string | undefined {
-  if (value !== undefined && variable !== undefined) throw new UsageError(`give either --${flag} or --${flag}-env, not both.`);
+  if (value !== undefined && variable !== undefined)
+    throw new UsageError(`give either --${flag} or --${flag}-env, not both.`);
   let token: string | undefined;
   let source = `--${flag}`;
   if (variable !== undefined) {
@@ -38,7 +39,9 @@ function tokenFrom(value: string | undefined, variable: string | undefined, flag
     if (token === '') throw new UsageError(`--${flag} must not be empty.`);
   }
   if (/^bearer(?:\s|$)/i.test(token)) {
-    throw new UsageError(`${source} starts with "Bearer": give the token alone, the check sends "Bearer <token>" itself.`);
+    throw new UsageError(
+      `${source} starts with "Bearer": give the token alone, the check sends "Bearer <token>" itself.`,
+    );
   }
   if (/\s/.test(token)) {
     throw new UsageError(`${source} has a space or a line break inside, which no token has: copy the token again.`);
@@ -59,7 +62,10 @@ export function diagnose(base: URL, cases: readonly CheckCase[]): string | undef
   const statuses = cases.map((row) => row.status);
   if (statuses.every((status) => status === undefined)) {
     const why = cases[0]?.detail ?? '';
-    if (base.protocol === 'https:' && /EPROTO|wrong version number|WRONG_VERSION_NUMBER|packet length too long/.test(why)) {
+    if (
+      base.protocol === 'https:' &&
+      /EPROTO|wrong version number|WRONG_VERSION_NUMBER|packet length too long/.test(why)
+    ) {
       return `${base.origin} does not speak TLS: the automation API is plain HTTP on loopback; use http://${base.host}${base.pathname.replace(/\/+$/, '')}.`;
     }
     // One line instead of a table of identical failures; only the first line of a multi-line system message.
@@ -67,13 +73,22 @@ export function diagnose(base: URL, cases: readonly CheckCase[]): string | undef
     return `nothing answers at ${shown(base)}: is the launcher running?${reason ? ` (${reason})` : ''}`;
   }
   const [first] = statuses;
-  if (first !== undefined && first !== 401 && (first < 200 || first > 299) && statuses.every((status) => status === first)) {
-    const settings = first === 403 ? ' (the demo\'s settings page answers 403 to everyone but its owner\'s browser)' : '';
+  if (
+    first !== undefined &&
+    first !== 401 &&
+    (first < 200 || first > 299) &&
+    statuses.every((status) => status === first)
+  ) {
+    const settings = first === 403 ? " (the demo's settings page answers 403 to everyone but its owner's browser)" : '';
     return `every request got ${first}, with the token or without: ${shown(base)} is not the automation API${settings}; give the API's URL (the demo's is http://127.0.0.1:7878).`;
   }
   const prefix = base.pathname.replace(/\/+$/, '');
   const health = cases.find((row) => row.name.startsWith('GET ') && row.expected === 'not 401/403');
-  if (prefix !== '' && health !== undefined && (health.status === 401 || health.status === 403 || health.status === 404)) {
+  if (
+    prefix !== '' &&
+    health !== undefined &&
+    (health.status === 401 || health.status === 403 || health.status === 404)
+  ) {
     const path = health.name.slice('GET '.length, health.name.indexOf(' without'));
     return (
       `GET ${prefix}${path} got ${health.status}: the base URL's path ${prefix} goes before every path checked; ` +
@@ -118,7 +133,9 @@ export async function checkCommand(args: string[], io: CliIo): Promise<number> {
     });
   } catch (error) {
     if (error instanceof TypeError) {
-      const message = error.message.replace(/^checkServer: /, '').replace(/`(\w+)`/g, (quoted, name: string) => FLAG_OF[name] ?? quoted);
+      const message = error.message
+        .replace(/^checkServer: /, '')
+        .replace(/`(\w+)`/g, (quoted, name: string) => FLAG_OF[name] ?? quoted);
       throw new UsageError(message);
     }
     throw error;
@@ -131,7 +148,9 @@ export async function checkCommand(args: string[], io: CliIo): Promise<number> {
   }
   for (const row of report.cases) {
     const seen = row.status === undefined ? 'no answer' : `${row.status}, body ${row.bodyLength} bytes`;
-    io.stdout(`${row.ok ? 'ok  ' : 'FAIL'}  ${row.name}: expected ${row.expected}; got ${seen}${row.detail === undefined ? '' : ` (${row.detail})`}\n`);
+    io.stdout(
+      `${row.ok ? 'ok  ' : 'FAIL'}  ${row.name}: expected ${row.expected}; got ${seen}${row.detail === undefined ? '' : ` (${row.detail})`}\n`,
+    );
   }
   const failed = report.cases.filter((row) => !row.ok).length;
   io.stdout(`${report.cases.length - failed} passed, ${failed} failed\n`);

@@ -57,7 +57,10 @@ function packageVersion(): string {
   let folder = dirname(fileURLToPath(import.meta.url));
   for (let depth = 0; depth < 3; depth++) {
     try {
-      const manifest = JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8')) as { name?: unknown; version?: unknown };
+      const manifest = JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8')) as {
+        name?: unknown;
+        version?: unknown;
+      };
       if (manifest.name === 'launcher-auth' && typeof manifest.version === 'string') return manifest.version;
     } catch {
       // Not here; look one folder up.
@@ -103,7 +106,9 @@ async function tokenCommand(args: string[], io: CliIo, rotate: boolean): Promise
     // replaces the marker, as the settings window's Regenerate does. That save is this command's rotation.
     const replaced = rotate && (await markedRolledBack(store));
     if (replaced) {
-      io.stderr(`launcher-auth: the secret ${where} was lost (Redis went back to an older state), so every token is refused; a new one replaces it.\n`);
+      io.stderr(
+        `launcher-auth: the secret ${where} was lost (Redis went back to an older state), so every token is refused; a new one replaces it.\n`,
+      );
       if (rotateWait !== undefined) io.stderr(`launcher-auth: ${rotateWait}\n`);
       await store.save(generateRecord());
     }
@@ -114,7 +119,9 @@ async function tokenCommand(args: string[], io: CliIo, rotate: boolean): Promise
     }
     // Without the store's watch: a command that runs once follows nothing, and a store that coordinates
     // instances (Redis) must not count it among those a rotation waits for once it has exited.
-    const authority = await TokenAuthority.open({ store: { load: () => store.load(), save: (record, options) => store.save(record, options) } });
+    const authority = await TokenAuthority.open({
+      store: { load: () => store.load(), save: (record, options) => store.save(record, options) },
+    });
     try {
       if (!rotate || replaced) {
         io.stdout(`${authority.issue()}\n`);
@@ -143,12 +150,16 @@ async function tokenCommand(args: string[], io: CliIo, rotate: boolean): Promise
  * the wrong place) and add advice about `--` that does not apply here.
  */
 function parseArgsMessage(command: string | undefined, error: Error & { code: string }): string {
-  if (error.code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') return `${command} takes no arguments besides its options.`;
+  if (error.code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL')
+    return `${command} takes no arguments besides its options.`;
   if (error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
     const name = /^Unknown option '(-[^']*)'/.exec(error.message)?.[1];
     return `unknown option${name === undefined ? '' : ` ${name}`} for ${command}.`;
   }
-  const option = /^Option '(?:-\w, )?(--[\w-]+)(?: <value>)?' (argument missing|does not take an argument|argument is ambiguous)/.exec(error.message);
+  const option =
+    /^Option '(?:-\w, )?(--[\w-]+)(?: <value>)?' (argument missing|does not take an argument|argument is ambiguous)/.exec(
+      error.message,
+    );
   if (option === null) return `the options of ${command} could not be read.`;
   const [, flag, problem] = option;
   if (problem === 'does not take an argument') return `${flag} takes no value.`;
@@ -182,7 +193,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   } catch (error) {
     const code = (error as { code?: unknown } | null)?.code;
     if (error instanceof UsageError || (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_'))) {
-      const message = error instanceof UsageError ? error.message : parseArgsMessage(command, error as Error & { code: string });
+      const message =
+        error instanceof UsageError ? error.message : parseArgsMessage(command, error as Error & { code: string });
       stderr(`launcher-auth: ${message} See launcher-auth --help.\n`);
       return EXIT.usage;
     }

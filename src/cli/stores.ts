@@ -45,13 +45,17 @@ function isFolder(path: string): boolean {
 }
 
 export async function openStore(choice: StoreChoice): Promise<OpenedStore> {
-  if (choice.redis !== undefined && choice.redisEnv !== undefined) throw new UsageError('give either --redis or --redis-env, not both.');
-  const given = [choice.store, choice.keyring, choice.redis ?? choice.redisEnv].filter((value) => value !== undefined).length;
+  if (choice.redis !== undefined && choice.redisEnv !== undefined)
+    throw new UsageError('give either --redis or --redis-env, not both.');
+  const given = [choice.store, choice.keyring, choice.redis ?? choice.redisEnv].filter(
+    (value) => value !== undefined,
+  ).length;
   if (given > 1) throw new UsageError('give one of --store, --keyring or --redis, not several.');
   if (choice.redisKey !== undefined && choice.redis === undefined && choice.redisEnv === undefined) {
     throw new UsageError('--redis-key goes with --redis <url> or --redis-env <NAME>.');
   }
-  if (choice.redisEnv !== undefined) return redisStore(redisUrlFromEnv(choice.redisEnv), choice.redisKey, choice.redisEnv);
+  if (choice.redisEnv !== undefined)
+    return redisStore(redisUrlFromEnv(choice.redisEnv), choice.redisKey, choice.redisEnv);
   if (choice.redis !== undefined) return redisStore(choice.redis, choice.redisKey, undefined);
   if (choice.keyring !== undefined) return keyringStore(choice.keyring);
   return fileStore(choice.store);
@@ -62,9 +66,15 @@ function fileStore(path: string | undefined): OpenedStore {
     throw new UsageError('--store <file> is required (or --keyring <service>/<account>, or --redis <url>).');
   }
   if (path.includes('\0')) throw new UsageError('--store must be a file path.');
-  if (isFolder(path)) throw new UsageError(`--store needs the path of the secret file, not a folder: ${path} is a folder.`);
+  if (isFolder(path))
+    throw new UsageError(`--store needs the path of the secret file, not a folder: ${path} is a folder.`);
   const store = new FileSecretStore(path);
-  return { store, where: `file at ${store.path}`, flag: `--store ${shellQuoted(store.path)}`, release: async () => undefined };
+  return {
+    store,
+    where: `file at ${store.path}`,
+    flag: `--store ${shellQuoted(store.path)}`,
+    release: async () => undefined,
+  };
 }
 
 function keyringStore(spec: string): OpenedStore {
@@ -88,7 +98,9 @@ function keyringStore(spec: string): OpenedStore {
 /** The URL held by the environment variable `name`; no message quotes the value. */
 function redisUrlFromEnv(name: string): string {
   if (!ENV_NAME.test(name)) {
-    throw new UsageError('--redis-env takes the name of an environment variable that holds the Redis URL (such as LAUNCHER_REDIS_URL), not the URL itself.');
+    throw new UsageError(
+      '--redis-env takes the name of an environment variable that holds the Redis URL (such as LAUNCHER_REDIS_URL), not the URL itself.',
+    );
   }
   const url = process.env[name]?.trim();
   if (url === undefined) throw new UsageError(`--redis-env: the environment variable ${name} is not set.`);
@@ -106,7 +118,9 @@ async function redisStore(url: string, key: string | undefined, variable: string
     parsed = undefined;
   }
   if (parsed === undefined || (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') || parsed.host === '') {
-    throw new UsageError(`${source} must ${variable === undefined ? 'be' : 'hold'} a redis:// or rediss:// URL, such as redis://127.0.0.1:6379.`);
+    throw new UsageError(
+      `${source} must ${variable === undefined ? 'be' : 'hold'} a redis:// or rediss:// URL, such as redis://127.0.0.1:6379.`,
+    );
   }
   // Every local user reads another's command line (/proc/<pid>/cmdline, ps): a password there lets them read the
   // record, key included. Refused before any connection, and the message quotes nothing of the URL.

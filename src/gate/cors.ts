@@ -70,12 +70,18 @@ function outcomes(origin: string, options: Required<CorsOptions>, unauthorized: 
     answer: Object.freeze({
       status: 204,
       headers: Object.freeze([
-        'Access-Control-Allow-Origin', origin,
-        'Access-Control-Allow-Headers', headers.join(', '),
-        'Access-Control-Allow-Methods', options.allowMethods.join(', '),
-        'Access-Control-Max-Age', String(options.maxAge),
-        'Vary', 'Origin',
-        'Content-Length', '0',
+        'Access-Control-Allow-Origin',
+        origin,
+        'Access-Control-Allow-Headers',
+        headers.join(', '),
+        'Access-Control-Allow-Methods',
+        options.allowMethods.join(', '),
+        'Access-Control-Max-Age',
+        String(options.maxAge),
+        'Vary',
+        'Origin',
+        'Content-Length',
+        '0',
       ]) as string[],
     }),
     unauthorized: unauthorized as string[],
@@ -84,9 +90,12 @@ function outcomes(origin: string, options: Required<CorsOptions>, unauthorized: 
   });
   // So that the page can read the status and the challenge of a 401 (and the answer of a pass).
   const pass = Object.freeze([
-    'Access-Control-Allow-Origin', origin,
-    'Access-Control-Expose-Headers', 'WWW-Authenticate',
-    'Vary', 'Origin',
+    'Access-Control-Allow-Origin',
+    origin,
+    'Access-Control-Expose-Headers',
+    'WWW-Authenticate',
+    'Vary',
+    'Origin',
   ]);
   const other: CorsOutcome = Object.freeze({
     answer: undefined,
@@ -147,7 +156,9 @@ export function resolveCors(value: unknown, where: string, unauthorized: readonl
   });
   return Object.freeze({
     byOrigin: new Map(
-      origins === '*' ? [] : origins.map((origin: string) => [origin, outcomes(origin, options, unauthorized)] as const),
+      origins === '*'
+        ? []
+        : origins.map((origin: string) => [origin, outcomes(origin, options, unauthorized)] as const),
     ),
     any: origins === '*' ? outcomes('*', options, unauthorized) : undefined,
     refusedPreflight,
@@ -187,7 +198,11 @@ function header(headers: readonly string[] | Headers, name: string): string | un
  * handler: an allowed origin gets the 204, any other the uniform 401. Any other request from an allowed origin
  * gets the CORS headers on its 401 or its pass; from any other origin (or without one), only `Vary: Origin`.
  */
-export function corsFor(cors: ResolvedCors, method: string | undefined, headers: readonly string[] | Headers): CorsOutcome {
+export function corsFor(
+  cors: ResolvedCors,
+  method: string | undefined,
+  headers: readonly string[] | Headers,
+): CorsOutcome {
   const origin = header(headers, 'origin');
   if (origin === undefined) return cors.vary;
   const allowed = cors.any ?? cors.byOrigin.get(origin);

@@ -93,7 +93,11 @@ function unauthorized(realm: string) {
   };
 }
 
-const DEFAULTS: ResolvedAuthOptions = Object.freeze({ healthPath: '/health', onReject: undefined, ...unauthorized(DEFAULT_REALM) });
+const DEFAULTS: ResolvedAuthOptions = Object.freeze({
+  healthPath: '/health',
+  onReject: undefined,
+  ...unauthorized(DEFAULT_REALM),
+});
 
 /** Validates adapter options once, at construction: a `TypeError` names the wrong option. */
 export function resolveAuthOptions(options: AuthOptions | undefined, where: string): ResolvedAuthOptions {
@@ -146,13 +150,20 @@ export function withoutExemption(options: ResolvedAuthOptions): ResolvedAuthOpti
 
 /** Checks that `authority` is a TokenAuthority, at construction. */
 export function assertAuthority(authority: unknown, where: string): asserts authority is TokenAuthority {
-  if (typeof authority !== 'object' || authority === null || typeof (authority as TokenAuthority).issue !== 'function') {
+  if (
+    typeof authority !== 'object' ||
+    authority === null ||
+    typeof (authority as TokenAuthority).issue !== 'function'
+  ) {
     throw new TypeError(`${where}: \`authority\` must be a TokenAuthority (from TokenAuthority.open()).`);
   }
 }
 
 /** The `health` option of an adapter that serves the health check itself: a function, or absent. */
-export function healthHandler<H extends (...args: never[]) => unknown>(health: H | undefined, where: string): H | undefined {
+export function healthHandler<H extends (...args: never[]) => unknown>(
+  health: H | undefined,
+  where: string,
+): H | undefined {
   if (health !== undefined && typeof health !== 'function') {
     throw new TypeError(`${where}: \`health\` must be a function when set.`);
   }
@@ -163,7 +174,11 @@ export function healthHandler<H extends (...args: never[]) => unknown>(health: H
  * Exactly `GET` or `HEAD` of exactly the health path, with or without a query string. Every other spelling
  * (`/health/`, `/HEALTH`, `//health`, `/health;x`, `%2F`, dot segments, absolute form) is not exempt.
  */
-export function isHealthRequest(method: string | undefined, target: string | undefined, healthPath: string | false): boolean {
+export function isHealthRequest(
+  method: string | undefined,
+  target: string | undefined,
+  healthPath: string | false,
+): boolean {
   if (healthPath === false || (method !== 'GET' && method !== 'HEAD') || typeof target !== 'string') return false;
   if (!target.startsWith(healthPath)) return false;
   return target.length === healthPath.length || target.charCodeAt(healthPath.length) === 0x3f; // '?'
@@ -177,7 +192,7 @@ function reject(
   peer: Peer | undefined,
 ): undefined {
   if (options.onReject !== undefined) {
-    const path = typeof target === 'string' ? target.split('?', 1)[0] ?? '' : '';
+    const path = typeof target === 'string' ? (target.split('?', 1)[0] ?? '') : '';
     const remoteAddress = peer?.remoteAddress;
     try {
       options.onReject({

@@ -138,7 +138,11 @@ export function protocolsFromRawHeaders(rawHeaders: readonly string[]): string[]
 
 /** The handshake parts of a Node request, read from every header line as received. */
 export function handshakeOfNode(method: string | undefined, rawHeaders: readonly string[]): HandshakeParts {
-  return { method, connection: valuesFromRawHeaders(rawHeaders, 'connection'), upgrade: valuesFromRawHeaders(rawHeaders, 'upgrade') };
+  return {
+    method,
+    connection: valuesFromRawHeaders(rawHeaders, 'connection'),
+    upgrade: valuesFromRawHeaders(rawHeaders, 'upgrade'),
+  };
 }
 
 /**
@@ -148,7 +152,7 @@ export function handshakeOfNode(method: string | undefined, rawHeaders: readonly
 export function replaceProtocolsInRawHeaders(rawHeaders: string[], protocols: readonly string[]): string | undefined {
   const value = protocols.length === 0 ? undefined : protocols.join(', ');
   let placed = false;
-  for (let i = 0; i < rawHeaders.length; ) {
+  for (let i = 0; i < rawHeaders.length;) {
     if ((rawHeaders[i] as string).toLowerCase() !== HEADER) {
       i += 2;
     } else if (!placed && value !== undefined) {

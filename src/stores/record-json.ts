@@ -6,7 +6,8 @@ import type { SecretRecord } from '../authority/types.js';
 /** The one format this version reads and writes. */
 export const FORMAT_VERSION = 1;
 /** Date, time and zone, as `toISOString()` writes them (years beyond 9999 included); groups are checked below. */
-const ISO_DATE_TIME = /^([+-]\d{6}|\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:Z|[+-](\d{2}):(\d{2}))$/;
+const ISO_DATE_TIME =
+  /^([+-]\d{6}|\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:Z|[+-](\d{2}):(\d{2}))$/;
 
 /**
  * The date of an ISO 8601 date-time with an explicit zone, or `undefined`. Stricter than `Date.parse`, which
@@ -16,9 +17,18 @@ const ISO_DATE_TIME = /^([+-]\d{6}|\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2}
 function parseIsoDateTime(text: string): Date | undefined {
   const match = ISO_DATE_TIME.exec(text);
   if (match === null) return undefined;
-  const [year, month, day, hour, minute, second, zoneHours = 0, zoneMinutes = 0] = match.slice(1).map((part) =>
-    part === undefined ? undefined : Number(part),
-  ) as [number, number, number, number, number, number, number?, number?];
+  const [year, month, day, hour, minute, second, zoneHours = 0, zoneMinutes = 0] = match
+    .slice(1)
+    .map((part) => (part === undefined ? undefined : Number(part))) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number?,
+    number?,
+  ];
   const lastDay = new Date(0);
   lastDay.setUTCFullYear(year, month, 0); // day 0 of the next month: the last day of this one
   if (month < 1 || month > 12 || day < 1 || day > lastDay.getUTCDate()) return undefined;

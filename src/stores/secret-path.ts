@@ -30,6 +30,7 @@ export function secretPath(app: string, fileName = 'secret.json'): string {
   }
   if (process.platform === 'darwin') return join(homedir(), 'Library', 'Application Support', app, fileName);
   const XDG_CONFIG_HOME = process.env['XDG_CONFIG_HOME'];
-  const xdg = XDG_CONFIG_HOME !== undefined && isAbsolute(XDG_CONFIG_HOME) ? XDG_CONFIG_HOME : join(homedir(), '.config');
+  const xdg =
+    XDG_CONFIG_HOME !== undefined && isAbsolute(XDG_CONFIG_HOME) ? XDG_CONFIG_HOME : join(homedir(), '.config');
   return join(xdg, app, fileName);
 }

@@ -2,7 +2,12 @@
 // structured report for integrators' own test suites (and for `launcher-auth check`).
 import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http';
+import {
+  request as httpRequest,
+  type ClientRequest,
+  type IncomingHttpHeaders,
+  type OutgoingHttpHeaders,
+} from 'node:http';
 import { request as httpsRequest } from 'node:https';
 
 /** Options of {@link checkServer}. */
@@ -129,10 +134,14 @@ function judge(seen: Seen, expectation: Expectation): string | undefined {
   }
   if (seen.status === 401 || seen.status === 403) {
     // The usual cause: a token copied before the latest "Regenerate token", or copied incompletely.
-    const hint = expectation === 'accepted' ? ': the token was refused; copy it from the launcher\'s settings again (was it regenerated?)' : '';
+    const hint =
+      expectation === 'accepted'
+        ? ": the token was refused; copy it from the launcher's settings again (was it regenerated?)"
+        : '';
     return `expected the request to pass, got ${seen.status}${hint}`;
   }
-  if (expectation === 'accepted' && seen.status >= 500) return `the token passed but the host failed with ${seen.status}`;
+  if (expectation === 'accepted' && seen.status >= 500)
+    return `the token passed but the host failed with ${seen.status}`;
   return undefined;
 }
 
@@ -147,7 +156,10 @@ function forgeSignature(token: string): string {
 /** The token's claims under an `alg: none` header and no signature: the classic JWT downgrade. */
 function forgeUnsigned(token: string): string {
   const parts = token.split('.');
-  const claims = parts.length === 3 && parts[1] !== '' ? (parts[1] as string) : Buffer.from('{"sub":"launcher"}').toString('base64url');
+  const claims =
+    parts.length === 3 && parts[1] !== ''
+      ? (parts[1] as string)
+      : Buffer.from('{"sub":"launcher"}').toString('base64url');
   return `${Buffer.from('{"alg":"none","typ":"JWT"}').toString('base64url')}.${claims}.`;
 }
 
@@ -180,7 +192,8 @@ function resolveOptions(baseUrl: unknown, options: CheckServerOptions): Resolved
   }
   if (typeof options !== 'object' || options === null) throw new TypeError('checkServer: `options` must be an object.');
   const { token, previous, path = '/', healthPath = '/health', timeoutMs = 5000 } = options;
-  if (typeof token !== 'string' || token.length === 0) throw new TypeError('checkServer: `token` must be a non-empty string.');
+  if (typeof token !== 'string' || token.length === 0)
+    throw new TypeError('checkServer: `token` must be a non-empty string.');
   if (previous !== undefined && (typeof previous !== 'string' || previous.length === 0)) {
     throw new TypeError('checkServer: `previous` must be a non-empty string when set.');
   }
@@ -189,7 +202,12 @@ function resolveOptions(baseUrl: unknown, options: CheckServerOptions): Resolved
     ['healthPath', healthPath],
   ] as const) {
     // "//host" and "/\host" would resolve to another origin, and the token would be sent there.
-    if (typeof value !== 'string' || !/^\/(?![/\\])[\x21-\x7e]*$/.test(value) || value.includes('\\') || /[?#]/.test(value)) {
+    if (
+      typeof value !== 'string' ||
+      !/^\/(?![/\\])[\x21-\x7e]*$/.test(value) ||
+      value.includes('\\') ||
+      /[?#]/.test(value)
+    ) {
       throw new TypeError(
         `checkServer: \`${name}\` must be a path that starts with a single "/" and has no spaces, backslashes, "?" or "#".`,
       );
@@ -197,7 +215,9 @@ function resolveOptions(baseUrl: unknown, options: CheckServerOptions): Resolved
   }
   // Node's timers hold at most 2^31 - 1 ms and fire at once beyond it; ten minutes is far past any real answer.
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_TIMEOUT_MS) {
-    throw new TypeError(`checkServer: \`timeoutMs\` must be a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS}.`);
+    throw new TypeError(
+      `checkServer: \`timeoutMs\` must be a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS}.`,
+    );
   }
   return { base, prefix: base.pathname.replace(/\/+$/, ''), token, previous, path, healthPath, timeoutMs };
 }
@@ -250,10 +270,23 @@ export async function checkServer(baseUrl: string, options: CheckServerOptions):
     refusedOn('with a garbage token', bearer('not-a-token')),
     refusedOn('with the token under the Basic scheme', { authorization: `Basic ${token}` }),
   ];
-  if (previous !== undefined) plan.push(refusedOn('with the token from before the latest regeneration', bearer(previous)));
+  if (previous !== undefined)
+    plan.push(refusedOn('with the token from before the latest regeneration', bearer(previous)));
   plan.push(
-    { name: `GET ${path} with the current token`, method: 'GET', url: protectedUrl, headers: bearer(token), expect: 'accepted' },
-    { name: `GET ${healthPath} without Authorization`, method: 'GET', url: at(healthPath), headers: {}, expect: 'not refused' },
+    {
+      name: `GET ${path} with the current token`,
+      method: 'GET',
+      url: protectedUrl,
+      headers: bearer(token),
+      expect: 'accepted',
+    },
+    {
+      name: `GET ${healthPath} without Authorization`,
+      method: 'GET',
+      url: at(healthPath),
+      headers: {},
+      expect: 'not refused',
+    },
     withoutToken('POST', healthPath),
     withoutToken('GET', `${healthPath}/`),
     withoutToken('GET', `${healthPath}z`),
@@ -270,7 +303,13 @@ export async function checkServer(baseUrl: string, options: CheckServerOptions):
       try {
         const seen = await send(step, deadline.signal);
         const problem = judge(seen, step.expect);
-        const row: CheckCase = { name: step.name, expected, status: seen.status, bodyLength: seen.bodyLength, ok: problem === undefined };
+        const row: CheckCase = {
+          name: step.name,
+          expected,
+          status: seen.status,
+          bodyLength: seen.bodyLength,
+          ok: problem === undefined,
+        };
         if (problem !== undefined) row.detail = problem;
         return row;
       } catch (error) {

@@ -51,7 +51,8 @@ function difference(loaded: SecretRecord | undefined, expected: SecretRecord): s
     return 'the key bytes differ';
   }
   if (!(loaded.createdAt instanceof Date)) return 'createdAt is not a Date';
-  if (loaded.createdAt.getTime() !== expected.createdAt.getTime()) return 'createdAt differs (compared to the millisecond)';
+  if (loaded.createdAt.getTime() !== expected.createdAt.getTime())
+    return 'createdAt differs (compared to the millisecond)';
   return undefined;
 }
 
@@ -84,7 +85,8 @@ export async function checkSecretStore(
   options: CheckSecretStoreOptions = {},
 ): Promise<StoreCheckReport> {
   if (typeof makeStore !== 'function') throw new TypeError('checkSecretStore: `makeStore` must be a function.');
-  if (typeof options !== 'object' || options === null) throw new TypeError('checkSecretStore: `options` must be an object.');
+  if (typeof options !== 'object' || options === null)
+    throw new TypeError('checkSecretStore: `options` must be an object.');
   const { sameBacking = false, concurrentSaves = 8 } = options;
   if (typeof sameBacking !== 'boolean') throw new TypeError('checkSecretStore: `sameBacking` must be a boolean.');
   if (!Number.isInteger(concurrentSaves) || concurrentSaves < 2 || concurrentSaves > 256) {
@@ -143,7 +145,9 @@ export async function checkSecretStore(
     saved.id = 'changed-after-save';
     saved.createdAt.setTime(0);
     const problem = difference(await subject.load(), expected);
-    return problem === undefined ? undefined : `changing the record after save() changed what load() returns (${problem})`;
+    return problem === undefined
+      ? undefined
+      : `changing the record after save() changed what load() returns (${problem})`;
   });
 
   await clause('load() returns a record a caller cannot change the store through', async () => {
@@ -158,7 +162,9 @@ export async function checkSecretStore(
     first.id = 'changed-after-load';
     if (first.createdAt instanceof Date) first.createdAt.setTime(0);
     const problem = difference(await subject.load(), expected);
-    return problem === undefined ? undefined : `changing a loaded record changed what the next load() returns (${problem})`;
+    return problem === undefined
+      ? undefined
+      : `changing a loaded record changed what the next load() returns (${problem})`;
   });
 
   if (sameBacking) {

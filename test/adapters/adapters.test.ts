@@ -92,20 +92,35 @@ describe.each(HOST_KINDS)('%s adapter', (kind) => {
       infos.length = 0;
       const requests: Array<[string, RejectInfo | undefined]> = [
         [get('/apps?secret=1'), { method: 'GET', path: '/apps', reason: 'missing', remoteAddress: '127.0.0.1' }],
-        [get('/nope', `Basic ${Buffer.from(`u:${tokens.current}`).toString('base64')}`), { method: 'GET', path: '/nope', reason: 'malformed', remoteAddress: '127.0.0.1' }],
-        [get('/apps', `Bearer ${tokens.current}x`), { method: 'GET', path: '/apps', reason: 'malformed', remoteAddress: '127.0.0.1' }],
+        [
+          get('/nope', `Basic ${Buffer.from(`u:${tokens.current}`).toString('base64')}`),
+          { method: 'GET', path: '/nope', reason: 'malformed', remoteAddress: '127.0.0.1' },
+        ],
+        [
+          get('/apps', `Bearer ${tokens.current}x`),
+          { method: 'GET', path: '/apps', reason: 'malformed', remoteAddress: '127.0.0.1' },
+        ],
         [
           `POST /apps/editor/launch?x=y HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${tokens.previous}\r\nContent-Length: 0\r\n\r\n`,
           // The token from before the latest rotate(): told apart from a forgery, for the host's log only.
           { method: 'POST', path: '/apps/editor/launch', reason: 'rotated', remoteAddress: '127.0.0.1' },
         ],
-        [get('/apps', `Bearer ${tokens.wrongKey}`), { method: 'GET', path: '/apps', reason: 'invalid', remoteAddress: '127.0.0.1' }],
+        [
+          get('/apps', `Bearer ${tokens.wrongKey}`),
+          { method: 'GET', path: '/apps', reason: 'invalid', remoteAddress: '127.0.0.1' },
+        ],
         [
           `GET /apps HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${tokens.current}\r\nAuthorization: Bearer ${tokens.current}\r\n\r\n`,
           { method: 'GET', path: '/apps', reason: 'malformed', remoteAddress: '127.0.0.1' },
         ],
-        [get(`/apps?access_token=${tokens.current}`), { method: 'GET', path: '/apps', reason: 'missing', remoteAddress: '127.0.0.1' }],
-        [method('OPTIONS', '/health'), { method: 'OPTIONS', path: '/health', reason: 'missing', remoteAddress: '127.0.0.1' }],
+        [
+          get(`/apps?access_token=${tokens.current}`),
+          { method: 'GET', path: '/apps', reason: 'missing', remoteAddress: '127.0.0.1' },
+        ],
+        [
+          method('OPTIONS', '/health'),
+          { method: 'OPTIONS', path: '/health', reason: 'missing', remoteAddress: '127.0.0.1' },
+        ],
         // Not refused: no call.
         [get('/health?x=1'), undefined],
         [get('/apps', `Bearer ${tokens.current}`), undefined],
@@ -369,8 +384,18 @@ describe.each(HOST_KINDS)('%s adapter', (kind) => {
       expect(await errorOf(kind, undefined, authority)).toBeUndefined();
       expect(await errorOf(kind, { healthPath: false, onReject: () => undefined }, authority)).toBeUndefined();
       expect(await errorOf(kind, { healthPath: '/status/v1' }, authority)).toBeUndefined();
-      const origins = ['http://127.0.0.1:5173', 'chrome-extension://abcdefghijklmnopabcdefghijklmnop', 'http://[::1]:8080'];
-      expect(await errorOf(kind, { cors: { origins, maxAge: 0, allowHeaders: ['Content-Type'], allowMethods: ['GET'] } }, authority)).toBeUndefined();
+      const origins = [
+        'http://127.0.0.1:5173',
+        'chrome-extension://abcdefghijklmnopabcdefghijklmnop',
+        'http://[::1]:8080',
+      ];
+      expect(
+        await errorOf(
+          kind,
+          { cors: { origins, maxAge: 0, allowHeaders: ['Content-Type'], allowMethods: ['GET'] } },
+          authority,
+        ),
+      ).toBeUndefined();
       expect(await errorOf(kind, { cors: { origins: '*' } }, authority)).toBeUndefined();
       expect(await errorOf(kind, { realm: 'Launcher API (v2)' }, authority)).toBeUndefined();
       expect(await errorOf(kind, { realm: 'x'.repeat(128) }, authority)).toBeUndefined();
@@ -386,7 +411,9 @@ describe.each(HOST_KINDS)('%s adapter', (kind) => {
       expect(() => withAuth(authority, 'handler' as never)).toThrow(TypeError);
       expect(() => withAuth(authority, 'handler' as never)).toThrow(/withAuth: `handler`/);
       expect(() => withUpgradeAuth(authority, undefined as never)).toThrow(/withUpgradeAuth: `handler`/);
-      expect(() => withUpgradeAuth(authority, () => undefined, { healthPath: 'x' })).toThrow(/withUpgradeAuth: `healthPath`/);
+      expect(() => withUpgradeAuth(authority, () => undefined, { healthPath: 'x' })).toThrow(
+        /withUpgradeAuth: `healthPath`/,
+      );
     });
   });
 });

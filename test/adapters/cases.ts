@@ -109,9 +109,14 @@ export async function openCaseAuthority(): Promise<{
 }
 
 /** Every token of {@link Tokens} for the authority's current key (read from its memory store). */
-export async function forgeTokens(authority: TokenAuthority, store: MemorySecretStore, previous: string): Promise<Tokens> {
+export async function forgeTokens(
+  authority: TokenAuthority,
+  store: MemorySecretStore,
+  previous: string,
+): Promise<Tokens> {
   const record = await store.load();
-  if (record === undefined || record.id !== authority.keyId) throw new Error('forgeTokens: the store does not hold the current key');
+  if (record === undefined || record.id !== authority.keyId)
+    throw new Error('forgeTokens: the store does not hold the current key');
   const current = authority.issue();
   const [header = '', payload = '', signature = ''] = current.split('.');
   const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>;
@@ -138,8 +143,12 @@ export async function forgeTokens(authority: TokenAuthority, store: MemorySecret
 
 type Headers = (tokens: Tokens) => Array<[string, string]>;
 
-const bearer = (pick: (t: Tokens) => string): Headers => (t) => [['Authorization', `Bearer ${pick(t)}`]];
-const authorization = (value: (t: Tokens) => string): Headers => (t) => [['Authorization', value(t)]];
+const bearer =
+  (pick: (t: Tokens) => string): Headers =>
+  (t) => [['Authorization', `Bearer ${pick(t)}`]];
+const authorization =
+  (value: (t: Tokens) => string): Headers =>
+  (t) => [['Authorization', value(t)]];
 const get = (target: string, headers?: Headers): StructuredRequest =>
   headers === undefined ? { method: 'GET', target } : { method: 'GET', target, headers };
 const request = (method: string, target: string, headers?: Headers): StructuredRequest =>
@@ -163,54 +172,293 @@ const NOT_FOUND = { status: 404 } as const;
 export const CASES: readonly AdapterCase[] = [
   // The required answers
   { name: 'no Authorization header', request: get('/apps'), expect: 401 },
-  { name: 'an invalid token', request: get('/apps', bearer(() => 'not.a.token')), expect: 401 },
-  { name: 'the token before the latest rotate()', request: get('/apps', bearer((t) => t.previous)), expect: 401 },
+  {
+    name: 'an invalid token',
+    request: get(
+      '/apps',
+      bearer(() => 'not.a.token'),
+    ),
+    expect: 401,
+  },
+  {
+    name: 'the token before the latest rotate()',
+    request: get(
+      '/apps',
+      bearer((t) => t.previous),
+    ),
+    expect: 401,
+  },
   { name: 'the token from the latest rotate()', request: get('/apps', bearer(current)), expect: 'protected' },
-  { name: 'POST with the token from the latest rotate()', request: request('POST', '/apps/editor/launch', bearer(current)), expect: 'protected' },
+  {
+    name: 'POST with the token from the latest rotate()',
+    request: request('POST', '/apps/editor/launch', bearer(current)),
+    expect: 'protected',
+  },
   { name: 'POST without a token', request: request('POST', '/apps/editor/launch'), expect: 401 },
   { name: 'GET /events without a token', request: get('/events'), expect: 401 },
   { name: 'GET /health without a token', request: get('/health'), expect: 'health' },
 
   // Authorization syntax
-  { name: 'scheme in lower case', request: get('/apps', authorization((t) => `bearer ${t.current}`)), expect: 'protected' },
-  { name: 'scheme in upper case', request: get('/apps', authorization((t) => `BEARER ${t.current}`)), expect: 'protected' },
-  { name: 'header name in lower case', request: get('/apps', (t) => [['authorization', `Bearer ${t.current}`]]), expect: 'protected' },
-  { name: 'header name in upper case', request: get('/apps', (t) => [['AUTHORIZATION', `Bearer ${t.current}`]]), expect: 'protected' },
-  { name: 'several spaces after the scheme', request: get('/apps', authorization((t) => `Bearer    ${t.current}`)), expect: 'protected' },
+  {
+    name: 'scheme in lower case',
+    request: get(
+      '/apps',
+      authorization((t) => `bearer ${t.current}`),
+    ),
+    expect: 'protected',
+  },
+  {
+    name: 'scheme in upper case',
+    request: get(
+      '/apps',
+      authorization((t) => `BEARER ${t.current}`),
+    ),
+    expect: 'protected',
+  },
+  {
+    name: 'header name in lower case',
+    request: get('/apps', (t) => [['authorization', `Bearer ${t.current}`]]),
+    expect: 'protected',
+  },
+  {
+    name: 'header name in upper case',
+    request: get('/apps', (t) => [['AUTHORIZATION', `Bearer ${t.current}`]]),
+    expect: 'protected',
+  },
+  {
+    name: 'several spaces after the scheme',
+    request: get(
+      '/apps',
+      authorization((t) => `Bearer    ${t.current}`),
+    ),
+    expect: 'protected',
+  },
   // Leading whitespace is the field's optional whitespace: the HTTP parser strips it before anyone sees it.
-  { name: 'a tab before the value (OWS)', request: get('/apps', (t) => [['Authorization', `\tBearer ${t.current}`]]), expect: 'protected' },
-  { name: 'a trailing space after the token (OWS)', request: get('/apps', authorization((t) => `Bearer ${t.current} `)), expect: 'protected' },
-  { name: 'a trailing tab after the token (OWS)', request: get('/apps', authorization((t) => `Bearer ${t.current}\t`)), expect: 'protected' },
-  { name: 'a tab after the scheme', request: get('/apps', authorization((t) => `Bearer\t${t.current}`)), expect: 401 },
-  { name: 'a no-break space (0xA0) after the scheme', request: get('/apps', authorization((t) => `Bearer\xa0${t.current}`)), expect: 401 },
-  { name: 'no space after the scheme', request: get('/apps', authorization((t) => `Bearer${t.current}`)), expect: 401 },
-  { name: 'the scheme alone', request: get('/apps', authorization(() => 'Bearer')), expect: 401 },
-  { name: 'an empty value', request: get('/apps', authorization(() => '')), expect: 401 },
+  {
+    name: 'a tab before the value (OWS)',
+    request: get('/apps', (t) => [['Authorization', `\tBearer ${t.current}`]]),
+    expect: 'protected',
+  },
+  {
+    name: 'a trailing space after the token (OWS)',
+    request: get(
+      '/apps',
+      authorization((t) => `Bearer ${t.current} `),
+    ),
+    expect: 'protected',
+  },
+  {
+    name: 'a trailing tab after the token (OWS)',
+    request: get(
+      '/apps',
+      authorization((t) => `Bearer ${t.current}\t`),
+    ),
+    expect: 'protected',
+  },
+  {
+    name: 'a tab after the scheme',
+    request: get(
+      '/apps',
+      authorization((t) => `Bearer\t${t.current}`),
+    ),
+    expect: 401,
+  },
+  {
+    name: 'a no-break space (0xA0) after the scheme',
+    request: get(
+      '/apps',
+      authorization((t) => `Bearer\xa0${t.current}`),
+    ),
+    expect: 401,
+  },
+  {
+    name: 'no space after the scheme',
+    request: get(
+      '/apps',
+      authorization((t) => `Bearer${t.current}`),
+    ),
+    expect: 401,
+  },
+  {
+    name: 'the scheme alone',
+    request: get(
+      '/apps',
+      authorization(() => 'Bearer'),
+    ),
+    expect: 401,
+  },
+  {
+    name: 'an empty value',
+    request: get(
+      '/apps',
+      authorization(() => ''),
+    ),
+    expect: 401,
+  },
   { name: 'the token without a scheme', request: get('/apps', authorization(current)), expect: 401 },
-  { name: 'the Basic scheme with the token', request: get('/apps', authorization((t) => `Basic ${b64(`u:${t.current}`)}`)), expect: 401 },
-  { name: 'the Token scheme', request: get('/apps', authorization((t) => `Token ${t.current}`)), expect: 401 },
-  { name: 'the scheme "Bearer:"', request: get('/apps', authorization((t) => `Bearer: ${t.current}`)), expect: 401 },
+  {
+    name: 'the Basic scheme with the token',
+    request: get(
+      '/apps',
+      authorization((t) => `Basic ${b64(`u:${t.current}`)}`),
+    ),
+    expect: 401,
+  },
+  {
+    name: 'the Token scheme',
+    request: get(
+      '/apps',
+      authorization((t) => `Token ${t.current}`),
+    ),
+    expect: 401,
+  },
+  {
+    name: 'the scheme "Bearer:"',
+    request: get(
+      '/apps',
+      authorization((t) => `Bearer: ${t.current}`),
+    ),
+    expect: 401,
+  },
   // Which of two values would count is ambiguous (and proxies differ on it): always refused.
-  { name: 'two Authorization headers, valid first', request: get('/apps', twice(valid, () => 'Bearer not.a.token')), expect: 401 },
-  { name: 'two Authorization headers, valid second', request: get('/apps', twice(() => 'Bearer not.a.token', valid)), expect: 401 },
-  { name: 'two Authorization headers, both valid', request: get('/apps', twice(valid, valid, 'authorization')), expect: 401 },
-  { name: 'two Authorization headers, old then current', request: get('/apps', twice((t) => `Bearer ${t.previous}`, valid)), expect: 401 },
-  { name: 'two Authorization headers, empty then valid', request: get('/apps', twice(() => '', valid)), expect: 401 },
-  { name: 'two Authorization headers, valid then empty', request: get('/apps', twice(valid, () => '')), expect: 401 },
-  { name: 'two tokens in one value', request: get('/apps', authorization((t) => `Bearer ${t.current}, Bearer ${t.current}`)), expect: 401 },
-  { name: 'an 8 KB token of junk', request: get('/apps', bearer(() => 'a'.repeat(8_192))), expect: 401 },
-  { name: 'an 8 KB token signed with the right key', request: get('/apps', bearer((t) => t.big)), expect: 401 },
-  { name: 'trailing garbage after the token', request: get('/apps', authorization((t) => `Bearer ${t.current}x`)), expect: 401 },
-  { name: 'a second word after the token', request: get('/apps', authorization((t) => `Bearer ${t.current} x`)), expect: 401 },
-  { name: 'a comma after the token', request: get('/apps', authorization((t) => `Bearer ${t.current},`)), expect: 401 },
-  { name: 'a latin1 byte after the token', request: get('/apps', authorization((t) => `Bearer ${t.current}\xe9`)), expect: 401 },
-  { name: 'a latin1 byte inside the token', request: get('/apps', authorization((t) => `Bearer \xe9${t.current.slice(1)}`)), expect: 401 },
-  { name: 'a latin1 byte in the scheme', request: get('/apps', authorization((t) => `B\xe9arer ${t.current}`)), expect: 401 },
-  { name: 'a NUL byte after the token', request: get('/apps', authorization((t) => `Bearer ${t.current}\0`)), expect: { status: 400 } },
-  { name: 'a CR alone inside the value', request: get('/apps', authorization((t) => `Bearer ${t.current}\rx`)), expect: { status: 400 } },
+  {
+    name: 'two Authorization headers, valid first',
+    request: get(
+      '/apps',
+      twice(valid, () => 'Bearer not.a.token'),
+    ),
+    expect: 401,
+  },
+  {
+    name: 'two Authorization headers, valid second',
+    request: get(
+      '/apps',
+      twice(() => 'Bearer not.a.token', valid),
+    ),
+    expect: 401,
+  },
+  {
+    name: 'two Authorization headers, both valid',
+    request: get('/apps', twice(valid, valid, 'authorization')),
+    expect: 401,
+  },
+  {
+    name: 'two Authorization headers, old then current',
+    request: get(
+      '/apps',
+      twice((t) => `Bearer ${t.previous}`, valid),
+    ),
+    expect: 401,
+  },
+  {
+    name: 'two Authorization headers, empty then valid',
+    request: get(
+      '/apps',
+      twice(() => '', valid),
+    ),
+    expect: 401,
+  },
+  {
+    name: 'two Authorization headers, valid then empty',
+    request: get(
+      '/apps',
+      twice(valid, () => ''),
+    ),
+    expect: 401,
+  },
+  {
+    name: 'two tokens in one value',
+    request: get(
+      '/apps',
+      authorization((t) => `Bearer ${t.current}, Bearer ${t.current}`),
+    ),
+    expect: 401,
+  },
+  {
+    name: 'an 8 KB token of junk',
+    request: get(
+      '/apps',
+      bearer(() => 'a'.repeat(8_192)),
+    ),
+    expect: 401,
+  },
+  {
+    name: 'an 8 KB token signed with the right key',
+    request: get(
+      '/apps',
+      bearer((t) => t.big),
+    ),
+    expect: 401,
+  },
+  {
+    name: 'trailing garbage after the token',
+    request: get(
+      '/apps',
+      authorization((t) => `Bearer ${t.current}x`),
+    ),
+    expect: 401,
+  },
+  {
+    name: 'a second word after the token',
+    request: get(
+      '/apps',
+      authorization((t) => `Bearer ${t.current} x`),
+    ),
+    expect: 401,
+  },
+  {
+    name: 'a comma after the token',
+    request: get(
+      '/apps',
+      authorization((t) => `Bearer ${t.current},`),
+    ),
+    expect: 401,
+  },
+  {
+    name: 'a latin1 byte after the token',
+    request: get(
+      '/apps',
+      authorization((t) => `Bearer ${t.current}\xe9`),
+    ),
+    expect: 401,
+  },
+  {
+    name: 'a latin1 byte inside the token',
+    request: get(
+      '/apps',
+      authorization((t) => `Bearer \xe9${t.current.slice(1)}`),
+    ),
+    expect: 401,
+  },
+  {
+    name: 'a latin1 byte in the scheme',
+    request: get(
+      '/apps',
+      authorization((t) => `B\xe9arer ${t.current}`),
+    ),
+    expect: 401,
+  },
+  {
+    name: 'a NUL byte after the token',
+    request: get(
+      '/apps',
+      authorization((t) => `Bearer ${t.current}\0`),
+    ),
+    expect: { status: 400 },
+  },
+  {
+    name: 'a CR alone inside the value',
+    request: get(
+      '/apps',
+      authorization((t) => `Bearer ${t.current}\rx`),
+    ),
+    expect: { status: 400 },
+  },
   {
     name: 'the token folded onto a continuation line (obs-fold)',
-    request: { raw: (t, host) => `GET /apps HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer\r\n ${t.current}\r\n\r\n` },
+    request: {
+      raw: (t, host) => `GET /apps HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer\r\n ${t.current}\r\n\r\n`,
+    },
     expect: { status: 400 },
   },
   {
@@ -218,17 +466,71 @@ export const CASES: readonly AdapterCase[] = [
     request: { raw: (t, host) => `GET /apps HTTP/1.1\r\nHost: ${host}\r\nAuthorization : Bearer ${t.current}\r\n\r\n` },
     expect: { status: 400 },
   },
-  { name: 'the token in another header', request: get('/apps', (t) => [['X-Authorization', `Bearer ${t.current}`]]), expect: 401 },
-  { name: 'the token in Proxy-Authorization', request: get('/apps', (t) => [['Proxy-Authorization', `Bearer ${t.current}`]]), expect: 401 },
-  { name: 'the token in the query string (not supported)', request: { raw: (t, host) => `GET /apps?access_token=${t.current} HTTP/1.1\r\nHost: ${host}\r\n\r\n` }, expect: 401 },
+  {
+    name: 'the token in another header',
+    request: get('/apps', (t) => [['X-Authorization', `Bearer ${t.current}`]]),
+    expect: 401,
+  },
+  {
+    name: 'the token in Proxy-Authorization',
+    request: get('/apps', (t) => [['Proxy-Authorization', `Bearer ${t.current}`]]),
+    expect: 401,
+  },
+  {
+    name: 'the token in the query string (not supported)',
+    request: { raw: (t, host) => `GET /apps?access_token=${t.current} HTTP/1.1\r\nHost: ${host}\r\n\r\n` },
+    expect: 401,
+  },
 
   // Forgeries
-  { name: 'the right claims signed with another key', request: get('/apps', bearer((t) => t.wrongKey)), expect: 401 },
-  { name: 'other claims with the right signature', request: get('/apps', bearer((t) => t.tamperedPayload)), expect: 401 },
-  { name: 'alg none, no signature', request: get('/apps', bearer((t) => t.algNone)), expect: 401 },
-  { name: 'alg none, signed with the right key', request: get('/apps', bearer((t) => t.algNoneSigned)), expect: 401 },
-  { name: 'HS512 with the right key', request: get('/apps', bearer((t) => t.hs512)), expect: 401 },
-  { name: 'HS256 with the right key and other claims (verified by jose, asynchronously)', request: get('/apps', bearer((t) => t.resigned)), expect: 'protected' },
+  {
+    name: 'the right claims signed with another key',
+    request: get(
+      '/apps',
+      bearer((t) => t.wrongKey),
+    ),
+    expect: 401,
+  },
+  {
+    name: 'other claims with the right signature',
+    request: get(
+      '/apps',
+      bearer((t) => t.tamperedPayload),
+    ),
+    expect: 401,
+  },
+  {
+    name: 'alg none, no signature',
+    request: get(
+      '/apps',
+      bearer((t) => t.algNone),
+    ),
+    expect: 401,
+  },
+  {
+    name: 'alg none, signed with the right key',
+    request: get(
+      '/apps',
+      bearer((t) => t.algNoneSigned),
+    ),
+    expect: 401,
+  },
+  {
+    name: 'HS512 with the right key',
+    request: get(
+      '/apps',
+      bearer((t) => t.hs512),
+    ),
+    expect: 401,
+  },
+  {
+    name: 'HS256 with the right key and other claims (verified by jose, asynchronously)',
+    request: get(
+      '/apps',
+      bearer((t) => t.resigned),
+    ),
+    expect: 'protected',
+  },
 
   // The health exemption: exactly GET and HEAD of exactly the path
   { name: 'GET /health with a query', request: get('/health?x=1'), expect: 'health' },
@@ -236,7 +538,14 @@ export const CASES: readonly AdapterCase[] = [
   { name: 'HEAD /health', request: request('HEAD', '/health'), expect: 'health' },
   { name: 'HEAD /health with a query', request: request('HEAD', '/health?x=1'), expect: 'health' },
   { name: 'GET /health over HTTP/1.0', request: { raw: () => 'GET /health HTTP/1.0\r\n\r\n' }, expect: 'health' },
-  { name: 'GET /health with an invalid token (the token is not looked at)', request: get('/health', bearer(() => 'not.a.token')), expect: 'health' },
+  {
+    name: 'GET /health with an invalid token (the token is not looked at)',
+    request: get(
+      '/health',
+      bearer(() => 'not.a.token'),
+    ),
+    expect: 'health',
+  },
   { name: 'GET /health with the current token', request: get('/health', bearer(current)), expect: 'health' },
   { name: 'POST /health', request: request('POST', '/health'), expect: 401 },
   { name: 'PUT /health', request: request('PUT', '/health'), expect: 401 },
@@ -255,11 +564,41 @@ export const CASES: readonly AdapterCase[] = [
   { name: 'GET /health/x', request: get('/health/x'), expect: 401 },
   { name: 'GET /health.json', request: get('/health.json'), expect: 401 },
   { name: 'GET /health/..', request: get('/health/..'), expect: 401 },
-  { name: 'GET /files/../health', request: get('/files/../health'), expect: 401, per: { fetch: 'health', hono: 'health' }, why: FETCH_RESOLVES },
-  { name: 'GET /./health', request: get('/./health'), expect: 401, per: { fetch: 'health', hono: 'health' }, why: FETCH_RESOLVES },
-  { name: 'GET /files/%2e%2e/health', request: get('/files/%2e%2e/health'), expect: 401, per: { fetch: 'health', hono: 'health' }, why: FETCH_RESOLVES },
-  { name: 'GET /apps/../health', request: get('/apps/../health'), expect: 401, per: { fetch: 'health', hono: 'health' }, why: FETCH_RESOLVES },
-  { name: 'GET /health#fragment', request: get('/health#x'), expect: 401, per: { fetch: 'health', hono: 'health' }, why: FETCH_RESOLVES },
+  {
+    name: 'GET /files/../health',
+    request: get('/files/../health'),
+    expect: 401,
+    per: { fetch: 'health', hono: 'health' },
+    why: FETCH_RESOLVES,
+  },
+  {
+    name: 'GET /./health',
+    request: get('/./health'),
+    expect: 401,
+    per: { fetch: 'health', hono: 'health' },
+    why: FETCH_RESOLVES,
+  },
+  {
+    name: 'GET /files/%2e%2e/health',
+    request: get('/files/%2e%2e/health'),
+    expect: 401,
+    per: { fetch: 'health', hono: 'health' },
+    why: FETCH_RESOLVES,
+  },
+  {
+    name: 'GET /apps/../health',
+    request: get('/apps/../health'),
+    expect: 401,
+    per: { fetch: 'health', hono: 'health' },
+    why: FETCH_RESOLVES,
+  },
+  {
+    name: 'GET /health#fragment',
+    request: get('/health#x'),
+    expect: 401,
+    per: { fetch: 'health', hono: 'health' },
+    why: FETCH_RESOLVES,
+  },
   {
     name: 'GET absolute-form http://127.0.0.1/health',
     request: { raw: (_t, host) => `GET http://127.0.0.1/health HTTP/1.1\r\nHost: ${host}\r\n\r\n` },
@@ -296,13 +635,28 @@ export const CASES: readonly AdapterCase[] = [
     why: '@hono/node-server cannot build a URL from it and answers 400 before any handler',
   },
   { name: 'GET /health with a latin1 byte', request: get('/health\xe9'), expect: { status: 400 } },
-  { name: 'GET /health with a tab in the request line', request: { raw: (_t, host) => `GET\t/health HTTP/1.1\r\nHost: ${host}\r\n\r\n` }, expect: { status: 400 } },
+  {
+    name: 'GET /health with a tab in the request line',
+    request: { raw: (_t, host) => `GET\t/health HTTP/1.1\r\nHost: ${host}\r\n\r\n` },
+    expect: { status: 400 },
+  },
   { name: 'get /health (method in lower case)', request: request('get', '/health'), expect: { status: 400 } },
 
   // Unknown paths: 401 without a token (nothing to enumerate), the framework's 404 with one
   { name: 'unknown path without a token', request: get('/nope'), expect: 401 },
   { name: 'GET / without a token', request: get('/'), expect: 401 },
-  { name: 'unknown path with an invalid token', request: get('/nope', bearer((t) => t.wrongKey)), expect: 401 },
+  {
+    name: 'unknown path with an invalid token',
+    request: get(
+      '/nope',
+      bearer((t) => t.wrongKey),
+    ),
+    expect: 401,
+  },
   { name: 'unknown path with the current token', request: get('/nope', bearer(current)), expect: NOT_FOUND },
-  { name: 'a protected path with a method it lacks, with the current token', request: request('DELETE', '/apps', bearer(current)), expect: NOT_FOUND },
+  {
+    name: 'a protected path with a method it lacks, with the current token',
+    request: request('DELETE', '/apps', bearer(current)),
+    expect: NOT_FOUND,
+  },
 ];

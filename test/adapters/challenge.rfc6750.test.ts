@@ -69,7 +69,11 @@ beforeAll(async () => {
   ({ authority } = await openCaseAuthority());
   for (const kind of HOST_KINDS) {
     hosts.push({ kind, realm: 'launcher', host: await startHost(kind, authority, { upgrade: true }) });
-    hosts.push({ kind, realm: 'Launcher API 2', host: await startHost(kind, authority, { upgrade: true, auth: { realm: 'Launcher API 2' } }) });
+    hosts.push({
+      kind,
+      realm: 'Launcher API 2',
+      host: await startHost(kind, authority, { upgrade: true, auth: { realm: 'Launcher API 2' } }),
+    });
   }
 });
 
@@ -81,7 +85,11 @@ afterAll(async () => {
 describe.each(HOST_KINDS)('%s adapter', (kind) => {
   it('every 401 and the raw upgrade refusal carry the realm, and both npm parsers read it', async () => {
     for (const { realm, host } of hosts.filter((h) => h.kind === kind)) {
-      for (const text of [get('/apps'), get('/nope'), `POST /health HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n`]) {
+      for (const text of [
+        get('/apps'),
+        get('/nope'),
+        `POST /health HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n`,
+      ]) {
         const res = await rawRequest(host.port, text);
         if (realm === 'launcher') expectRefusal(res);
         expectParsed(res.headers['www-authenticate'], realm);
@@ -98,12 +106,25 @@ describe("Python's requests", () => {
   it.skipIf(!havePython && !required)(
     'reads the challenge of a real 401 from every adapter (needs /usr/bin/python3 with requests: apt install python3-requests)',
     async () => {
-      expect(havePython, 'python3-requests is required (LAUNCHER_AUTH_REQUIRE_SERVICES=1): apt install python3-requests').toBe(true);
+      expect(
+        havePython,
+        'python3-requests is required (LAUNCHER_AUTH_REQUIRE_SERVICES=1): apt install python3-requests',
+      ).toBe(true);
       const urls = hosts.map(({ host }) => `${host.url}/apps`);
       // Asynchronous: the servers answer from this very process.
-      const { stdout } = await promisify(execFile)(PYTHON, ['-c', PYTHON_CLIENT, ...urls], { encoding: 'utf8', timeout: 60_000 });
-      const results = JSON.parse(stdout) as Array<{ status: number; body: string; scheme: string; params: Record<string, string> }>;
-      expect(results).toEqual(hosts.map(({ realm }) => ({ status: 401, body: '', scheme: 'Bearer', params: { realm } })));
+      const { stdout } = await promisify(execFile)(PYTHON, ['-c', PYTHON_CLIENT, ...urls], {
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      const results = JSON.parse(stdout) as Array<{
+        status: number;
+        body: string;
+        scheme: string;
+        params: Record<string, string>;
+      }>;
+      expect(results).toEqual(
+        hosts.map(({ realm }) => ({ status: 401, body: '', scheme: 'Bearer', params: { realm } })),
+      );
     },
   );
 });

@@ -84,17 +84,20 @@ describe('node:http: withContinueAuth on checkContinue', () => {
     ['no token', undefined],
     ['the previous token', 'previous'],
     ['a forged token', 'wrongKey'],
-  ] as const)('%s: 401 before the upload (no 100 Continue), empty, and the connection closes', async (_label, which) => {
-    seen.length = 0;
-    const outcome = await post(port, '/upload', 'x'.repeat(100_000), which === undefined ? undefined : tokens[which]);
-    expect(outcome).toEqual({
-      status: 401,
-      headers: expect.objectContaining({ 'www-authenticate': CHALLENGE, 'content-length': '0', connection: 'close' }),
-      body: '',
-      continued: false,
-    });
-    expect(seen).toEqual([]);
-  });
+  ] as const)(
+    '%s: 401 before the upload (no 100 Continue), empty, and the connection closes',
+    async (_label, which) => {
+      seen.length = 0;
+      const outcome = await post(port, '/upload', 'x'.repeat(100_000), which === undefined ? undefined : tokens[which]);
+      expect(outcome).toEqual({
+        status: 401,
+        headers: expect.objectContaining({ 'www-authenticate': CHALLENGE, 'content-length': '0', connection: 'close' }),
+        body: '',
+        continued: false,
+      });
+      expect(seen).toEqual([]);
+    },
+  );
 
   it('the current token: 100 Continue, then the upload reaches the handler', async () => {
     seen.length = 0;

@@ -95,17 +95,24 @@ describe.each(HOST_KINDS)('%s adapter with cors', (kind) => {
     infos.length = 0;
     for (const origin of [OTHER, 'null', `${PAGE}/`, 'HTTP://127.0.0.1:5173']) {
       expectVariedRefusal(await rawRequest(host.port, preflight('/apps', origin)));
-      expectVariedRefusal(await rawRequest(host.port, preflight('/apps', origin, { Authorization: `Bearer ${tokens.current}` })));
+      expectVariedRefusal(
+        await rawRequest(host.port, preflight('/apps', origin, { Authorization: `Bearer ${tokens.current}` })),
+      );
     }
     expect(host.counts).toEqual(before);
     expect(infos.length).toBe(8);
-    expect(infos.every((info) => info.method === 'OPTIONS' && info.reason === 'missing' && info.path === '/apps')).toBe(true);
+    expect(infos.every((info) => info.method === 'OPTIONS' && info.reason === 'missing' && info.path === '/apps')).toBe(
+      true,
+    );
   });
 
   it('adds ACAO, Vary and Expose-Headers to the 401 of an allowed origin, which keeps its status and empty body', async () => {
     const before = { ...host.counts };
     for (const authorization of [undefined, `Bearer ${tokens.previous}`, `Bearer ${tokens.wrongKey}`]) {
-      const headers: Record<string, string> = { Origin: PAGE, ...(authorization === undefined ? {} : { Authorization: authorization }) };
+      const headers: Record<string, string> = {
+        Origin: PAGE,
+        ...(authorization === undefined ? {} : { Authorization: authorization }),
+      };
       const res = await rawRequest(host.port, request('GET', '/apps', headers));
       expect(res.status).toBe(401);
       expect(res.body.length).toBe(0);
@@ -123,7 +130,10 @@ describe.each(HOST_KINDS)('%s adapter with cors', (kind) => {
 
   it('adds the same headers to a request that passes, from an allowed origin only', async () => {
     const before = host.counts.protected;
-    const allowed = await rawRequest(host.port, request('GET', '/apps', { Origin: PAGE, Authorization: `Bearer ${tokens.current}` }));
+    const allowed = await rawRequest(
+      host.port,
+      request('GET', '/apps', { Origin: PAGE, Authorization: `Bearer ${tokens.current}` }),
+    );
     expect(allowed.status).toBe(200);
     expect(allowed.body.toString()).toBe('apps');
     expect(corsHeaders(allowed)).toEqual({
@@ -131,14 +141,20 @@ describe.each(HOST_KINDS)('%s adapter with cors', (kind) => {
       'access-control-expose-headers': 'WWW-Authenticate',
       vary: 'Origin',
     });
-    const launched = await rawRequest(host.port, request('POST', '/apps/editor/launch', { Origin: EXTENSION, Authorization: `Bearer ${tokens.current}` }));
+    const launched = await rawRequest(
+      host.port,
+      request('POST', '/apps/editor/launch', { Origin: EXTENSION, Authorization: `Bearer ${tokens.current}` }),
+    );
     expect(launched.status).toBe(200);
     expect(corsHeaders(launched)['access-control-allow-origin']).toBe(EXTENSION);
     const health = await rawRequest(host.port, request('GET', '/health', { Origin: PAGE }));
     expect(health.status).toBe(200);
     expect(corsHeaders(health)['access-control-allow-origin']).toBe(PAGE);
 
-    const other = await rawRequest(host.port, request('GET', '/apps', { Origin: OTHER, Authorization: `Bearer ${tokens.current}` }));
+    const other = await rawRequest(
+      host.port,
+      request('GET', '/apps', { Origin: OTHER, Authorization: `Bearer ${tokens.current}` }),
+    );
     expect(other.status).toBe(200);
     expect(corsHeaders(other)).toEqual({ vary: 'Origin' });
     const none = await rawRequest(host.port, request('GET', '/apps', { Authorization: `Bearer ${tokens.current}` }));
@@ -151,7 +167,9 @@ describe.each(HOST_KINDS)('%s adapter with cors', (kind) => {
     for (const origin of [undefined, OTHER]) {
       const from = origin === undefined ? {} : { Origin: origin };
       expectVariedRefusal(await rawRequest(host.port, request('GET', '/apps', from)));
-      expectVariedRefusal(await rawRequest(host.port, request('GET', '/apps', { ...from, Authorization: `Bearer ${tokens.previous}` })));
+      expectVariedRefusal(
+        await rawRequest(host.port, request('GET', '/apps', { ...from, Authorization: `Bearer ${tokens.previous}` })),
+      );
       expectVariedRefusal(await rawRequest(host.port, request('OPTIONS', '/apps', from)));
       const health = await rawRequest(host.port, request('GET', '/health', from));
       expect(health.status).toBe(200);
@@ -169,8 +187,16 @@ describe.each(HOST_KINDS)('%s adapter with cors', (kind) => {
       vary: 'Origin',
     });
     const cases = [
-      [host, `Origin: ${PAGE}\r\nAccess-Control-Request-Method: POST\r\nAccess-Control-Request-Method: POST\r\n`, exposed(PAGE)],
-      [star, `Origin: ${PAGE}\r\nAccess-Control-Request-Method: POST\r\nAccess-Control-Request-Method: GET\r\n`, exposed('*')],
+      [
+        host,
+        `Origin: ${PAGE}\r\nAccess-Control-Request-Method: POST\r\nAccess-Control-Request-Method: POST\r\n`,
+        exposed(PAGE),
+      ],
+      [
+        star,
+        `Origin: ${PAGE}\r\nAccess-Control-Request-Method: POST\r\nAccess-Control-Request-Method: GET\r\n`,
+        exposed('*'),
+      ],
       [star, `Origin: ${PAGE}\r\nOrigin: ${OTHER}\r\nAccess-Control-Request-Method: POST\r\n`, { vary: 'Origin' }],
       [star, `Origin: ${PAGE}\r\nOrigin: ${PAGE}\r\nAccess-Control-Request-Method: POST\r\n`, { vary: 'Origin' }],
       [host, `Origin: ${PAGE}\r\nOrigin: ${PAGE}\r\nAccess-Control-Request-Method: POST\r\n`, { vary: 'Origin' }],
@@ -212,7 +238,10 @@ describe.each(HOST_KINDS)('%s adapter with cors', (kind) => {
     expect(refused.status).toBe(401);
     expect(refused.body.length).toBe(0);
     expect(corsHeaders(refused)['access-control-allow-origin']).toBe('*');
-    const passed = await rawRequest(star.port, request('GET', '/apps', { Origin: OTHER, Authorization: `Bearer ${tokens.current}` }));
+    const passed = await rawRequest(
+      star.port,
+      request('GET', '/apps', { Origin: OTHER, Authorization: `Bearer ${tokens.current}` }),
+    );
     expect(passed.status).toBe(200);
     expect(corsHeaders(passed)['access-control-allow-origin']).toBe('*');
   });
@@ -222,7 +251,10 @@ describe.each(HOST_KINDS)('%s adapter with cors', (kind) => {
     expectRefusal(await rawRequest(off.port, preflight('/apps', PAGE)));
     expectRefusal(await rawRequest(off.port, request('GET', '/apps', { Origin: PAGE })));
     expect(off.counts).toEqual(before);
-    const passed = await rawRequest(off.port, request('GET', '/apps', { Origin: PAGE, Authorization: `Bearer ${tokens.current}` }));
+    const passed = await rawRequest(
+      off.port,
+      request('GET', '/apps', { Origin: PAGE, Authorization: `Bearer ${tokens.current}` }),
+    );
     expect(passed.status).toBe(200);
     expect(corsHeaders(passed)).toEqual({});
   });

@@ -57,12 +57,16 @@ describe('body parsers and the guard', () => {
     const url = await listen(createServer(app));
     expect(await send(`${url}/apps`, MALFORMED_JSON)).toEqual({ status: 401, body: '' });
     expect(counter.parsed).toBe(0);
-    const valid = await send(`${url}/apps`, { method: 'POST', headers: { 'content-type': 'application/json', ...bearer() }, body: '{"a":1}' });
+    const valid = await send(`${url}/apps`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...bearer() },
+      body: '{"a":1}',
+    });
     expect(valid).toEqual({ status: 200, body: '{"got":{"a":1}}' });
     expect(counter.parsed).toBe(1);
   });
 
-  it('Express, parser first (what the README warns against): a client without a token gets the parser\'s 400', async () => {
+  it("Express, parser first (what the README warns against): a client without a token gets the parser's 400", async () => {
     const counter = { parsed: 0 };
     const app = express();
     app.use(countingJson(counter));
@@ -93,7 +97,11 @@ describe('body parsers and the guard', () => {
     const url = await app.listen({ port: 0, host: '127.0.0.1' });
     expect(await send(`${url}/apps`, MALFORMED_JSON)).toEqual({ status: 401, body: '' });
     expect(parsed).toBe(0);
-    const valid = await send(`${url}/apps`, { method: 'POST', headers: { 'content-type': 'application/json', ...bearer() }, body: '{"a":1}' });
+    const valid = await send(`${url}/apps`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...bearer() },
+      body: '{"a":1}',
+    });
     expect(valid).toEqual({ status: 200, body: '{"got":{"a":1}}' });
     expect(parsed).toBe(1);
   });

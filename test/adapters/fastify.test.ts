@@ -48,7 +48,10 @@ describe('fastify: constrained routes at the health path', () => {
     ['GET, Host: admin.local', request('GET', '/health', { Host: 'admin.local' })],
     ['HEAD, Host: admin.local', request('HEAD', '/health', { Host: 'admin.local' })],
     ['GET, Accept-Version: 2.x', request('GET', '/health', { 'Accept-Version': '2.x' })],
-    ['GET, Accept-Version: 2.0.0, Host: admin.local', request('GET', '/health', { 'Accept-Version': '2.0.0', Host: 'admin.local' })],
+    [
+      'GET, Accept-Version: 2.0.0, Host: admin.local',
+      request('GET', '/health', { 'Accept-Version': '2.0.0', Host: 'admin.local' }),
+    ],
   ])('%s without a token: 401, and the constrained handler did not run', async (_label, text) => {
     ran.length = 0;
     expectRefusal(await rawRequest(port, text));
@@ -83,7 +86,12 @@ describe('fastify: constrained routes at the health path', () => {
     onTestFinished(() => other.close());
     await other.register(fastifyAuth, { authority, healthPath: '/status' });
     let runs = 0;
-    other.route({ method: 'GET', url: '/status', constraints: { host: 'admin.local' }, handler: async () => String(++runs) });
+    other.route({
+      method: 'GET',
+      url: '/status',
+      constraints: { host: 'admin.local' },
+      handler: async () => String(++runs),
+    });
     const otherPort = await listen(other);
     expectRefusal(await rawRequest(otherPort, request('GET', '/status', { Host: 'admin.local' })));
     expectRefusal(await rawRequest(otherPort, request('GET', '/status')));

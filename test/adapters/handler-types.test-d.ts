@@ -91,7 +91,10 @@ describe('Express', () => {
         res.send(`${req.params.id} ${req.auth.keyId}`);
       }),
     );
-    express.Router().get('/x', authenticated((req, res) => res.send(req.auth.keyId)));
+    express.Router().get(
+      '/x',
+      authenticated((req, res) => res.send(req.auth.keyId)),
+    );
     expectTypeOf(authenticated(() => undefined)).toMatchTypeOf<RequestHandler>();
   });
 
@@ -120,7 +123,10 @@ describe('Fastify', () => {
         return reply.send('ok');
       }),
     );
-    app.get('/status', health(async () => 'ok'));
+    app.get(
+      '/status',
+      health(async () => 'ok'),
+    );
     expectTypeOf<FastifyHealthRequest['auth']>().toEqualTypeOf<undefined>();
     expectTypeOf<FastifyHealthRequest['url']>().toEqualTypeOf<FastifyRequest['url']>();
   });

@@ -75,8 +75,14 @@ describe.each([
     const app = make();
     app.use(expressAuth(auth));
     app.get('/health', (req, res) => void (ran.push(`health ${'auth' in req}`), res.send('ok')));
-    app.get('/wrapped-health', authenticated((_req, res) => void (ran.push('wrapped'), res.send('no'))));
-    app.get('/apps', authenticated((req, res) => void (ran.push(`apps ${req.auth.keyId === auth.keyId}`), res.send('apps'))));
+    app.get(
+      '/wrapped-health',
+      authenticated((_req, res) => void (ran.push('wrapped'), res.send('no'))),
+    );
+    app.get(
+      '/apps',
+      authenticated((req, res) => void (ran.push(`apps ${req.auth.keyId === auth.keyId}`), res.send('apps'))),
+    );
     const port = await listen(createServer(app));
     expect((await rawRequest(port, get('/health'))).status).toBe(200);
     expect((await rawRequest(port, get('/apps', auth.issue()))).body.toString()).toBe('apps');
@@ -86,7 +92,10 @@ describe.each([
     // The same app with the health path moved onto the wrapped route: it is exempt, so it has no auth.
     const moved = make();
     moved.use(expressAuth(auth, { healthPath: '/wrapped-health' }));
-    moved.get('/wrapped-health', authenticated((_req, res) => void (ran.push('wrapped'), res.send('no'))));
+    moved.get(
+      '/wrapped-health',
+      authenticated((_req, res) => void (ran.push('wrapped'), res.send('no'))),
+    );
     const movedPort = await listen(createServer(moved));
     expectRefusal(await rawRequest(movedPort, get('/wrapped-health')));
     expect(ran).toEqual(['health false', 'apps true']);
@@ -96,7 +105,10 @@ describe.each([
     const auth = await authority();
     let runs = 0;
     const app = make();
-    app.get('/apps', authenticated((_req, res) => void (runs++, res.send('apps'))));
+    app.get(
+      '/apps',
+      authenticated((_req, res) => void (runs++, res.send('apps'))),
+    );
     const port = await listen(createServer(app));
     expectRefusal(await rawRequest(port, get('/apps', auth.issue())));
     expect(runs).toBe(0);
@@ -110,7 +122,10 @@ describe('Fastify health()', () => {
     const app = Fastify();
     cleanups.push(() => app.close());
     await app.register(fastifyAuth, { authority: auth });
-    app.get('/health', health(async (request) => (ran.push(`health ${String(request.auth)}`), 'ok')));
+    app.get(
+      '/health',
+      health(async (request) => (ran.push(`health ${String(request.auth)}`), 'ok')),
+    );
     app.get('/apps', async (request) => (ran.push(`apps ${request.auth.keyId === auth.keyId}`), 'apps'));
     await app.listen({ port: 0, host: '127.0.0.1' });
     const port = (app.server.address() as AddressInfo).port;

@@ -464,7 +464,10 @@ export async function startHost(kind: HostKind, authority: TokenAuthority, optio
   }
   if (options.continue === true) {
     const { server } = started;
-    server.on('checkContinue', withContinueAuth(authority, (req, res) => server.emit('request', req, res), options.auth));
+    server.on(
+      'checkContinue',
+      withContinueAuth(authority, (req, res) => server.emit('request', req, res), options.auth),
+    );
   }
   return {
     kind,
@@ -580,7 +583,11 @@ function dechunk(data: Buffer): [Buffer, number] | undefined {
  * One complete response at the start of `data` and the bytes it used, or undefined while incomplete. `atEnd`:
  * the server has closed, so a response without a length ends here. Interim 1xx responses (but 101) are skipped.
  */
-function parseResponse(data: Buffer, isHead: boolean, atEnd: boolean): [Omit<RawResponse, 'closed'>, number] | undefined {
+function parseResponse(
+  data: Buffer,
+  isHead: boolean,
+  atEnd: boolean,
+): [Omit<RawResponse, 'closed'>, number] | undefined {
   let offset = 0;
   let head: Head | undefined;
   for (;;) {
@@ -620,7 +627,11 @@ const isHeadRequest = (bytes: Buffer): boolean => bytes.subarray(0, 5).toString(
  * framing, a response with more body bytes than it declared makes the next one unparseable (a rejection)
  * or shows up in `trailing`.
  */
-export function rawPipeline(port: number, texts: ReadonlyArray<string | Buffer>, options: Pick<RawRequestOptions, 'timeout'> = {}): Promise<RawExchange> {
+export function rawPipeline(
+  port: number,
+  texts: ReadonlyArray<string | Buffer>,
+  options: Pick<RawRequestOptions, 'timeout'> = {},
+): Promise<RawExchange> {
   const requests = texts.map(toBytes);
   return exchange(port, Buffer.concat(requests), requests.map(isHeadRequest), true, options.timeout ?? 5_000).then(
     ({ responses, trailing }) => ({ responses, trailing }),
@@ -633,9 +644,19 @@ export function rawPipeline(port: number, texts: ReadonlyArray<string | Buffer>,
  * a chunked body, nothing for HEAD/101/204/304, or everything until close when no length is given.
  * Never puts the request into an error message (it may carry a token).
  */
-export async function rawRequest(port: number, text: string | Buffer, options: RawRequestOptions = {}): Promise<RawResponse> {
+export async function rawRequest(
+  port: number,
+  text: string | Buffer,
+  options: RawRequestOptions = {},
+): Promise<RawResponse> {
   const bytes = toBytes(text);
-  const { responses } = await exchange(port, bytes, [isHeadRequest(bytes)], options.untilClose ?? false, options.timeout ?? 5_000);
+  const { responses } = await exchange(
+    port,
+    bytes,
+    [isHeadRequest(bytes)],
+    options.untilClose ?? false,
+    options.timeout ?? 5_000,
+  );
   const [response] = responses;
   if (response === undefined) throw new Error('rawRequest: the connection closed without a complete response');
   return response;
@@ -722,7 +743,14 @@ function exchange(
 export const CHALLENGE = 'Bearer realm="launcher"';
 
 /** Headers a 401 may carry: the adapter's two, what Node adds to every response, and Express's default banner. */
-const REFUSAL_HEADERS = new Set(['www-authenticate', 'content-length', 'date', 'connection', 'keep-alive', 'x-powered-by']);
+const REFUSAL_HEADERS = new Set([
+  'www-authenticate',
+  'content-length',
+  'date',
+  'connection',
+  'keep-alive',
+  'x-powered-by',
+]);
 
 /** The uniform refusal, byte for byte where it matters. */
 export function expectRefusal(res: RawResponse): void {
@@ -759,7 +787,12 @@ export async function sendFramed(port: number, text: string, framed = true): Pro
  * current key's context for 'protected'; 200 "ok", one health run and no context for 'health'; the status and
  * unchanged counts for `{ status }`. `authority` is the one the host was started with.
  */
-export async function checkCase(host: Host, authority: TokenAuthority, tokens: Tokens, c: AdapterCase): Promise<RawResponse> {
+export async function checkCase(
+  host: Host,
+  authority: TokenAuthority,
+  tokens: Tokens,
+  c: AdapterCase,
+): Promise<RawResponse> {
   const want = expectationFor(c, host.kind);
   const before = { ...host.counts };
   const text = requestText(c, tokens, host.port);

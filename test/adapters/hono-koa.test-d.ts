@@ -63,7 +63,9 @@ describe('launcher-auth/hono', () => {
   });
 
   it('the health handler gets a plain Context; options and their types are exported', () => {
-    expectTypeOf<HonoAuthOptions['health']>().toEqualTypeOf<((c: Context) => Response | Promise<Response>) | undefined>();
+    expectTypeOf<HonoAuthOptions['health']>().toEqualTypeOf<
+      ((c: Context) => Response | Promise<Response>) | undefined
+    >();
     expectTypeOf<HonoAuthOptionsBase>().toEqualTypeOf<AuthOptions>();
     expectTypeOf<HonoRejectInfo>().toEqualTypeOf<RejectInfo>();
     // @ts-expect-error the health handler must answer with a Response

@@ -9,7 +9,16 @@ import { WebSocket, WebSocketServer } from 'ws';
 import type { TokenAuthority } from 'launcher-auth';
 import { honoAuth, type HonoAuthEnv } from '../../src/adapters/hono.js';
 import { openCaseAuthority, type Tokens } from './cases.js';
-import { CHALLENGE, expectRefusal, handshakeStatus, rawPipeline, rawRequest, sendFramed, within, type RawResponse } from './harness.js';
+import {
+  CHALLENGE,
+  expectRefusal,
+  handshakeStatus,
+  rawPipeline,
+  rawRequest,
+  sendFramed,
+  within,
+  type RawResponse,
+} from './harness.js';
 
 function websocket(target: string, extra = ''): string {
   return (
@@ -32,7 +41,11 @@ function firstMessage(ws: WebSocket): Promise<string> {
 function expectUpgradeRefusal(res: RawResponse): void {
   expect(res.status).toBe(401);
   expect(res.body.length).toBe(0);
-  expect(res.headerList.map(([name]) => name.toLowerCase()).sort()).toEqual(['connection', 'content-length', 'www-authenticate']);
+  expect(res.headerList.map(([name]) => name.toLowerCase()).sort()).toEqual([
+    'connection',
+    'content-length',
+    'www-authenticate',
+  ]);
   expect(res.headers['www-authenticate']).toBe(CHALLENGE);
   expect(res.headers['content-length']).toBe('0');
   expect(res.headers['connection']).toBe('close');
@@ -79,8 +92,14 @@ describe("WebSocket handshakes through Hono's upgradeWebSocket on @hono/node-ser
       throw new HTTPException(418);
     });
     server = await new Promise<ServerType>((resolve) => {
-      const started = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1', websocket: { server: wss as unknown as WebSocketServerLike } }, () =>
-        resolve(started),
+      const started = serve(
+        {
+          fetch: app.fetch,
+          port: 0,
+          hostname: '127.0.0.1',
+          websocket: { server: wss as unknown as WebSocketServerLike },
+        },
+        () => resolve(started),
       );
     });
     port = (server.address() as AddressInfo).port;
@@ -117,7 +136,11 @@ describe("WebSocket handshakes through Hono's upgradeWebSocket on @hono/node-ser
 
   it('a handshake to the health path is not exempt, with or without a query, in any letter case of the protocol', async () => {
     const before = { ...runs };
-    for (const text of [websocket('/health'), websocket('/health?x=1'), websocket('/health').replace('websocket', 'WebSocket')]) {
+    for (const text of [
+      websocket('/health'),
+      websocket('/health?x=1'),
+      websocket('/health').replace('websocket', 'WebSocket'),
+    ]) {
       expectUpgradeRefusal(await rawRequest(port, text, { untilClose: true }));
     }
     expect(runs).toEqual(before);
@@ -125,7 +148,9 @@ describe("WebSocket handshakes through Hono's upgradeWebSocket on @hono/node-ser
 
   it('the current token opens the socket; rotate() closes it with 1008', async () => {
     const before = runs.socket;
-    const ws = new WebSocket(`ws://127.0.0.1:${port}/ws`, { headers: { authorization: `Bearer ${authority.issue()}` } });
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/ws`, {
+      headers: { authorization: `Bearer ${authority.issue()}` },
+    });
     const closed = new Promise<{ code: number; reason: string }>((resolve) =>
       ws.once('close', (code, reason) => resolve({ code, reason: reason.toString('utf8') })),
     );
@@ -176,7 +201,10 @@ describe("WebSocket handshakes through Hono's upgradeWebSocket on @hono/node-ser
     expectRefusal(await sendFramed(port, get('/apps', protocols(entry(authority.issue())))));
     expectRefusal(await sendFramed(port, get('/apps', `Upgrade: websocket\r\n${protocols(entry(authority.issue()))}`)));
     expectRefusal(
-      await sendFramed(port, `POST /apps HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nContent-Length: 0\r\n${protocols(entry(authority.issue()))}\r\n`),
+      await sendFramed(
+        port,
+        `POST /apps HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nContent-Length: 0\r\n${protocols(entry(authority.issue()))}\r\n`,
+      ),
     );
     expect(runs).toEqual(before);
     expect(onErrorCalls).toBe(0);
@@ -231,14 +259,22 @@ describe('honoAuth with subprotocolToken where no Node request is at hand (app.r
       const app = new Hono<HonoAuthEnv>().use(honoAuth(authority, { healthPath: false, subprotocolToken: true }));
       app.get('/ws', (c) => (runs++, c.text('would upgrade')));
       const handshake = { connection: 'Upgrade', upgrade: 'websocket' };
-      const withEntry = await app.request('/ws', { headers: { ...handshake, 'sec-websocket-protocol': `launcher.v1, authorization.bearer.${tokens.current}` } });
-      expect({ status: withEntry.status, body: await withEntry.text(), challenge: withEntry.headers.get('www-authenticate') }).toEqual({
+      const withEntry = await app.request('/ws', {
+        headers: { ...handshake, 'sec-websocket-protocol': `launcher.v1, authorization.bearer.${tokens.current}` },
+      });
+      expect({
+        status: withEntry.status,
+        body: await withEntry.text(),
+        challenge: withEntry.headers.get('www-authenticate'),
+      }).toEqual({
         status: 401,
         body: '',
         challenge: CHALLENGE,
       });
       expect(runs).toBe(0);
-      const withHeader = await app.request('/ws', { headers: { ...handshake, authorization: `Bearer ${tokens.current}`, 'sec-websocket-protocol': 'launcher.v1' } });
+      const withHeader = await app.request('/ws', {
+        headers: { ...handshake, authorization: `Bearer ${tokens.current}`, 'sec-websocket-protocol': 'launcher.v1' },
+      });
       expect(withHeader.status).toBe(200);
       expect(runs).toBe(1);
     } finally {

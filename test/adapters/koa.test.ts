@@ -72,7 +72,7 @@ describe('koaAuth in an app with an error handler, a body-setting middleware and
     expect(runs).toEqual(before);
   });
 
-  it('the current token reaches the app with ctx.state.auth; the app\'s own errors still get its handler', async () => {
+  it("the current token reaches the app with ctx.state.auth; the app's own errors still get its handler", async () => {
     const before = { ...runs };
     const ok = await sendFramed(port, get('/apps', bearer(tokens.current)));
     expect(ok.status).toBe(200);

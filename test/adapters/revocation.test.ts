@@ -6,7 +6,17 @@ import { WebSocket, WebSocketServer } from 'ws';
 import type { MemorySecretStore, TokenAuthority } from 'launcher-auth';
 import { withUpgradeAuth } from '../../src/adapters/node.js';
 import { forgeTokens, openCaseAuthority } from './cases.js';
-import { HOST_KINDS, SSE_FIRST_EVENT, handshakeStatus, rawPipeline, rawRequest, startHost, within, type Host, type RawResponse } from './harness.js';
+import {
+  HOST_KINDS,
+  SSE_FIRST_EVENT,
+  handshakeStatus,
+  rawPipeline,
+  rawRequest,
+  startHost,
+  within,
+  type Host,
+  type RawResponse,
+} from './harness.js';
 
 interface Stream {
   response: IncomingMessage;
@@ -89,7 +99,10 @@ describe.each(HOST_KINDS)('%s: an SSE stream', (kind) => {
     expect(host.openStreams).toBe(0);
 
     // The old token cannot open it again.
-    const refused = await rawRequest(host.port, `GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${oldToken}\r\n\r\n`);
+    const refused = await rawRequest(
+      host.port,
+      `GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${oldToken}\r\n\r\n`,
+    );
     expect(refused.status).toBe(401);
     expect(refused.body.length).toBe(0);
 
@@ -162,7 +175,9 @@ describe.each(HOST_KINDS)('%s: a WebSocket', (kind) => {
   });
 
   it('upgraded with the old token is closed by rotate()', async () => {
-    const ws = new WebSocket(`ws://127.0.0.1:${host.port}/ws`, { headers: { authorization: `Bearer ${authority.issue()}` } });
+    const ws = new WebSocket(`ws://127.0.0.1:${host.port}/ws`, {
+      headers: { authorization: `Bearer ${authority.issue()}` },
+    });
     const closed = new Promise<{ code: number; reason: string }>((resolve) =>
       ws.once('close', (code, reason) => resolve({ code, reason: reason.toString('utf8') })),
     );
@@ -203,7 +218,11 @@ describe.each(HOST_KINDS)('%s: a WebSocket', (kind) => {
     const res = responses[0] as RawResponse;
     expect(res.raw.toString('latin1').startsWith('HTTP/1.1 401 Unauthorized\r\n')).toBe(true);
     expect(res.status).toBe(401);
-    expect(res.headerList.map(([name]) => name.toLowerCase()).sort()).toEqual(['connection', 'content-length', 'www-authenticate']);
+    expect(res.headerList.map(([name]) => name.toLowerCase()).sort()).toEqual([
+      'connection',
+      'content-length',
+      'www-authenticate',
+    ]);
     expect(res.headers['www-authenticate']).toBe('Bearer realm="launcher"');
     expect(res.headers['content-length']).toBe('0');
     expect(res.headers['connection']).toBe('close');

@@ -53,7 +53,10 @@ async function start(authority: TokenAuthority, subprotocolToken: boolean | unde
     },
   });
   const server: Server = createServer((_req, res) => res.writeHead(404).end());
-  const options = { onReject: (info: RejectInfo) => void seen.rejects.push(info), ...(subprotocolToken === undefined ? {} : { subprotocolToken }) };
+  const options = {
+    onReject: (info: RejectInfo) => void seen.rejects.push(info),
+    ...(subprotocolToken === undefined ? {} : { subprotocolToken }),
+  };
   server.on(
     'upgrade',
     withUpgradeAuth(
@@ -133,7 +136,10 @@ describe('withUpgradeAuth with subprotocolToken: true', () => {
 
   it('the entry in any letter case is read and removed; with no other entry the header goes away', async () => {
     const before = host.seen.runs;
-    const res = await rawRequest(host.port, upgrade(`Sec-WebSocket-Protocol: Authorization.Bearer.${tokens.current}\r\n`));
+    const res = await rawRequest(
+      host.port,
+      upgrade(`Sec-WebSocket-Protocol: Authorization.Bearer.${tokens.current}\r\n`),
+    );
     expect(res.status).toBe(101);
     expect(res.headers['sec-websocket-protocol'] === undefined).toBe(true);
     expect(host.seen.runs).toBe(before + 1);
@@ -150,7 +156,11 @@ describe('withUpgradeAuth with subprotocolToken: true', () => {
       await own.rotate();
       expect(await code).toBe(1008);
       const runs = other.seen.runs;
-      const res = await rawRequest(other.port, upgrade(`Sec-WebSocket-Protocol: launcher.v1, ${entry(ownTokens.current)}\r\n`), { untilClose: true });
+      const res = await rawRequest(
+        other.port,
+        upgrade(`Sec-WebSocket-Protocol: launcher.v1, ${entry(ownTokens.current)}\r\n`),
+        { untilClose: true },
+      );
       expect(res.raw.toString('latin1')).toBe(REFUSAL);
       expect(other.seen.runs).toBe(runs);
       expect(other.seen.rejects.map((info) => info.reason)).toEqual(['rotated']);
@@ -162,13 +172,30 @@ describe('withUpgradeAuth with subprotocolToken: true', () => {
 
   const refusals: Array<{ name: string; headers: (t: Tokens) => string; reason: RejectInfo['reason'] }> = [
     { name: 'no entry and no header', headers: () => 'Sec-WebSocket-Protocol: launcher.v1\r\n', reason: 'missing' },
-    { name: 'an old token after a rotation', headers: (t) => `Sec-WebSocket-Protocol: launcher.v1, ${entry(t.previous)}\r\n`, reason: 'rotated' },
-    { name: 'a forged token', headers: (t) => `Sec-WebSocket-Protocol: launcher.v1, ${entry(t.wrongKey)}\r\n`, reason: 'invalid' },
-    { name: 'alg none (no signature)', headers: (t) => `Sec-WebSocket-Protocol: ${entry(t.algNone)}, launcher.v1\r\n`, reason: 'malformed' },
-    { name: 'an empty entry', headers: () => `Sec-WebSocket-Protocol: launcher.v1, ${TOKEN_PROTOCOL_PREFIX}\r\n`, reason: 'malformed' },
+    {
+      name: 'an old token after a rotation',
+      headers: (t) => `Sec-WebSocket-Protocol: launcher.v1, ${entry(t.previous)}\r\n`,
+      reason: 'rotated',
+    },
+    {
+      name: 'a forged token',
+      headers: (t) => `Sec-WebSocket-Protocol: launcher.v1, ${entry(t.wrongKey)}\r\n`,
+      reason: 'invalid',
+    },
+    {
+      name: 'alg none (no signature)',
+      headers: (t) => `Sec-WebSocket-Protocol: ${entry(t.algNone)}, launcher.v1\r\n`,
+      reason: 'malformed',
+    },
+    {
+      name: 'an empty entry',
+      headers: () => `Sec-WebSocket-Protocol: launcher.v1, ${TOKEN_PROTOCOL_PREFIX}\r\n`,
+      reason: 'malformed',
+    },
     {
       name: 'the header and the entry together (both current: ambiguous)',
-      headers: (t) => `Authorization: Bearer ${t.current}\r\nSec-WebSocket-Protocol: launcher.v1, ${entry(t.current)}\r\n`,
+      headers: (t) =>
+        `Authorization: Bearer ${t.current}\r\nSec-WebSocket-Protocol: launcher.v1, ${entry(t.current)}\r\n`,
       reason: 'malformed',
     },
     {
@@ -178,7 +205,8 @@ describe('withUpgradeAuth with subprotocolToken: true', () => {
     },
     {
       name: 'two entries on two header lines (a current and an old one)',
-      headers: (t) => `Sec-WebSocket-Protocol: launcher.v1, ${entry(t.current)}\r\nSec-WebSocket-Protocol: ${entry(t.previous)}\r\n`,
+      headers: (t) =>
+        `Sec-WebSocket-Protocol: launcher.v1, ${entry(t.current)}\r\nSec-WebSocket-Protocol: ${entry(t.previous)}\r\n`,
       reason: 'malformed',
     },
   ];
@@ -199,7 +227,10 @@ describe('withUpgradeAuth with subprotocolToken: true', () => {
     async (name) => {
       const token = tokens[name];
       const outcomes: Array<{ status: number; reason: RejectInfo['reason'] | undefined }> = [];
-      for (const carrier of [`Authorization: Bearer ${token}\r\nSec-WebSocket-Protocol: launcher.v1\r\n`, `Sec-WebSocket-Protocol: launcher.v1, ${entry(token)}\r\n`]) {
+      for (const carrier of [
+        `Authorization: Bearer ${token}\r\nSec-WebSocket-Protocol: launcher.v1\r\n`,
+        `Sec-WebSocket-Protocol: launcher.v1, ${entry(token)}\r\n`,
+      ]) {
         const rejects = host.seen.rejects.length;
         // A valid token opens the socket, which stays open: read only its answer.
         const res = await rawRequest(host.port, upgrade(carrier), { untilClose: name !== 'resigned' });
@@ -213,7 +244,10 @@ describe('withUpgradeAuth with subprotocolToken: true', () => {
 
   it('the Authorization header alone still works beside ordinary protocols', async () => {
     const before = host.seen.runs;
-    const res = await rawRequest(host.port, upgrade(`Authorization: Bearer ${tokens.current}\r\nSec-WebSocket-Protocol: launcher.v1\r\n`));
+    const res = await rawRequest(
+      host.port,
+      upgrade(`Authorization: Bearer ${tokens.current}\r\nSec-WebSocket-Protocol: launcher.v1\r\n`),
+    );
     expect(res.status).toBe(101);
     expect(redact(res.headers['sec-websocket-protocol'] ?? '')).toBe('launcher.v1');
     expect(host.seen.runs).toBe(before + 1);
@@ -225,13 +259,17 @@ describe('withUpgradeAuth without subprotocolToken', () => {
     const { authority, tokens } = await openCaseAuthority();
     const host = await start(authority, undefined);
     try {
-      const res = await rawRequest(host.port, upgrade(`Sec-WebSocket-Protocol: launcher.v1, ${entry(tokens.current)}\r\n`), { untilClose: true });
+      const res = await rawRequest(
+        host.port,
+        upgrade(`Sec-WebSocket-Protocol: launcher.v1, ${entry(tokens.current)}\r\n`),
+        { untilClose: true },
+      );
       expect(res.raw.toString('latin1')).toBe(REFUSAL);
       expect(host.seen.runs).toBe(0);
       expect(host.seen.rejects.map((info) => info.reason)).toEqual(['missing']);
-      expect(() => withUpgradeAuth(authority, () => undefined, { subprotocolToken: 'yes' as unknown as boolean })).toThrow(
-        new TypeError('withUpgradeAuth: `subprotocolToken` must be a boolean when set.'),
-      );
+      expect(() =>
+        withUpgradeAuth(authority, () => undefined, { subprotocolToken: 'yes' as unknown as boolean }),
+      ).toThrow(new TypeError('withUpgradeAuth: `subprotocolToken` must be a boolean when set.'));
     } finally {
       await host.close();
       await authority.close();
@@ -243,12 +281,26 @@ describe('protocolCredentials', () => {
   const HANDSHAKE = { method: 'GET', connection: 'Upgrade', upgrade: 'websocket' } as const;
 
   it('reads one entry, keeps the others in order, and refuses ambiguity', () => {
-    expect(protocolCredentials(HANDSHAKE, undefined, 'a, authorization.bearer.x.y.z , b')).toEqual({ authorization: 'Bearer x.y.z', protocols: ['a', 'b'] });
-    expect(protocolCredentials(HANDSHAKE, 'Bearer q', ['a', 'b'])).toEqual({ authorization: 'Bearer q', protocols: undefined });
-    expect(protocolCredentials(HANDSHAKE, undefined, undefined)).toEqual({ authorization: undefined, protocols: undefined });
-    expect(protocolCredentials(HANDSHAKE, [], 'authorization.bearer.t')).toEqual({ authorization: 'Bearer t', protocols: [] });
+    expect(protocolCredentials(HANDSHAKE, undefined, 'a, authorization.bearer.x.y.z , b')).toEqual({
+      authorization: 'Bearer x.y.z',
+      protocols: ['a', 'b'],
+    });
+    expect(protocolCredentials(HANDSHAKE, 'Bearer q', ['a', 'b'])).toEqual({
+      authorization: 'Bearer q',
+      protocols: undefined,
+    });
+    expect(protocolCredentials(HANDSHAKE, undefined, undefined)).toEqual({
+      authorization: undefined,
+      protocols: undefined,
+    });
+    expect(protocolCredentials(HANDSHAKE, [], 'authorization.bearer.t')).toEqual({
+      authorization: 'Bearer t',
+      protocols: [],
+    });
     expect(protocolCredentials(HANDSHAKE, 'Bearer q', 'authorization.bearer.t').authorization).toEqual(['', '']);
-    expect(protocolCredentials(HANDSHAKE, undefined, ['authorization.bearer.t', 'AUTHORIZATION.BEARER.t']).authorization).toEqual(['', '']);
+    expect(
+      protocolCredentials(HANDSHAKE, undefined, ['authorization.bearer.t', 'AUTHORIZATION.BEARER.t']).authorization,
+    ).toEqual(['', '']);
     expect(protocolCredentials(HANDSHAKE, undefined, 'authorization.bearer.').authorization).toBe('');
     expect(protocolCredentials(HANDSHAKE, undefined, 'authorization.bearer.a"b').authorization).toBe('');
   });
@@ -258,7 +310,13 @@ describe('protocolCredentials', () => {
     const counted = { authorization: 'Bearer t', protocols: ['launcher.v1'] };
     const ignored = { authorization: undefined, protocols: undefined };
     expect(protocolCredentials(HANDSHAKE, undefined, entryOnly)).toEqual(counted);
-    expect(protocolCredentials({ method: 'GET', connection: ['keep-alive, Upgrade'], upgrade: ['h2c', 'WebSocket/13'] }, undefined, entryOnly)).toEqual(counted);
+    expect(
+      protocolCredentials(
+        { method: 'GET', connection: ['keep-alive, Upgrade'], upgrade: ['h2c', 'WebSocket/13'] },
+        undefined,
+        entryOnly,
+      ),
+    ).toEqual(counted);
     for (const parts of [
       { method: 'GET', connection: undefined, upgrade: 'websocket' },
       { method: 'GET', connection: null, upgrade: 'websocket' },
@@ -288,15 +346,24 @@ describe('withUpgradeAuth with subprotocolToken: an upgrade that is not a WebSoc
           seen.runs++;
           socket.end('HTTP/1.1 501 Not Implemented\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
         },
-        { subprotocolToken: true, protocols: ['websocket', 'launcher-stream'], onReject: (info) => void seen.rejects.push(info) },
+        {
+          subprotocolToken: true,
+          protocols: ['websocket', 'launcher-stream'],
+          onReject: (info) => void seen.rejects.push(info),
+        },
       ),
     );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
     try {
       for (const text of [
-        upgrade(`Sec-WebSocket-Protocol: launcher.v1, ${entry(tokens.current)}\r\n`).replace(/^GET /, 'POST ').replace('\r\n\r\n', '\r\nContent-Length: 0\r\n\r\n'),
-        upgrade(`Sec-WebSocket-Protocol: launcher.v1, ${entry(tokens.current)}\r\n`).replace('Upgrade: websocket', 'Upgrade: launcher-stream'),
+        upgrade(`Sec-WebSocket-Protocol: launcher.v1, ${entry(tokens.current)}\r\n`)
+          .replace(/^GET /, 'POST ')
+          .replace('\r\n\r\n', '\r\nContent-Length: 0\r\n\r\n'),
+        upgrade(`Sec-WebSocket-Protocol: launcher.v1, ${entry(tokens.current)}\r\n`).replace(
+          'Upgrade: websocket',
+          'Upgrade: launcher-stream',
+        ),
       ]) {
         const res = await rawRequest(port, text, { untilClose: true });
         expect(res.raw.toString('latin1')).toBe(REFUSAL);

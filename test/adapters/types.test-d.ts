@@ -11,7 +11,15 @@ import type { Duplex } from 'node:stream';
 import express, { type Request as ExpressRequest, type RequestHandler } from 'express';
 import Fastify, { type FastifyPluginAsync, type FastifyRequest } from 'fastify';
 import { describe, expectTypeOf, it } from 'vitest';
-import type { AuthContext, AuthOptions, CorsOptions, JWTPayload, RejectInfo, RejectReason, TokenAuthority } from 'launcher-auth';
+import type {
+  AuthContext,
+  AuthOptions,
+  CorsOptions,
+  JWTPayload,
+  RejectInfo,
+  RejectReason,
+  TokenAuthority,
+} from 'launcher-auth';
 import {
   expressAuth,
   type AuthContext as ExpressAuthContext,
@@ -122,11 +130,14 @@ describe('launcher-auth/node', () => {
   });
 
   it('withAuth accepts node:http2 compatibility requests and responses (h2c and TLS)', () => {
-    const listener = withAuth(authority, (req: MaybeAuthenticatedRequest<Http2ServerRequest>, res: Http2ServerResponse) => {
-      expectTypeOf(req.auth).toEqualTypeOf<AuthContext | undefined>();
-      expectTypeOf(req.url).toEqualTypeOf<string>();
-      res.end(req.auth?.keyId ?? '');
-    });
+    const listener = withAuth(
+      authority,
+      (req: MaybeAuthenticatedRequest<Http2ServerRequest>, res: Http2ServerResponse) => {
+        expectTypeOf(req.auth).toEqualTypeOf<AuthContext | undefined>();
+        expectTypeOf(req.url).toEqualTypeOf<string>();
+        res.end(req.auth?.keyId ?? '');
+      },
+    );
     createHttp2Server(listener);
     createHttp2SecureServer({}, listener);
     // Inferred from where it is passed, without annotations.
@@ -143,15 +154,24 @@ describe('launcher-auth/node', () => {
     createServer(withAuth(authority, handler)).on('checkContinue', withContinueAuth(authority, handler));
     const strict = (req: NodeAuthenticatedRequest, res: ServerResponse) => res.end(req.auth.keyId);
     const health = (_req: HealthRequest, res: ServerResponse) => res.end('ok');
-    createServer(withAuth(authority, strict, { health })).on('checkContinue', withContinueAuth(authority, strict, { health }));
+    createServer(withAuth(authority, strict, { health })).on(
+      'checkContinue',
+      withContinueAuth(authority, strict, { health }),
+    );
     createHttp2Server().on(
       'checkContinue',
-      withContinueAuth(authority, (_req: MaybeAuthenticatedRequest<Http2ServerRequest>, res: Http2ServerResponse) => res.end()),
+      withContinueAuth(authority, (_req: MaybeAuthenticatedRequest<Http2ServerRequest>, res: Http2ServerResponse) =>
+        res.end(),
+      ),
     );
     createHttp2Server(
-      withAuth(authority, (req: NodeAuthenticatedRequest<Http2ServerRequest>, res: Http2ServerResponse) => res.end(req.auth.keyId), {
-        healthPath: false,
-      }),
+      withAuth(
+        authority,
+        (req: NodeAuthenticatedRequest<Http2ServerRequest>, res: Http2ServerResponse) => res.end(req.auth.keyId),
+        {
+          healthPath: false,
+        },
+      ),
     );
   });
 
@@ -162,7 +182,10 @@ describe('launcher-auth/node', () => {
   });
 
   it('options are AuthOptions', () => {
-    withAuth(authority, () => undefined, { healthPath: false, onReject: (info) => expectTypeOf(info).toEqualTypeOf<RejectInfo>() });
+    withAuth(authority, () => undefined, {
+      healthPath: false,
+      onReject: (info) => expectTypeOf(info).toEqualTypeOf<RejectInfo>(),
+    });
     // @ts-expect-error healthPath is a string or false
     withAuth(authority, () => undefined, { healthPath: true });
   });

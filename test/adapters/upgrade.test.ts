@@ -108,14 +108,20 @@ describe.each(HOST_KINDS)('%s adapter, with withUpgradeAuth on its server', (kin
 
   it('an upgrade listing h2c and websocket is a WebSocket upgrade: it needs the token', async () => {
     const before = { ...host.counts };
-    const res = await rawRequest(host.port, websocket('/health').replace('Upgrade: websocket', 'Upgrade: h2c, WebSocket/13'));
+    const res = await rawRequest(
+      host.port,
+      websocket('/health').replace('Upgrade: websocket', 'Upgrade: h2c, WebSocket/13'),
+    );
     expectRefusal(res);
     expect(host.counts).toEqual(before);
   });
 
   it('a request pipelined behind a relayed h2c upgrade is never served: the relayed one closes the connection', async () => {
     const before = { ...host.counts };
-    const { responses } = await rawPipeline(host.port, [h2c('GET', '/health'), h2c('GET', '/apps', bearer(tokens.current))]);
+    const { responses } = await rawPipeline(host.port, [
+      h2c('GET', '/health'),
+      h2c('GET', '/apps', bearer(tokens.current)),
+    ]);
     // Node answers bytes after a `Connection: close` request with its own 400, which may overtake an async handler.
     expect(responses.every((r) => r.status === 200 || r.status === 400)).toBe(true);
     expect(responses.filter((r) => r.status === 200).length).toBeLessThanOrEqual(1);
@@ -175,7 +181,8 @@ describe('a refused upgrade does not hold its socket', () => {
     expect(answeredAt.size).toBe(COUNT);
     // The bound: every server-side socket closed by 1 s after its answer (or by the last answer's second at most).
     const deadline = Math.max(...answeredAt.values()) + 1_000;
-    while (closedAt.size < COUNT && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    while (closedAt.size < COUNT && performance.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 20));
     expect(closedAt.size).toBe(COUNT);
     const late = [...answeredAt].filter(([port, at]) => (closedAt.get(port) ?? Infinity) > at + 1_000);
     expect(late).toEqual([]);
@@ -200,42 +207,68 @@ describe('withUpgradeAuth options', () => {
 const haveOpenssl = spawnSync('openssl', ['version'], { stdio: 'ignore' }).status === 0;
 
 describe('https: an h2c upgrade on a TLS server', () => {
-  it.skipIf(!haveOpenssl)('goes back to the server as an ordinary request too (needs openssl for a test certificate)', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'launcher-auth-tls-'));
-    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-    const key = join(dir, 'key.pem');
-    const cert = join(dir, 'cert.pem');
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1'], { stdio: 'ignore' });
-    const { authority, tokens } = await openCaseAuthority();
-    onTestFinished(() => authority.close());
-    let upgrades = 0;
-    const server = createHttpsServer(
-      { key: readFileSync(key), cert: readFileSync(cert) },
-      withAuth(authority, (req, res) => res.end(`${req.auth === undefined ? 'health' : 'apps'} ${req.url ?? ''}`)),
-    );
-    server.on('upgrade', withUpgradeAuth(authority, (_req, socket) => void (upgrades += 1, socket.destroy())));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    onTestFinished(async () => {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    });
-    const port = (server.address() as AddressInfo).port;
-    const exchange = (text: string): Promise<string> =>
-      new Promise((resolve, reject) => {
-        const socket = tlsConnect({ port, host: '127.0.0.1', rejectUnauthorized: false }, () => socket.write(text));
-        let received = '';
-        socket.setEncoding('latin1');
-        socket.on('data', (chunk: string) => (received += chunk));
-        socket.on('close', () => resolve(received));
-        socket.on('error', reject);
+  it.skipIf(!haveOpenssl)(
+    'goes back to the server as an ordinary request too (needs openssl for a test certificate)',
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'launcher-auth-tls-'));
+      onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+      const key = join(dir, 'key.pem');
+      const cert = join(dir, 'cert.pem');
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'ec',
+          '-pkeyopt',
+          'ec_paramgen_curve:P-256',
+          '-nodes',
+          '-keyout',
+          key,
+          '-out',
+          cert,
+          '-days',
+          '1',
+          '-subj',
+          '/CN=127.0.0.1',
+        ],
+        { stdio: 'ignore' },
+      );
+      const { authority, tokens } = await openCaseAuthority();
+      onTestFinished(() => authority.close());
+      let upgrades = 0;
+      const server = createHttpsServer(
+        { key: readFileSync(key), cert: readFileSync(cert) },
+        withAuth(authority, (req, res) => res.end(`${req.auth === undefined ? 'health' : 'apps'} ${req.url ?? ''}`)),
+      );
+      server.on(
+        'upgrade',
+        withUpgradeAuth(authority, (_req, socket) => void ((upgrades += 1), socket.destroy())),
+      );
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      onTestFinished(async () => {
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
       });
-    const health = await exchange(h2c('GET', '/health'));
-    expect(health.startsWith('HTTP/1.1 200 OK\r\n')).toBe(true);
-    expect(health.endsWith('health /health')).toBe(true);
-    const apps = await exchange(h2c('GET', '/apps', bearer(tokens.current)));
-    expect(apps.endsWith('apps /apps')).toBe(true);
-    const refused = await exchange(h2c('GET', '/apps'));
-    expect(refused.startsWith('HTTP/1.1 401 Unauthorized\r\n')).toBe(true);
-    expect(upgrades).toBe(0);
-  });
+      const port = (server.address() as AddressInfo).port;
+      const exchange = (text: string): Promise<string> =>
+        new Promise((resolve, reject) => {
+          const socket = tlsConnect({ port, host: '127.0.0.1', rejectUnauthorized: false }, () => socket.write(text));
+          let received = '';
+          socket.setEncoding('latin1');
+          socket.on('data', (chunk: string) => (received += chunk));
+          socket.on('close', () => resolve(received));
+          socket.on('error', reject);
+        });
+      const health = await exchange(h2c('GET', '/health'));
+      expect(health.startsWith('HTTP/1.1 200 OK\r\n')).toBe(true);
+      expect(health.endsWith('health /health')).toBe(true);
+      const apps = await exchange(h2c('GET', '/apps', bearer(tokens.current)));
+      expect(apps.endsWith('apps /apps')).toBe(true);
+      const refused = await exchange(h2c('GET', '/apps'));
+      expect(refused.startsWith('HTTP/1.1 401 Unauthorized\r\n')).toBe(true);
+      expect(upgrades).toBe(0);
+    },
+  );
 });

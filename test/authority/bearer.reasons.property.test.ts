@@ -25,10 +25,13 @@ const ROWS = {
     'malformed',
   ],
   tooLong: ['a token longer than `maxTokenLength`', 'malformed'],
-  notCompact: ['a token that is not three segments of canonical base64url, the last one 43 characters (an HS256 signature)', 'malformed'],
+  notCompact: [
+    'a token that is not three segments of canonical base64url, the last one 43 characters (an HS256 signature)',
+    'malformed',
+  ],
   current: ['the current token', 'accepted'],
   rotated: ['a token of one of the last two keys that "Regenerate token" replaced', 'rotated'],
-  other: ['any other token: a forgery, another key\'s token, a wrong `alg`, `typ`, `iss` or `aud`', 'invalid'],
+  other: ["any other token: a forgery, another key's token, a wrong `alg`, `typ`, `iss` or `aud`", 'invalid'],
 } as const satisfies Record<string, readonly [string, RejectReason | 'accepted']>;
 
 const B64URL = /^[A-Za-z0-9_-]*$/;
@@ -114,7 +117,11 @@ const REASON_WORDS = ['missing', 'malformed', 'invalid', 'rotated', 'suspended',
 const scheme = fc.constantFrom('Bearer', 'bearer', 'BEARER', 'bEaReR', 'Basic', 'Bearer\t', 'Bearerx', '');
 const segment = fc.string({ unit: fc.constantFrom(...ALPHABET, '=', '+', '/'), minLength: 0, maxLength: 60 });
 const compact = fc
-  .tuple(segment, segment, fc.oneof(segment, fc.string({ unit: fc.constantFrom(...ALPHABET), minLength: 43, maxLength: 43 })))
+  .tuple(
+    segment,
+    segment,
+    fc.oneof(segment, fc.string({ unit: fc.constantFrom(...ALPHABET), minLength: 43, maxLength: 43 })),
+  )
   .map((parts) => parts.join('.'));
 const token = fc.oneof(
   fc.constantFrom(...REASON_WORDS),
@@ -143,14 +150,14 @@ function build(spec: { s: string; n: number; t: string } | { raw: string }): str
           ? `${current}x`
           : spec.t === 'forged'
             ? `${current.slice(0, -43)}${'A'.repeat(43)}`
-          : spec.t === 'long'
-            ? `${current.slice(0, -43)}${'A'.repeat(MAX_TOKEN_LENGTH)}`
-            : spec.t;
+            : spec.t === 'long'
+              ? `${current.slice(0, -43)}${'A'.repeat(MAX_TOKEN_LENGTH)}`
+              : spec.t;
   return `${spec.s}${' '.repeat(spec.n)}${tokenText}`;
 }
 
-describe('the reason onReject gets is the docs table\'s', () => {
-  it('the rows the oracle uses are the docs table\'s rows, word for word', async () => {
+describe("the reason onReject gets is the docs table's", () => {
+  it("the rows the oracle uses are the docs table's rows, word for word", async () => {
     const docs = await readFile(new URL('../../docs/adapters.md', import.meta.url), 'utf8');
     for (const [row, outcome] of Object.values(ROWS)) {
       expect(docs).toContain(`| ${row} | ${outcome === 'accepted' ? 'accepted' : `\`${outcome}\``} |`);
@@ -158,7 +165,14 @@ describe('the reason onReject gets is the docs table\'s', () => {
   });
 
   it('reason words as header values or tokens are malformed, never their own reason', async () => {
-    for (const values of [['Bearer missing'], ['invalid'], ['missing'], ['Bearer malformed'], ['Bearer rotated'], ['suspended']]) {
+    for (const values of [
+      ['Bearer missing'],
+      ['invalid'],
+      ['missing'],
+      ['Bearer malformed'],
+      ['Bearer rotated'],
+      ['suspended'],
+    ]) {
       const answer = await send(values);
       expect(answer).toEqual({ status: 401, body: '', reason: 'malformed' });
     }
@@ -167,18 +181,26 @@ describe('the reason onReject gets is the docs table\'s', () => {
   it('for any list of Authorization values', { timeout: 120_000 }, async () => {
     const seen = new Set<keyof typeof ROWS>();
     await fc.assert(
-      fc.asyncProperty(fc.array(value, { maxLength: 2 }).map((list) => list.map(build)), async (values) => {
-        const row = rowOf(values, current, retired);
-        seen.add(row);
-        const answer = await send(values);
-        const outcome = ROWS[row][1];
-        if (outcome === 'accepted') {
-          expect({ status: answer.status, reason: answer.reason }).toEqual({ status: 200, reason: undefined });
-        } else {
-          // The row's name, not the values: a counterexample may hold the current token.
-          expect({ row, status: answer.status, body: answer.body, reason: answer.reason }).toEqual({ row, status: 401, body: '', reason: outcome });
-        }
-      }),
+      fc.asyncProperty(
+        fc.array(value, { maxLength: 2 }).map((list) => list.map(build)),
+        async (values) => {
+          const row = rowOf(values, current, retired);
+          seen.add(row);
+          const answer = await send(values);
+          const outcome = ROWS[row][1];
+          if (outcome === 'accepted') {
+            expect({ status: answer.status, reason: answer.reason }).toEqual({ status: 200, reason: undefined });
+          } else {
+            // The row's name, not the values: a counterexample may hold the current token.
+            expect({ row, status: answer.status, body: answer.body, reason: answer.reason }).toEqual({
+              row,
+              status: 401,
+              body: '',
+              reason: outcome,
+            });
+          }
+        },
+      ),
       { numRuns: RUNS, seed: SEED },
     );
     // Every row was drawn at least once: the property did not pass by never reaching one.

@@ -30,16 +30,21 @@ const KINDS = ['current', 'other'] as const;
 const tokenOf = (kind: (typeof KINDS)[number]): string => (kind === 'current' ? current : other);
 
 describe('accepted spellings', () => {
-  it.each(KINDS.flatMap((kind) => [
-    [kind, 'Bearer', 1],
-    [kind, 'bearer', 1],
-    [kind, 'BEARER', 1],
-    [kind, 'bEaReR', 1],
-    [kind, 'Bearer', 2],
-    [kind, 'Bearer', 10],
-    [kind, 'Bearer', 64],
-    [kind, 'bearer', 64],
-  ] as const))('%s token after "%s" and %i space(s)', async (kind, scheme, spaces) => {
+  it.each(
+    KINDS.flatMap(
+      (kind) =>
+        [
+          [kind, 'Bearer', 1],
+          [kind, 'bearer', 1],
+          [kind, 'BEARER', 1],
+          [kind, 'bEaReR', 1],
+          [kind, 'Bearer', 2],
+          [kind, 'Bearer', 10],
+          [kind, 'Bearer', 64],
+          [kind, 'bearer', 64],
+        ] as const,
+    ),
+  )('%s token after "%s" and %i space(s)', async (kind, scheme, spaces) => {
     const result = await authority.authenticate(`${scheme}${' '.repeat(spaces)}${tokenOf(kind)}`);
     expect(result).toMatchObject({ ok: true, keyId: RECORD.id });
   });
@@ -87,15 +92,18 @@ describe('refused spellings, with the exact reason', () => {
     },
   );
 
-  it.each(KINDS)('one token character replaced by a non-ASCII one with the same low byte: malformed (%s token)', async (kind) => {
-    const token = tokenOf(kind);
-    for (const at of [0, 1, token.indexOf('.') - 1, token.indexOf('.') + 1, token.length - 2, token.length - 1]) {
-      const changed = token.slice(0, at) + String.fromCharCode(0x100 + token.charCodeAt(at)) + token.slice(at + 1);
-      expect(changed.length === token.length).toBe(true);
-      expect(await authority.authenticate(`Bearer ${changed}`)).toEqual(MALFORMED);
-      expect(await authority.verify(changed)).toEqual(MALFORMED);
-    }
-  });
+  it.each(KINDS)(
+    'one token character replaced by a non-ASCII one with the same low byte: malformed (%s token)',
+    async (kind) => {
+      const token = tokenOf(kind);
+      for (const at of [0, 1, token.indexOf('.') - 1, token.indexOf('.') + 1, token.length - 2, token.length - 1]) {
+        const changed = token.slice(0, at) + String.fromCharCode(0x100 + token.charCodeAt(at)) + token.slice(at + 1);
+        expect(changed.length === token.length).toBe(true);
+        expect(await authority.authenticate(`Bearer ${changed}`)).toEqual(MALFORMED);
+        expect(await authority.verify(changed)).toEqual(MALFORMED);
+      }
+    },
+  );
 
   it.each(KINDS)('two values, in either order: malformed (%s token)', async (kind) => {
     const good = `Bearer ${tokenOf(kind)}`;

@@ -25,8 +25,13 @@ beforeEach(() => {
 const INVALID = { ok: false, reason: 'invalid' } as const;
 const ROTATED = { ok: false, reason: 'rotated' } as const;
 const MALFORMED = { ok: false, reason: 'malformed' } as const;
-const keyOf = (id: string): Uint8Array => new Uint8Array(createHash('sha256').update(`launcher-auth cheap ${id}`).digest());
-const recordOf = (id: string): SecretRecord => ({ id, key: keyOf(id), createdAt: new Date('2025-03-04T05:06:07.000Z') });
+const keyOf = (id: string): Uint8Array =>
+  new Uint8Array(createHash('sha256').update(`launcher-auth cheap ${id}`).digest());
+const recordOf = (id: string): SecretRecord => ({
+  id,
+  key: keyOf(id),
+  createdAt: new Date('2025-03-04T05:06:07.000Z'),
+});
 
 /** A store whose record "another process" can replace, telling the authority through watch(). */
 class SwappableStore implements SecretStore {
@@ -187,7 +192,12 @@ describe('refusals without an HMAC', () => {
     for (const at of [0, 1, current.indexOf('.') + 1, current.length - 2, current.length - 1]) {
       const code = current.charCodeAt(at);
       // Two UTF-8 bytes; three; and one whose low byte is the original character (what Latin-1 would write).
-      for (const replacement of ['é', '\u20ac', String.fromCharCode(0x100 + code), String.fromCharCode(0xff00 + code)]) {
+      for (const replacement of [
+        'é',
+        '\u20ac',
+        String.fromCharCode(0x100 + code),
+        String.fromCharCode(0xff00 + code),
+      ]) {
         const altered = `${current.slice(0, at)}${replacement}${current.slice(at + 1)}`;
         expect(altered.length).toBe(current.length);
         for (const { result } of await answers(authority, altered)) expect(result).toEqual(MALFORMED);
@@ -241,12 +251,12 @@ describe('settled promises', () => {
     expect(result.ok).toBe(true);
     if (!result.ok) return;
     const scope = result.claims['scope'] as { apps: string[] };
-    expect([Object.isFrozen(result), Object.isFrozen(result.claims), Object.isFrozen(scope), Object.isFrozen(scope.apps)]).toEqual([
-      true,
-      true,
-      true,
-      true,
-    ]);
+    expect([
+      Object.isFrozen(result),
+      Object.isFrozen(result.claims),
+      Object.isFrozen(scope),
+      Object.isFrozen(scope.apps),
+    ]).toEqual([true, true, true, true]);
     expect(Object.isFrozen(result.signal)).toBe(false);
     await authority.rotate();
     expect(result.signal.aborted).toBe(true);

@@ -39,13 +39,16 @@ describe('LauncherAuthError', () => {
 });
 
 describe('isLauncherAuthError', () => {
-  it.each(CODES)('is true for a LauncherAuthError with %s, with no code or that code, false for another code', (code) => {
-    const error = new LauncherAuthError(code, 'm');
-    expect(isLauncherAuthError(error)).toBe(true);
-    expect(isLauncherAuthError(error, code)).toBe(true);
-    const other = CODES.find((candidate) => candidate !== code) as LauncherAuthErrorCode;
-    expect(isLauncherAuthError(error, other)).toBe(false);
-  });
+  it.each(CODES)(
+    'is true for a LauncherAuthError with %s, with no code or that code, false for another code',
+    (code) => {
+      const error = new LauncherAuthError(code, 'm');
+      expect(isLauncherAuthError(error)).toBe(true);
+      expect(isLauncherAuthError(error, code)).toBe(true);
+      const other = CODES.find((candidate) => candidate !== code) as LauncherAuthErrorCode;
+      expect(isLauncherAuthError(error, other)).toBe(false);
+    },
+  );
 
   it('holds for an error from another copy of the package: same name, a known code', () => {
     class CopiedLauncherAuthError extends Error {
@@ -68,7 +71,10 @@ describe('isLauncherAuthError', () => {
     ['the right name with a lower-case code', { name: 'LauncherAuthError', code: 'err_closed' }],
     ['the right name with a numeric code', { name: 'LauncherAuthError', code: 1 }],
     ['the right name and no code', { name: 'LauncherAuthError' }],
-    ['the right name with a code named like an Object.prototype member', { name: 'LauncherAuthError', code: 'constructor' }],
+    [
+      'the right name with a code named like an Object.prototype member',
+      { name: 'LauncherAuthError', code: 'constructor' },
+    ],
     ['the right name with __proto__ as code', { name: 'LauncherAuthError', code: '__proto__' }],
     ['null', null],
     ['undefined', undefined],

@@ -169,20 +169,35 @@ describe('rotate() is linearizable against verify() and authenticate()', () => {
         failures.wrongReason++;
       }
       // A call that started after its key's rotation resolved and settled before the next one began must accept.
-      if (call.key === call.current && call.start > installedBy.end && (replacedBy === undefined || call.settle < replacedBy.start)) {
+      if (
+        call.key === call.current &&
+        call.start > installedBy.end &&
+        (replacedBy === undefined || call.settle < replacedBy.start)
+      ) {
         if (call.kind === 'token') seen.quietToken++;
         else seen.quietJwt++;
         if (!result.ok) failures.refusedInQuietWindow++;
       }
       // The race itself: jose was still checking when the rotation replacing the key resolved.
-      if (call.kind === 'jwt' && replacedBy !== undefined && call.start < replacedBy.end && call.settle > replacedBy.end) {
+      if (
+        call.kind === 'jwt' &&
+        replacedBy !== undefined &&
+        call.start < replacedBy.end &&
+        call.settle > replacedBy.end
+      ) {
         seen.straddlingJwt++;
         if (!result.ok) seen.refusedStraddling++;
       }
     }
 
     // Without the re-check after jose in TokenAuthority, acceptedAfterReplaced runs into the thousands here.
-    expect(failures).toEqual({ acceptedAfterReplaced: 0, refusedInQuietWindow: 0, wrongKeyId: 0, wrongReason: 0, unsettled: 0 });
+    expect(failures).toEqual({
+      acceptedAfterReplaced: 0,
+      refusedInQuietWindow: 0,
+      wrongKeyId: 0,
+      wrongReason: 0,
+      unsettled: 0,
+    });
     // issue() shows the token rotate() resolved with, from the moment it resolved.
     expect(issueLagged).toBe(0);
     // The run exercised what it claims to: many calls in quiet windows of both kinds, and jose verifications

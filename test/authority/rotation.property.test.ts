@@ -45,7 +45,10 @@ class Clock {
       await drain();
       let next: Pending | undefined;
       for (const timer of this.#timers) {
-        if (timer.at <= target && (next === undefined || timer.at < next.at || (timer.at === next.at && timer.seq < next.seq))) {
+        if (
+          timer.at <= target &&
+          (next === undefined || timer.at < next.at || (timer.at === next.at && timer.seq < next.seq))
+        ) {
           next = timer;
         }
       }
@@ -89,13 +92,17 @@ const time = fc.integer({ min: 0, max: 400 });
 const behaviour: fc.Arbitrary<Behaviour> = fc.oneof(
   { arbitrary: time.map((at) => ({ kind: 'ok', at }) as const), weight: 4 },
   {
-    arbitrary: fc.tuple(time, time).map(([a, b]) => ({ kind: 'late', writeAt: Math.min(a, b), settleAt: Math.max(a, b) }) as const),
+    arbitrary: fc
+      .tuple(time, time)
+      .map(([a, b]) => ({ kind: 'late', writeAt: Math.min(a, b), settleAt: Math.max(a, b) }) as const),
     weight: 3,
   },
   { arbitrary: time.map((at) => ({ kind: 'honour', at }) as const), weight: 2 },
   { arbitrary: time.map((at) => ({ kind: 'fail', at }) as const), weight: 2 },
   {
-    arbitrary: fc.tuple(time, time).map(([a, b]) => ({ kind: 'failAfterWrite', writeAt: Math.min(a, b), at: Math.max(a, b) }) as const),
+    arbitrary: fc
+      .tuple(time, time)
+      .map(([a, b]) => ({ kind: 'failAfterWrite', writeAt: Math.min(a, b), at: Math.max(a, b) }) as const),
     weight: 2,
   },
   { arbitrary: fc.option(time, { nil: undefined }).map((writeAt) => ({ kind: 'hang', writeAt }) as const), weight: 2 },
@@ -103,7 +110,9 @@ const behaviour: fc.Arbitrary<Behaviour> = fc.oneof(
   { arbitrary: time.map((at) => ({ kind: 'conflict', at }) as const), weight: 1 },
   { arbitrary: time.map((at) => ({ kind: 'superseded', at }) as const), weight: 1 },
   {
-    arbitrary: fc.tuple(time, fc.option(time, { nil: undefined })).map(([at, writeAt]) => ({ kind: 'uncertain', at, writeAt }) as const),
+    arbitrary: fc
+      .tuple(time, fc.option(time, { nil: undefined }))
+      .map(([at, writeAt]) => ({ kind: 'uncertain', at, writeAt }) as const),
     weight: 2,
   },
 );
@@ -345,35 +354,42 @@ async function run(steps: readonly Step[], writeBacks: readonly Behaviour[], rot
       const call: Call = { index: calls.length };
       calls.push(call);
       settled.push(
-        rotate(rotations, () => current).then(
-          (token) => {
-            call.outcome = 'resolved';
-            rule(call.recordId !== undefined && current.record.id === call.recordId, 'rotate() resolved with a key that is not its own or not current');
-            rule(token === current.token, 'rotate() resolved with a token that is not the current one');
-            rule(store.held.has(current.record.id), 'rotate() resolved with a key the store never held');
-            resolved = { call, trouble: store.writeBackTrouble };
-          },
-          (error: unknown) => {
-            rule(isLauncherAuthError(error), 'rotate() rejected with something other than a LauncherAuthError');
-            const { code } = error as LauncherAuthError;
-            call.outcome = code;
-            rule(call.recordId !== undefined, 'rotate() answered before it saved');
-            if (code === 'ERR_SAVE_FAILED') {
-              rule(current.record.id === call.keyAtSave, 'ERR_SAVE_FAILED, yet the key changed during the rotation');
-              // Held for a moment by a store that others overwrote is possible; held now or later (see write()) is not.
-              rule(store.record.id !== call.recordId, 'ERR_SAVE_FAILED, yet the store holds the new record');
-              store.failedIds.add(call.recordId as string);
-            } else if (code === 'ERR_SAVE_CONFLICT' || code === 'ERR_ROTATION_SUPERSEDED') {
-              rule(current.record.id !== call.recordId, `${code}, yet its own key is current`);
-              // With the store readable and no write-back in between, the store's record is current already.
-              if (clock.now >= store.outageUntil && store.otherSaves === call.otherSavesAtSave) {
-                rule(current.record.id === store.record.id, `${code}, yet the store's current record was not adopted`);
+        rotate(rotations, () => current)
+          .then(
+            (token) => {
+              call.outcome = 'resolved';
+              rule(
+                call.recordId !== undefined && current.record.id === call.recordId,
+                'rotate() resolved with a key that is not its own or not current',
+              );
+              rule(token === current.token, 'rotate() resolved with a token that is not the current one');
+              rule(store.held.has(current.record.id), 'rotate() resolved with a key the store never held');
+              resolved = { call, trouble: store.writeBackTrouble };
+            },
+            (error: unknown) => {
+              rule(isLauncherAuthError(error), 'rotate() rejected with something other than a LauncherAuthError');
+              const { code } = error as LauncherAuthError;
+              call.outcome = code;
+              rule(call.recordId !== undefined, 'rotate() answered before it saved');
+              if (code === 'ERR_SAVE_FAILED') {
+                rule(current.record.id === call.keyAtSave, 'ERR_SAVE_FAILED, yet the key changed during the rotation');
+                // Held for a moment by a store that others overwrote is possible; held now or later (see write()) is not.
+                rule(store.record.id !== call.recordId, 'ERR_SAVE_FAILED, yet the store holds the new record');
+                store.failedIds.add(call.recordId as string);
+              } else if (code === 'ERR_SAVE_CONFLICT' || code === 'ERR_ROTATION_SUPERSEDED') {
+                rule(current.record.id !== call.recordId, `${code}, yet its own key is current`);
+                // With the store readable and no write-back in between, the store's record is current already.
+                if (clock.now >= store.outageUntil && store.otherSaves === call.otherSavesAtSave) {
+                  rule(
+                    current.record.id === store.record.id,
+                    `${code}, yet the store's current record was not adopted`,
+                  );
+                }
+              } else {
+                rule(code === 'ERR_SAVE_UNCERTAIN', `rotate() rejected with ${code}`);
               }
-            } else {
-              rule(code === 'ERR_SAVE_UNCERTAIN', `rotate() rejected with ${code}`);
-            }
-          },
-        )
+            },
+          )
           // A broken rule is in `violations`, which the end of the run checks.
           .catch(() => undefined),
       );
@@ -389,9 +405,13 @@ async function run(steps: readonly Step[], writeBacks: readonly Behaviour[], rot
     await clock.advance(5_000);
   }
   rule(violations.length === 0, `rules broken inside the authority: ${violations.join('; ')}`);
-  rule(calls.every((call) => call.outcome !== undefined), 'a rotate() never settled');
+  rule(
+    calls.every((call) => call.outcome !== undefined),
+    'a rotate() never settled',
+  );
   rule(current.record.id === store.record.id, 'the authority did not converge to what the store holds');
-  for (const id of store.failedIds) rule(store.record.id !== id && current.record.id !== id, 'an ERR_SAVE_FAILED rotation took effect');
+  for (const id of store.failedIds)
+    rule(store.record.id !== id && current.record.id !== id, 'an ERR_SAVE_FAILED rotation took effect');
   await Promise.all(settled);
 }
 
@@ -424,7 +444,8 @@ describe('the same property fails for deliberately broken variants', () => {
   it('a save still running at saveTimeout reported as ERR_SAVE_FAILED (the answer before ERR_SAVE_UNCERTAIN)', async () => {
     const variant: Rotate = (rotations) =>
       rotations.rotate().catch((error: unknown) => {
-        if (isLauncherAuthError(error, 'ERR_SAVE_UNCERTAIN')) throw new LauncherAuthError('ERR_SAVE_FAILED', 'timed out');
+        if (isLauncherAuthError(error, 'ERR_SAVE_UNCERTAIN'))
+          throw new LauncherAuthError('ERR_SAVE_FAILED', 'timed out');
         throw error;
       });
     expect(await caught(variant)).toBeDefined();

@@ -4,7 +4,14 @@ import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { FileSecretStore, TokenAuthority, regenerateToken, tokenView, type RegenerateResult, type SecretStore } from 'launcher-auth';
+import {
+  FileSecretStore,
+  TokenAuthority,
+  regenerateToken,
+  tokenView,
+  type RegenerateResult,
+  type SecretStore,
+} from 'launcher-auth';
 import { RedisSecretStore } from 'launcher-auth/redis';
 import { SKIP_REASON, connectedClient, startRedis } from '../support/redis-server.js';
 import { until } from '../support/async.js';
@@ -22,7 +29,10 @@ async function opened(store: SecretStore): Promise<TokenAuthority> {
 }
 
 /** The outcome and message, and whether the token is the authority's current one (never the token itself). */
-function summary(result: RegenerateResult, authority: TokenAuthority): { outcome: string; message: string; current: boolean } {
+function summary(
+  result: RegenerateResult,
+  authority: TokenAuthority,
+): { outcome: string; message: string; current: boolean } {
   expect(result.token === undefined || !result.message.includes(result.token)).toBe(true);
   return { outcome: result.outcome, message: result.message, current: result.token === authority.issue() };
 }
@@ -50,7 +60,8 @@ describe('regenerateToken() on a FileSecretStore', () => {
     // The file store, with a save that fails before writing (as a full disk makes it).
     const store: SecretStore = {
       load: () => file.load(),
-      save: () => Promise.reject(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })),
+      save: () =>
+        Promise.reject(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })),
     };
     await (await TokenAuthority.open({ store: file })).close(); // the first run: the file is created
     const authority = await opened(store);
@@ -78,7 +89,8 @@ describe('regenerateToken() on a FileSecretStore', () => {
     const result = await regenerateToken(authority);
     expect(summary(result, authority)).toEqual({
       outcome: 'unconfirmed',
-      message: 'The secret store has not confirmed the regeneration yet: the token shown works for now; check again in a moment.',
+      message:
+        'The secret store has not confirmed the regeneration yet: the token shown works for now; check again in a moment.',
       current: true,
     });
     expect(result.token === before).toBe(true);
@@ -97,8 +109,12 @@ describe('regenerateToken() on a FileSecretStore', () => {
   });
 
   it('refuses what is not an authority with a TypeError naming `authority`', async () => {
-    await expect(regenerateToken({} as TokenAuthority)).rejects.toThrow(new TypeError('regenerateToken: `authority` must be a TokenAuthority.'));
-    expect(() => tokenView(null as unknown as TokenAuthority)).toThrow(new TypeError('tokenView: `authority` must be a TokenAuthority.'));
+    await expect(regenerateToken({} as TokenAuthority)).rejects.toThrow(
+      new TypeError('regenerateToken: `authority` must be a TokenAuthority.'),
+    );
+    expect(() => tokenView(null as unknown as TokenAuthority)).toThrow(
+      new TypeError('tokenView: `authority` must be a TokenAuthority.'),
+    );
   });
 });
 

@@ -14,8 +14,13 @@ import {
 
 const SUSPENDED = { ok: false, reason: 'suspended' } as const;
 const INVALID = { ok: false, reason: 'invalid' } as const;
-const keyOf = (id: string): Uint8Array => new Uint8Array(createHash('sha256').update(`launcher-auth link ${id}`).digest());
-const recordOf = (id: string): SecretRecord => ({ id, key: keyOf(id), createdAt: new Date('2025-06-07T08:09:10.000Z') });
+const keyOf = (id: string): Uint8Array =>
+  new Uint8Array(createHash('sha256').update(`launcher-auth link ${id}`).digest());
+const recordOf = (id: string): SecretRecord => ({
+  id,
+  key: keyOf(id),
+  createdAt: new Date('2025-06-07T08:09:10.000Z'),
+});
 
 /** A store that hands its link and change callback to the test, and whose record the test can replace. */
 class LinkedStore implements SecretStore {
@@ -23,7 +28,10 @@ class LinkedStore implements SecretStore {
   link: StoreLink | undefined;
   onChange: (() => Promise<void>) | undefined;
   unwatched = 0;
-  constructor(record: SecretRecord, readonly setUp?: (link: StoreLink) => Promise<void> | void) {
+  constructor(
+    record: SecretRecord,
+    readonly setUp?: (link: StoreLink) => Promise<void> | void,
+  ) {
     this.#record = record;
   }
   async load(): Promise<SecretRecord> {

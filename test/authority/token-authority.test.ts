@@ -16,8 +16,13 @@ import {
 } from 'launcher-auth';
 import { nextTurn, rejectionOf, until } from '../support/async.js';
 
-const keyOf = (label: string): Uint8Array => new Uint8Array(createHash('sha256').update(`launcher-auth core ${label}`).digest());
-const recordOf = (id: string): SecretRecord => ({ id, key: keyOf(id), createdAt: new Date('2024-05-01T12:00:00.000Z') });
+const keyOf = (label: string): Uint8Array =>
+  new Uint8Array(createHash('sha256').update(`launcher-auth core ${label}`).digest());
+const recordOf = (id: string): SecretRecord => ({
+  id,
+  key: keyOf(id),
+  createdAt: new Date('2024-05-01T12:00:00.000Z'),
+});
 
 const INVALID = { ok: false, reason: 'invalid' } as const;
 /** A token of one of the last two keys that rotate() replaced: refused, and named as such for the host's log. */
@@ -90,7 +95,9 @@ describe('the required answers at the core level', () => {
     expect(await authority.verify(forged)).toEqual(INVALID);
     expect(await authority.authenticate(`Bearer ${forged}`)).toEqual(INVALID);
     // The launcher's own token shape, signed with another key.
-    const wrongKey = (await opened({ store: new MemorySecretStore({ ...recordOf('table'), key: keyOf('x') }) })).issue();
+    const wrongKey = (
+      await opened({ store: new MemorySecretStore({ ...recordOf('table'), key: keyOf('x') }) })
+    ).issue();
     expect(await authority.verify(wrongKey)).toEqual(INVALID);
   });
 
@@ -116,7 +123,10 @@ describe('the required answers at the core level', () => {
   it('the current token: accepted with its claims, the key id and a live signal', async () => {
     const record = recordOf('table');
     const authority = await opened({ store: new MemorySecretStore(record) });
-    for (const result of [await authority.verify(authority.issue()), await authority.authenticate(`Bearer ${authority.issue()}`)]) {
+    for (const result of [
+      await authority.verify(authority.issue()),
+      await authority.authenticate(`Bearer ${authority.issue()}`),
+    ]) {
       const ok = accepted(result);
       expect(ok.keyId).toBe('table');
       expect(ok.claims).toEqual({ jti: 'table', iat: record.createdAt.getTime() / 1000 });
@@ -205,7 +215,10 @@ describe('open()', () => {
   });
 
   it('names the 31-byte key problem in words', async () => {
-    const store: SecretStore = { load: async () => ({ ...recordOf('short'), key: new Uint8Array(31) }), save: async () => undefined };
+    const store: SecretStore = {
+      load: async () => ({ ...recordOf('short'), key: new Uint8Array(31) }),
+      save: async () => undefined,
+    };
     const error = await rejectionOf(TokenAuthority.open({ store }));
     expect((error as Error).message).toMatch(/31 bytes; at least 32/);
   });
@@ -218,7 +231,11 @@ describe('open()', () => {
     ['a null store', { store: null }, /`store`/],
     ['a store without save()', { store: { load: async () => undefined } }, /`store`/],
     ['a store without load()', { store: { save: async () => undefined } }, /`store`/],
-    ['a store whose watch is no function', { store: { load: async () => undefined, save: async () => undefined, watch: 1 } }, /`store\.watch`/],
+    [
+      'a store whose watch is no function',
+      { store: { load: async () => undefined, save: async () => undefined, watch: 1 } },
+      /`store\.watch`/,
+    ],
     ['an empty issuer', { store: memory(), issuer: '' }, /`issuer`/],
     ['a numeric issuer', { store: memory(), issuer: 42 }, /`issuer`/],
     ['an onStoreError that is no function', { store: memory(), onStoreError: 'log' }, /`onStoreError`/],
@@ -256,7 +273,9 @@ describe('rotate()', () => {
     const events: RotateEvent[] = [];
     authority.onRotate((event) => void events.push(event));
     const settledOrder: number[] = [];
-    const rotations = Array.from({ length: 6 }, (_, i) => authority.rotate().then((token) => (settledOrder.push(i), token)));
+    const rotations = Array.from({ length: 6 }, (_, i) =>
+      authority.rotate().then((token) => (settledOrder.push(i), token)),
+    );
     const tokens = await Promise.all(rotations);
 
     expect(store.maxActive).toBe(1);
@@ -282,55 +301,58 @@ describe('rotate()', () => {
   it.each([
     ['rejects', 'reject'],
     ['throws synchronously', 'throw'],
-  ] as const)('a save() that %s: ERR_SAVE_FAILED with the cause; nothing changes in memory or in the store', async (_, how) => {
-    const cause = new Error('EIO: i/o error, write');
-    // A MemorySecretStore whose save() fails on demand, so "unchanged" is checked against a real store.
-    class FailingStore extends MemorySecretStore {
-      failure: 'reject' | 'throw' | undefined;
-      attempts = 0;
-      override save(record: SecretRecord): Promise<void> {
-        this.attempts++;
-        if (this.failure === 'throw') throw cause;
-        if (this.failure === 'reject') return Promise.reject(cause);
-        return super.save(record);
+  ] as const)(
+    'a save() that %s: ERR_SAVE_FAILED with the cause; nothing changes in memory or in the store',
+    async (_, how) => {
+      const cause = new Error('EIO: i/o error, write');
+      // A MemorySecretStore whose save() fails on demand, so "unchanged" is checked against a real store.
+      class FailingStore extends MemorySecretStore {
+        failure: 'reject' | 'throw' | undefined;
+        attempts = 0;
+        override save(record: SecretRecord): Promise<void> {
+          this.attempts++;
+          if (this.failure === 'throw') throw cause;
+          if (this.failure === 'reject') return Promise.reject(cause);
+          return super.save(record);
+        }
       }
-    }
-    const store = new FailingStore(recordOf('kept'));
-    const authority = await opened({ store });
-    const token = authority.issue();
-    const other = await otherJwt(keyOf('kept'));
-    const { signal } = accepted(await authority.verify(token));
-    let rotations = 0;
-    authority.onRotate(() => void rotations++);
+      const store = new FailingStore(recordOf('kept'));
+      const authority = await opened({ store });
+      const token = authority.issue();
+      const other = await otherJwt(keyOf('kept'));
+      const { signal } = accepted(await authority.verify(token));
+      let rotations = 0;
+      authority.onRotate(() => void rotations++);
 
-    store.failure = how;
-    const error = await rejectionOf(authority.rotate());
-    expect(store.attempts).toBe(1);
-    expect(error).toBeInstanceOf(LauncherAuthError);
-    expect(isLauncherAuthError(error, 'ERR_SAVE_FAILED')).toBe(true);
-    expect((error as Error).cause).toBe(cause);
+      store.failure = how;
+      const error = await rejectionOf(authority.rotate());
+      expect(store.attempts).toBe(1);
+      expect(error).toBeInstanceOf(LauncherAuthError);
+      expect(isLauncherAuthError(error, 'ERR_SAVE_FAILED')).toBe(true);
+      expect((error as Error).cause).toBe(cause);
 
-    expect(authority.issue()).toBeSameToken(token);
-    expect(authority.keyId).toBe('kept');
-    expect(await authority.verify(token)).toMatchObject({ ok: true, keyId: 'kept' });
-    expect(await authority.authenticate(`Bearer ${token}`)).toMatchObject({ ok: true, keyId: 'kept' });
-    expect(await authority.verify(other)).toMatchObject({ ok: true, keyId: 'kept' });
-    expect(signal.aborted).toBe(false);
-    expect(rotations).toBe(0);
-    const stored = (await store.load()) as SecretRecord;
-    expect(stored.id).toBe('kept');
-    expect(Buffer.from(stored.key).equals(Buffer.from(keyOf('kept')))).toBe(true);
-    expect(stored.createdAt.getTime()).toBe(recordOf('kept').createdAt.getTime());
+      expect(authority.issue()).toBeSameToken(token);
+      expect(authority.keyId).toBe('kept');
+      expect(await authority.verify(token)).toMatchObject({ ok: true, keyId: 'kept' });
+      expect(await authority.authenticate(`Bearer ${token}`)).toMatchObject({ ok: true, keyId: 'kept' });
+      expect(await authority.verify(other)).toMatchObject({ ok: true, keyId: 'kept' });
+      expect(signal.aborted).toBe(false);
+      expect(rotations).toBe(0);
+      const stored = (await store.load()) as SecretRecord;
+      expect(stored.id).toBe('kept');
+      expect(Buffer.from(stored.key).equals(Buffer.from(keyOf('kept')))).toBe(true);
+      expect(stored.createdAt.getTime()).toBe(recordOf('kept').createdAt.getTime());
 
-    // The failure does not jam the queue: the next rotation, once the store works again, goes through.
-    store.failure = undefined;
-    const next = await authority.rotate();
-    expect(await authority.verify(next)).toMatchObject({ ok: true, keyId: authority.keyId });
-    expect(await authority.verify(token)).toEqual(ROTATED);
-    expect((await store.load())?.id).toBe(authority.keyId);
-    expect(rotations).toBe(1);
-    expect(signal.aborted).toBe(true);
-  });
+      // The failure does not jam the queue: the next rotation, once the store works again, goes through.
+      store.failure = undefined;
+      const next = await authority.rotate();
+      expect(await authority.verify(next)).toMatchObject({ ok: true, keyId: authority.keyId });
+      expect(await authority.verify(token)).toEqual(ROTATED);
+      expect((await store.load())?.id).toBe(authority.keyId);
+      expect(rotations).toBe(1);
+      expect(signal.aborted).toBe(true);
+    },
+  );
 
   it('a failed rotate() queued among good ones fails alone; the last good one wins', async () => {
     class FlakyStore extends MemorySecretStore {
@@ -513,7 +535,9 @@ describe('audience (RFC 7519 §4.1.3)', () => {
     ['a list', ['a']],
   ])('refuses %s with a TypeError naming the option', async (_, audience) => {
     await expect(
-      TokenAuthority.open({ store: new MemorySecretStore(), audience } as unknown as Parameters<typeof TokenAuthority.open>[0]),
+      TokenAuthority.open({ store: new MemorySecretStore(), audience } as unknown as Parameters<
+        typeof TokenAuthority.open
+      >[0]),
     ).rejects.toThrow(/`audience`/);
   });
 });
@@ -526,7 +550,10 @@ describe('issuer', () => {
     const current = accepted(await authority.verify(authority.issue()));
     expect(current.claims.iss).toBe(ISSUER);
     const key = keyOf('issuer');
-    expect(await authority.verify(await otherJwt(key, { iss: ISSUER, sub: 'x' }))).toMatchObject({ ok: true, keyId: 'issuer' });
+    expect(await authority.verify(await otherJwt(key, { iss: ISSUER, sub: 'x' }))).toMatchObject({
+      ok: true,
+      keyId: 'issuer',
+    });
     expect(await authority.verify(await otherJwt(key, { iss: 'another.example' }))).toEqual(INVALID);
     expect(await authority.verify(await otherJwt(key, { iss: `${ISSUER} ` }))).toEqual(INVALID);
     expect(await authority.verify(await otherJwt(key, { sub: 'no iss' }))).toEqual(INVALID);
@@ -582,10 +609,18 @@ describe('an external change reported by the store', () => {
   });
 
   it.each([
-    ['load() rejects', { reject: new Error('EIO: i/o error, read') }, (error: Error) => error.message === 'EIO: i/o error, read'],
+    [
+      'load() rejects',
+      { reject: new Error('EIO: i/o error, read') },
+      (error: Error) => error.message === 'EIO: i/o error, read',
+    ],
     ['load() rejects with a non-Error', { reject: 'gone' }, (error: Error) => error.message === 'gone'],
     ['the record is gone', { resolve: undefined }, (error: Error) => isLauncherAuthError(error, 'ERR_STORE_IO')],
-    ['the key is 31 bytes', { resolve: { ...recordOf('short'), key: new Uint8Array(31) } }, (error: Error) => isLauncherAuthError(error, 'ERR_INVALID_RECORD')],
+    [
+      'the key is 31 bytes',
+      { resolve: { ...recordOf('short'), key: new Uint8Array(31) } },
+      (error: Error) => isLauncherAuthError(error, 'ERR_INVALID_RECORD'),
+    ],
   ] as const)('a failed reload (%s): onStoreError told, the current token stays valid', async (_, fault, expected) => {
     const store = new WatchedStore(recordOf('steady'));
     const errors: Error[] = [];

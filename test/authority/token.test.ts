@@ -99,7 +99,10 @@ describe('the launcher token', () => {
     for (const issuer of [undefined, ISSUER]) {
       const options = issuer === undefined ? {} : { issuer };
       const a = await TokenAuthority.open({ store: new MemorySecretStore(RECORD), ...options });
-      const b = await TokenAuthority.open({ store: new MemorySecretStore({ ...RECORD, key: new Uint8Array(KEY) }), ...options });
+      const b = await TokenAuthority.open({
+        store: new MemorySecretStore({ ...RECORD, key: new Uint8Array(KEY) }),
+        ...options,
+      });
       onTestFinished(async () => {
         await a.close();
         await b.close();
@@ -119,18 +122,26 @@ describe('the launcher token', () => {
       for (const createdAt of dates) {
         for (const options of claimOptions) {
           const key = new Uint8Array(createHash('sha256').update(`jose parity ${index}`).digest());
-          const authority = await TokenAuthority.open({ store: new MemorySecretStore({ id, key, createdAt }), ...options });
+          const authority = await TokenAuthority.open({
+            store: new MemorySecretStore({ id, key, createdAt }),
+            ...options,
+          });
           const claims = {
             jti: id,
             iat: Math.floor(createdAt.getTime() / 1000),
             ...('issuer' in options ? { iss: options.issuer } : {}),
             ...('audience' in options ? { aud: options.audience } : {}),
           };
-          const cryptoKey = await crypto.subtle.importKey('raw', key, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+          const cryptoKey = await crypto.subtle.importKey('raw', key, { name: 'HMAC', hash: 'SHA-256' }, false, [
+            'sign',
+          ]);
           const byJose = await new CompactSign(new TextEncoder().encode(JSON.stringify(claims)))
             .setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid: id })
             .sign(cryptoKey);
-          expect(authority.issue(), `record ${index}, ${createdAt.toISOString()}, ${JSON.stringify(options)}`).toBeSameToken(byJose);
+          expect(
+            authority.issue(),
+            `record ${index}, ${createdAt.toISOString()}, ${JSON.stringify(options)}`,
+          ).toBeSameToken(byJose);
           await authority.close();
           compared += 1;
         }
@@ -150,7 +161,9 @@ describe('the launcher token', () => {
 
 describe('accepted: other JWTs a holder of the current key signed correctly', () => {
   it('extra claims and no typ (signed with jose)', async () => {
-    const token = await new SignJWT({ sub: 'automation', scope: ['launch'], n: 1 }).setProtectedHeader({ alg: 'HS256' }).sign(KEY);
+    const token = await new SignJWT({ sub: 'automation', scope: ['launch'], n: 1 })
+      .setProtectedHeader({ alg: 'HS256' })
+      .sign(KEY);
     const result = expectAccepted(await authority.verify(token));
     expect(result.claims).toEqual({ sub: 'automation', scope: ['launch'], n: 1 });
     expect(Object.isFrozen(result.claims)).toBe(true);
@@ -166,10 +179,14 @@ describe('accepted: other JWTs a holder of the current key signed correctly', ()
   });
 
   it('a kid that names another key changes nothing: the current key verifies', async () => {
-    const elsewhere = await new SignJWT({ sub: 'x' }).setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid: 'not-this-key' }).sign(KEY);
+    const elsewhere = await new SignJWT({ sub: 'x' })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid: 'not-this-key' })
+      .sign(KEY);
     expectAccepted(await authority.verify(elsewhere));
     // Signed with another key and naming the current kid: still refused.
-    const named = await new SignJWT({ sub: 'x' }).setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid: RECORD.id }).sign(OTHER_KEY);
+    const named = await new SignJWT({ sub: 'x' })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid: RECORD.id })
+      .sign(OTHER_KEY);
     expect(await authority.verify(named)).toEqual(INVALID);
   });
 
@@ -210,7 +227,11 @@ describe('accepted: other JWTs a holder of the current key signed correctly', ()
 
 describe('maxTokenLength', () => {
   it('a correctly signed token one character above the limit: malformed, before any HMAC; at the limit: accepted', async () => {
-    for (const [limit, checked] of [[1024, authority], [600, narrow], [4096, wide]] as const) {
+    for (const [limit, checked] of [
+      [1024, authority],
+      [600, narrow],
+      [4096, wide],
+    ] as const) {
       const at = tokenOfLength(limit);
       const above = tokenOfLength(limit + 1);
       expect([at.length, above.length]).toEqual([limit, limit + 1]);
@@ -237,7 +258,9 @@ describe('maxTokenLength', () => {
       (reason: unknown) => reason,
     );
     expect(error).toBeInstanceOf(TypeError);
-    expect((error as TypeError).message).toMatch(/`maxTokenLength` must be a whole number of characters from 512 to 4096/);
+    expect((error as TypeError).message).toMatch(
+      /`maxTokenLength` must be a whole number of characters from 512 to 4096/,
+    );
   });
 
   it("open() rejects a limit shorter than the authority's own token, naming maxTokenLength", async () => {
@@ -257,8 +280,12 @@ describe('refused, with the exact reason', () => {
   });
 
   it('HS384 and HS512 signed with the right key: malformed (no HS256 signature length)', async () => {
-    expect(await authority.verify(signJson({ alg: 'HS384', typ: 'JWT' }, { sub: 'x' }, KEY, 'sha384'))).toEqual(MALFORMED);
-    expect(await authority.verify(signJson({ alg: 'HS512', typ: 'JWT' }, { sub: 'x' }, KEY, 'sha512'))).toEqual(MALFORMED);
+    expect(await authority.verify(signJson({ alg: 'HS384', typ: 'JWT' }, { sub: 'x' }, KEY, 'sha384'))).toEqual(
+      MALFORMED,
+    );
+    expect(await authority.verify(signJson({ alg: 'HS512', typ: 'JWT' }, { sub: 'x' }, KEY, 'sha512'))).toEqual(
+      MALFORMED,
+    );
     const viaJose = await new SignJWT({ sub: 'x' }).setProtectedHeader({ alg: 'HS512' }).sign(KEY);
     expect(await authority.verify(viaJose)).toEqual(MALFORMED);
   });
@@ -283,7 +310,19 @@ describe('refused, with the exact reason', () => {
   });
 
   it('typ other than the JWT media type, crit present, b64 present: invalid', async () => {
-    for (const typ of ['at+jwt', 'JOSE', '', null, 'application/jose', 'application/at+jwt', 'jwt ', ' jwt', 'application/', 'x/jwt', 'application/jwt;q=1']) {
+    for (const typ of [
+      'at+jwt',
+      'JOSE',
+      '',
+      null,
+      'application/jose',
+      'application/at+jwt',
+      'jwt ',
+      ' jwt',
+      'application/',
+      'x/jwt',
+      'application/jwt;q=1',
+    ]) {
       expect(await authority.verify(signJson({ alg: 'HS256', typ }, { sub: 'x' }))).toEqual(INVALID);
     }
     expect(await authority.verify(signJson({ ...HS256, crit: ['exp'] }, { exp: now() + 60 }))).toEqual(INVALID);
@@ -331,7 +370,11 @@ describe('refused, with the exact reason', () => {
 
     const token = signSegments(header, payload);
     const looseSignature = bump(token);
-    expect(Buffer.from(looseSignature.split('.')[2] as string, 'base64url').equals(Buffer.from(token.split('.')[2] as string, 'base64url'))).toBe(true);
+    expect(
+      Buffer.from(looseSignature.split('.')[2] as string, 'base64url').equals(
+        Buffer.from(token.split('.')[2] as string, 'base64url'),
+      ),
+    ).toBe(true);
     expect(await authority.verify(looseSignature)).toEqual(MALFORMED);
   });
 
@@ -380,7 +423,9 @@ describe('refused, with the exact reason', () => {
     const old = own.issue();
     const oldOther = await new SignJWT({ sub: 'x' }).setProtectedHeader({ alg: 'HS256', kid: RECORD.id }).sign(KEY);
     await own.rotate();
-    const oldWithNewKid = await new SignJWT({ sub: 'x' }).setProtectedHeader({ alg: 'HS256', kid: own.keyId }).sign(KEY);
+    const oldWithNewKid = await new SignJWT({ sub: 'x' })
+      .setProtectedHeader({ alg: 'HS256', kid: own.keyId })
+      .sign(KEY);
     // The token itself is recognised as the one "Regenerate token" replaced (for the host's log); anything else
     // signed with the old key is simply invalid.
     for (const [token, refusal] of [

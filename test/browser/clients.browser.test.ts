@@ -12,10 +12,18 @@ import { MemorySecretStore, TokenAuthority, type RejectInfo } from 'launcher-aut
 import { withAuth, withUpgradeAuth } from 'launcher-auth/node';
 
 const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'];
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--no-first-run',
+  '--disable-background-networking',
+];
 const EXAMPLES = new URL('../../examples/clients/', import.meta.url);
 /** The browser-side examples of docs/clients.md, served to the page as they are. */
-const SCRIPTS = new Map(['/event-stream.js', '/websocket.js'].map((path) => [path, readFileSync(new URL(`.${path}`, EXAMPLES), 'utf8')]));
+const SCRIPTS = new Map(
+  ['/event-stream.js', '/websocket.js'].map((path) => [path, readFileSync(new URL(`.${path}`, EXAMPLES), 'utf8')]),
+);
 const PREFIX = 'authorization.bearer.';
 /** What the host saw, with any token entry masked: a failing assertion must not print a token. */
 const redact = (value: string): string => value.replace(/authorization\.bearer\.[^,\s]*/gi, '<token entry>');
@@ -63,7 +71,8 @@ async function openFrom(page: Page, url: string, protocols: string[] | { token: 
   const report = await page.evaluate(
     ({ url, protocols }) =>
       new Promise<SocketReport>((resolve) => {
-        const open = (window as unknown as { openLauncherSocket: (url: string, token: string) => WebSocket }).openLauncherSocket;
+        const open = (window as unknown as { openLauncherSocket: (url: string, token: string) => WebSocket })
+          .openLauncherSocket;
         const ws = Array.isArray(protocols) ? new WebSocket(url, protocols) : open(url, protocols.token);
         ws.onmessage = (event) => {
           const w = window as unknown as { kept?: Promise<number> };
@@ -217,7 +226,8 @@ describe('browser clients in chromium', () => {
 
     // Reading again with the same token: refused, the page now needs the new one; no handler ran.
     const again = await page.evaluate(
-      ({ url, token }) => (window as unknown as { readEventStream: Read }).readEventStream(url, { token, onEvent: () => {} }),
+      ({ url, token }) =>
+        (window as unknown as { readEventStream: Read }).readEventStream(url, { token, onEvent: () => {} }),
       { url: `${apiOrigin}/events`, token },
     );
     expect(again).toEqual({ ended: 'refused', status: 401 });

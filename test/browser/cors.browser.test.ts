@@ -11,7 +11,13 @@ import { MemorySecretStore, TokenAuthority } from 'launcher-auth';
 import { CHALLENGE, HOST_KINDS, startHost } from '../adapters/harness.js';
 
 const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'];
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--no-first-run',
+  '--disable-background-networking',
+];
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -90,7 +96,11 @@ describe.each(HOST_KINDS)('cors in chromium, %s adapter', (kind) => {
     await authority.rotate();
     // The page can read the refusal and its challenge: time to ask the user for the new token.
     expect(await callFrom(page, `${api}/apps`, old)).toEqual({ status: 401, body: '', wwwAuthenticate: CHALLENGE });
-    expect(await callFrom(page, `${api}/apps`, authority.issue())).toEqual({ status: 200, body: 'apps', wwwAuthenticate: null });
+    expect(await callFrom(page, `${api}/apps`, authority.issue())).toEqual({
+      status: 200,
+      body: 'apps',
+      wwwAuthenticate: null,
+    });
     expect(runs()).toBe(2);
     expect(refusals).toEqual(['GET /apps rotated']);
 

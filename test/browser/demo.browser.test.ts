@@ -16,7 +16,9 @@ import { PortInUseError, startDemo, type Demo } from '../../examples/demo/main.t
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** The settings page as the README shows it: written into the tree only when asked (a path, relative to the clone's root or absolute). */
-const SCREENSHOT = process.env['LAUNCHER_AUTH_SCREENSHOT'] ? resolvePath(ROOT, process.env['LAUNCHER_AUTH_SCREENSHOT']) : join(tmpdir(), 'launcher-auth-settings.png');
+const SCREENSHOT = process.env['LAUNCHER_AUTH_SCREENSHOT']
+  ? resolvePath(ROOT, process.env['LAUNCHER_AUTH_SCREENSHOT'])
+  : join(tmpdir(), 'launcher-auth-settings.png');
 /** Not part of the docs: the page in a phone-sized window and the refusal page, for a person to look at. */
 const NARROW_SCREENSHOT = join(tmpdir(), 'launcher-auth-settings-narrow.png');
 const REFUSED_SCREENSHOT = join(tmpdir(), 'launcher-auth-settings-refused.png');
@@ -61,7 +63,10 @@ function send(url: string, token: string): Promise<IncomingMessage> {
   });
 }
 
-async function call(url: string, token: string): Promise<{ status: number; wwwAuthenticate: string | undefined; body: Buffer }> {
+async function call(
+  url: string,
+  token: string,
+): Promise<{ status: number; wwwAuthenticate: string | undefined; body: Buffer }> {
   const res = await send(url, token);
   const chunks: Buffer[] = [];
   for await (const chunk of res) chunks.push(chunk as Buffer);
@@ -269,7 +274,9 @@ describe('the demo settings page in chromium', () => {
     cleanups.push(() => restarted.close());
     await page.evaluate(() => document.dispatchEvent(new Event('visibilitychange')));
     await page.getByRole('heading', { name: REFUSAL_TITLE }).waitFor();
-    expect(await page.locator('#refused').textContent()).toContain(`Open the file ${restarted.redirectFile} in this browser`);
+    expect(await page.locator('#refused').textContent()).toContain(
+      `Open the file ${restarted.redirectFile} in this browser`,
+    );
     expect((await page.content()).includes(restarted.authority.issue())).toBe(false);
     expect(await page.locator('#token').count()).toBe(0);
     const reloaded = await page.reload();
@@ -278,7 +285,9 @@ describe('the demo settings page in chromium', () => {
 
     // The page loaded nothing from elsewhere, and its console reported nothing but the refusals' 403s.
     expect(requested.length).toBeGreaterThan(3);
-    expect(requested.filter((url) => !url.startsWith(`${settingsUrl}/`) && url !== pathToFileURL(redirectFile).href)).toEqual([]);
+    expect(
+      requested.filter((url) => !url.startsWith(`${settingsUrl}/`) && url !== pathToFileURL(redirectFile).href),
+    ).toEqual([]);
     expect(problems.filter((text) => !text.includes('status of 403'))).toEqual([]);
   });
 });

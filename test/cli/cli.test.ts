@@ -91,7 +91,8 @@ async function openAuthority(): Promise<TokenAuthority> {
 
 /** The lines of a check run that start with `ok` and with `FAIL`. */
 /** True when nothing JWT-shaped was printed: what every check run must hold. */
-const printsNoToken = (printed: Result): boolean => `${printed.raw().out}${printed.raw().err}`.match(JWT_SHAPED) === null;
+const printsNoToken = (printed: Result): boolean =>
+  `${printed.raw().out}${printed.raw().err}`.match(JWT_SHAPED) === null;
 
 function verdicts(out: string): { ok: number; fail: string[] } {
   const lines = out.split('\n');
@@ -136,14 +137,17 @@ describe('launcher-auth token', () => {
     expect(await readFile(store, 'utf8')).toBe('{"version":1,');
   });
 
-  it.skipIf(process.platform === 'win32')('a file open to others is a store error that says how to fix it', async () => {
-    await run('token', '--store', store, '--init');
-    await chmod(store, 0o644);
-    const open = await run('token', '--store', store);
-    expect(open.code).toBe(EXIT.store);
-    expect(open.out).toBe('');
-    expect(open.err).toContain(`chmod 600 '${store}'`);
-  });
+  it.skipIf(process.platform === 'win32')(
+    'a file open to others is a store error that says how to fix it',
+    async () => {
+      await run('token', '--store', store, '--init');
+      await chmod(store, 0o644);
+      const open = await run('token', '--store', store);
+      expect(open.code).toBe(EXIT.store);
+      expect(open.out).toBe('');
+      expect(open.err).toContain(`chmod 600 '${store}'`);
+    },
+  );
 });
 
 describe('launcher-auth rotate', () => {
@@ -201,8 +205,12 @@ describe('launcher-auth usage', () => {
         expect(help.out).toContain(`\n      ${option} `);
       }
       expect(help.out).toContain('launcher-auth check  <base-url>');
-      expect(help.out).toContain('--timeout is the\n      deadline of the whole check, in ms from 1 to 600000 (default 5000).');
-      expect(help.out).toContain('Exit codes: 0 success; 1 a check failed (or the server did not answer); 2 usage error;\n3 the store cannot be used');
+      expect(help.out).toContain(
+        '--timeout is the\n      deadline of the whole check, in ms from 1 to 600000 (default 5000).',
+      );
+      expect(help.out).toContain(
+        'Exit codes: 0 success; 1 a check failed (or the server did not answer); 2 usage error;\n3 the store cannot be used',
+      );
     }
   });
 
@@ -228,44 +236,92 @@ describe('launcher-auth usage', () => {
     [['rotate', '--store', 'x', '--init'], 'unknown option --init for rotate.'],
     [['token', '--store', 'x', '--init=yes'], '--init takes no value.'],
     [['token', '--store', 'x', 'y'], 'token takes no arguments besides its options.'],
-    [['token', '--store', 'x', '--redis', 'redis://127.0.0.1:1'], 'give one of --store, --keyring or --redis, not several.'],
+    [
+      ['token', '--store', 'x', '--redis', 'redis://127.0.0.1:1'],
+      'give one of --store, --keyring or --redis, not several.',
+    ],
     [['token', '--redis-key', 'k'], '--redis-key goes with --redis <url> or --redis-env <NAME>.'],
-    [['token', '--redis', 'redis://127.0.0.1:1', '--redis-env', 'HOME'], 'give either --redis or --redis-env, not both.'],
+    [
+      ['token', '--redis', 'redis://127.0.0.1:1', '--redis-env', 'HOME'],
+      'give either --redis or --redis-env, not both.',
+    ],
     [['token', '--store', 'x', '--redis-env', 'HOME'], 'give one of --store, --keyring or --redis, not several.'],
-    [['token', '--redis-env', 'redis://127.0.0.1:1'], '--redis-env takes the name of an environment variable that holds the Redis URL (such as LAUNCHER_REDIS_URL), not the URL itself.'],
-    [['token', '--redis-env', 'LAUNCHER_AUTH_SURELY_UNSET'], '--redis-env: the environment variable LAUNCHER_AUTH_SURELY_UNSET is not set.'],
-    [['token', '--redis-env', 'LAUNCHER_AUTH_CLI_TEST_EMPTY'], '--redis-env: the environment variable LAUNCHER_AUTH_CLI_TEST_EMPTY is empty.'],
-    [['token', '--redis-env', 'HOME'], '--redis-env: the environment variable HOME must hold a redis:// or rediss:// URL, such as redis://127.0.0.1:6379.'],
-    [['rotate', '--redis', 'http://127.0.0.1:6379'], '--redis must be a redis:// or rediss:// URL, such as redis://127.0.0.1:6379.'],
-    [['rotate', '--redis', '127.0.0.1:6379'], '--redis must be a redis:// or rediss:// URL, such as redis://127.0.0.1:6379.'],
+    [
+      ['token', '--redis-env', 'redis://127.0.0.1:1'],
+      '--redis-env takes the name of an environment variable that holds the Redis URL (such as LAUNCHER_REDIS_URL), not the URL itself.',
+    ],
+    [
+      ['token', '--redis-env', 'LAUNCHER_AUTH_SURELY_UNSET'],
+      '--redis-env: the environment variable LAUNCHER_AUTH_SURELY_UNSET is not set.',
+    ],
+    [
+      ['token', '--redis-env', 'LAUNCHER_AUTH_CLI_TEST_EMPTY'],
+      '--redis-env: the environment variable LAUNCHER_AUTH_CLI_TEST_EMPTY is empty.',
+    ],
+    [
+      ['token', '--redis-env', 'HOME'],
+      '--redis-env: the environment variable HOME must hold a redis:// or rediss:// URL, such as redis://127.0.0.1:6379.',
+    ],
+    [
+      ['rotate', '--redis', 'http://127.0.0.1:6379'],
+      '--redis must be a redis:// or rediss:// URL, such as redis://127.0.0.1:6379.',
+    ],
+    [
+      ['rotate', '--redis', '127.0.0.1:6379'],
+      '--redis must be a redis:// or rediss:// URL, such as redis://127.0.0.1:6379.',
+    ],
     [['token', '--redis', 'redis://127.0.0.1:1', '--redis-key', ''], '--redis-key must not be empty.'],
-    [['token', '--redis', 'redis://127.0.0.1:1/apps'], '--redis: the path of the URL is a database number, such as redis://127.0.0.1:6379/0.'],
+    [
+      ['token', '--redis', 'redis://127.0.0.1:1/apps'],
+      '--redis: the path of the URL is a database number, such as redis://127.0.0.1:6379/0.',
+    ],
     [['check'], 'check takes exactly one <base-url>.'],
     [['check', 'http://127.0.0.1:1', 'http://127.0.0.1:2', '--token', 't'], 'check takes exactly one <base-url>.'],
     [['check', 'http://127.0.0.1:1'], 'check needs --token <t> or --token-env <NAME>.'],
     [['check', 'http://127.0.0.1:1', '--token', ' '], '--token must not be empty.'],
-    [['check', 'http://127.0.0.1:1', '--token-env', 'LAUNCHER_AUTH_SURELY_UNSET'], '--token-env: the environment variable LAUNCHER_AUTH_SURELY_UNSET is not set.'],
-    [['check', 'http://127.0.0.1:1', '--token-env', 'LAUNCHER_AUTH_CLI_TEST_EMPTY'], '--token-env: the environment variable LAUNCHER_AUTH_CLI_TEST_EMPTY is empty.'],
-    [['check', 'http://127.0.0.1:1', '--token', 't', '--previous-env', 'LAUNCHER_AUTH_CLI_TEST_EMPTY'], '--previous-env: the environment variable LAUNCHER_AUTH_CLI_TEST_EMPTY is empty.'],
-    [['check', 'http://127.0.0.1:1', '--token', 't', '--token-env', 'HOME'], 'give either --token or --token-env, not both.'],
+    [
+      ['check', 'http://127.0.0.1:1', '--token-env', 'LAUNCHER_AUTH_SURELY_UNSET'],
+      '--token-env: the environment variable LAUNCHER_AUTH_SURELY_UNSET is not set.',
+    ],
+    [
+      ['check', 'http://127.0.0.1:1', '--token-env', 'LAUNCHER_AUTH_CLI_TEST_EMPTY'],
+      '--token-env: the environment variable LAUNCHER_AUTH_CLI_TEST_EMPTY is empty.',
+    ],
+    [
+      ['check', 'http://127.0.0.1:1', '--token', 't', '--previous-env', 'LAUNCHER_AUTH_CLI_TEST_EMPTY'],
+      '--previous-env: the environment variable LAUNCHER_AUTH_CLI_TEST_EMPTY is empty.',
+    ],
+    [
+      ['check', 'http://127.0.0.1:1', '--token', 't', '--token-env', 'HOME'],
+      'give either --token or --token-env, not both.',
+    ],
     [['check', 'not-a-url', '--token', 't'], '<base-url> must be an absolute http(s) URL.'],
     [['check', 'ftp://127.0.0.1/', '--token', 't'], '<base-url> must be an absolute http(s) URL.'],
     [['check', 'http://u:p@127.0.0.1:1', '--token', 't'], '<base-url> must not contain a user name or password.'],
-    [['check', 'http://127.0.0.1:1', '--token', 't', '--path', 'apps'], '--path must be a path that starts with a single "/" and has no spaces, backslashes, "?" or "#".'],
-    [['check', 'http://127.0.0.1:1', '--token', 't', '--health-path', '/he alth'], '--health-path must be a path that starts with a single "/" and has no spaces, backslashes, "?" or "#".'],
+    [
+      ['check', 'http://127.0.0.1:1', '--token', 't', '--path', 'apps'],
+      '--path must be a path that starts with a single "/" and has no spaces, backslashes, "?" or "#".',
+    ],
+    [
+      ['check', 'http://127.0.0.1:1', '--token', 't', '--health-path', '/he alth'],
+      '--health-path must be a path that starts with a single "/" and has no spaces, backslashes, "?" or "#".',
+    ],
     ...['soon', '0', '1.5', '1e3', '600001', '3000000000'].map((timeout) => [
       ['check', 'http://127.0.0.1:1', '--token', 't', '--timeout', timeout],
       '--timeout must be a whole number of milliseconds from 1 to 600000.',
     ]),
-  ])('%j is a usage error (exit 2): one line that says what is wrong, and where to read more', async (argv, message) => {
-    process.env.LAUNCHER_AUTH_CLI_TEST_EMPTY = ' ';
-    onTestFinished(() => void delete process.env.LAUNCHER_AUTH_CLI_TEST_EMPTY);
-    const { code, out, err } = await run(...(argv as string[]));
-    expect(code).toBe(EXIT.usage);
-    expect(code).toBe(2);
-    expect(out).toBe('');
-    expect(err).toBe(`launcher-auth: ${message} See launcher-auth --help.\n`);
-  });
+  ])(
+    '%j is a usage error (exit 2): one line that says what is wrong, and where to read more',
+    async (argv, message) => {
+      process.env.LAUNCHER_AUTH_CLI_TEST_EMPTY = ' ';
+      onTestFinished(() => void delete process.env.LAUNCHER_AUTH_CLI_TEST_EMPTY);
+      const { code, out, err } = await run(...(argv as string[]));
+      expect(code).toBe(EXIT.usage);
+      expect(code).toBe(2);
+      expect(out).toBe('');
+      expect(err).toBe(`launcher-auth: ${message} See launcher-auth --help.\n`);
+    },
+  );
 
   it.runIf(process.platform !== 'win32' && (statSync('/tmp').mode & 0o1022) === 0o1022)(
     'a secret file directly in /tmp: exit 3, the hint is a private folder, never a chmod of /tmp',
@@ -273,7 +329,9 @@ describe('launcher-auth usage', () => {
       const path = `/tmp/launcher-auth-cli-${process.pid}-${Date.now()}.json`;
       const result = await run('token', '--store', path, '--init');
       expect(result).toMatchObject({ code: EXIT.store, out: '' });
-      expect(result.err).toContain(`launcher-auth: The folder /tmp that holds the secret file ${path} is writable by group or others`);
+      expect(result.err).toContain(
+        `launcher-auth: The folder /tmp that holds the secret file ${path} is writable by group or others`,
+      );
       expect(result.err).toContain('Keep the secret in a private folder of your own instead');
       expect(result.err.includes('chmod')).toBe(false);
       expect(existsSync(path)).toBe(false);
@@ -284,38 +342,43 @@ describe('launcher-auth usage', () => {
     ['user:pw@', 'redis://launcher:Pw-4f9e2c@127.0.0.1:PORT/0'],
     [':pw@', 'redis://:Pw-4f9e2c@127.0.0.1:PORT'],
     ['rediss, user:pw@', 'rediss://default:Pw-4f9e2c@127.0.0.1:PORT'],
-  ])('--redis with a password (%s) is refused before connecting: exit 2, one line naming --redis-env, the password nowhere', async (_case, template) => {
-    // A listener in place of Redis counts connection attempts; it closes each one at once, so a CLI that did
-    // connect would fail there (exit 3), after the count went up.
-    let connections = 0;
-    const server = createNetServer((socket) => {
-      connections++;
-      socket.destroy();
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
-    const url = template.replace('PORT', String((server.address() as AddressInfo).port));
-    for (const command of ['token', 'rotate']) {
-      const result = await run(command, '--redis', url, ...(command === 'token' ? ['--init'] : []));
-      expect(result).toMatchObject({ code: EXIT.usage, out: '' });
-      expect(result.err).toBe(
-        'launcher-auth: --redis: a password on the command line is visible to every local user; put the URL in an ' +
-          'environment variable and give its name with --redis-env <NAME>. See launcher-auth --help.\n',
-      );
-      const printed = result.out + result.err;
-      expect(printed.includes('Pw-4f9e2c')).toBe(false);
-      expect(printed.includes(`${new URL(url).username}:Pw-4f9e2c`)).toBe(false);
-      expect(printed.includes('@127.0.0.1')).toBe(false);
-    }
-    expect(connections).toBe(0);
-  });
+  ])(
+    '--redis with a password (%s) is refused before connecting: exit 2, one line naming --redis-env, the password nowhere',
+    async (_case, template) => {
+      // A listener in place of Redis counts connection attempts; it closes each one at once, so a CLI that did
+      // connect would fail there (exit 3), after the count went up.
+      let connections = 0;
+      const server = createNetServer((socket) => {
+        connections++;
+        socket.destroy();
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
+      const url = template.replace('PORT', String((server.address() as AddressInfo).port));
+      for (const command of ['token', 'rotate']) {
+        const result = await run(command, '--redis', url, ...(command === 'token' ? ['--init'] : []));
+        expect(result).toMatchObject({ code: EXIT.usage, out: '' });
+        expect(result.err).toBe(
+          'launcher-auth: --redis: a password on the command line is visible to every local user; put the URL in an ' +
+            'environment variable and give its name with --redis-env <NAME>. See launcher-auth --help.\n',
+        );
+        const printed = result.out + result.err;
+        expect(printed.includes('Pw-4f9e2c')).toBe(false);
+        expect(printed.includes(`${new URL(url).username}:Pw-4f9e2c`)).toBe(false);
+        expect(printed.includes('@127.0.0.1')).toBe(false);
+      }
+      expect(connections).toBe(0);
+    },
+  );
 
   it('a folder as --store is a usage error that asks for the path of a file, for token and rotate alike', async () => {
     for (const command of ['token', 'rotate']) {
       const { code, out, err } = await run(command, '--store', folder);
       expect(code).toBe(EXIT.usage);
       expect(out).toBe('');
-      expect(err).toBe(`launcher-auth: --store needs the path of the secret file, not a folder: ${folder} is a folder. See launcher-auth --help.\n`);
+      expect(err).toBe(
+        `launcher-auth: --store needs the path of the secret file, not a folder: ${folder} is a folder. See launcher-auth --help.\n`,
+      );
       expect(err).not.toContain('backup');
     }
   });
@@ -337,12 +400,27 @@ describe('launcher-auth check', () => {
     const previous = authority.issue();
     const token = await authority.rotate();
     const url = await listen(withAuth(authority, (_req, res) => res.end('ok')));
-    const result = await run('check', url, '--token', token, '--previous', previous, '--path', '/apps', '--health-path', '/health');
+    const result = await run(
+      'check',
+      url,
+      '--token',
+      token,
+      '--previous',
+      previous,
+      '--path',
+      '/apps',
+      '--health-path',
+      '/health',
+    );
     expect(result.code).toBe(EXIT.ok);
     expect(result.err).toBe('');
     expect(verdicts(result.out)).toEqual({ ok: 13, fail: [] });
-    expect(result.out).toContain('ok    GET /apps without Authorization: expected 401, empty body, WWW-Authenticate: Bearer; got 401, body 0 bytes\n');
-    expect(result.out).toContain('ok    GET /apps with the current token: expected accepted (not 401/403/5xx); got 200, body 2 bytes\n');
+    expect(result.out).toContain(
+      'ok    GET /apps without Authorization: expected 401, empty body, WWW-Authenticate: Bearer; got 401, body 0 bytes\n',
+    );
+    expect(result.out).toContain(
+      'ok    GET /apps with the current token: expected accepted (not 401/403/5xx); got 200, body 2 bytes\n',
+    );
     expect(result.out.endsWith('13 passed, 0 failed\n')).toBe(true);
     expect(result.raw().out.includes(token) || result.raw().out.includes(previous)).toBe(false);
     expect(printsNoToken(result)).toBe(true);
@@ -403,7 +481,9 @@ describe('launcher-auth check', () => {
     expect(code).toBe(EXIT.checkFailed);
     expect(out).toBe('');
     expect(err).toMatch(
-      new RegExp(`^launcher-auth: nothing answers at ${url}/api: is the launcher running\\? \\(connect ECONNREFUSED [^)]+\\)\\n$`),
+      new RegExp(
+        `^launcher-auth: nothing answers at ${url}/api: is the launcher running\\? \\(connect ECONNREFUSED [^)]+\\)\\n$`,
+      ),
     );
   });
 
@@ -431,7 +511,9 @@ describe('launcher-auth check', () => {
     const { code, out, err } = await run('check', url, '--token', 'x.y.z', '--timeout', '1500');
     expect(code).toBe(EXIT.checkFailed);
     expect(out).toBe('');
-    expect(err).toBe(`launcher-auth: nothing answers at ${url}: is the launcher running? (no complete answer within 1500 ms)\n`);
+    expect(err).toBe(
+      `launcher-auth: nothing answers at ${url}: is the launcher running? (no complete answer within 1500 ms)\n`,
+    );
     expect(connections).toBe(12);
     // One deadline for the whole run: every case had connected before the first was given up (one after another,
     // each with its own deadline, one case would have).

@@ -88,7 +88,11 @@ describe('launcher-auth never prints an argument that could be a token', () => {
   it.each([
     ['a token of this host', () => authority.issue()],
     ['the same token after "Bearer "', () => `Bearer ${authority.issue()}`],
-    ['a token of the same shape signed by nobody', () => `${randomBytes(27).toString('base64url')}.${randomBytes(30).toString('base64url')}.${randomBytes(32).toString('base64url')}`],
+    [
+      'a token of the same shape signed by nobody',
+      () =>
+        `${randomBytes(27).toString('base64url')}.${randomBytes(30).toString('base64url')}.${randomBytes(32).toString('base64url')}`,
+    ],
     ['a key as a secret file holds it', () => 'hQ2vX9kR4mT7wZ1bN8cF3jL6pS0yD5gA2eK9uV4xB7s'],
   ])('%s, in every place of every error path', async (_what, value) => {
     const t = value();
@@ -108,7 +112,8 @@ describe('launcher-auth never prints an argument that could be a token', () => {
     }
     const fromVariable = await runCli('check', urls.api, '--token-env', 'LAUNCHER_AUTH_CLI_ECHO');
     expect(fromVariable.code).toBe(EXIT.usage);
-    if (needles.some((needle) => `${fromVariable.raw().out}${fromVariable.raw().err}`.includes(needle))) leaks.push('--token-env');
+    if (needles.some((needle) => `${fromVariable.raw().out}${fromVariable.raw().err}`.includes(needle)))
+      leaks.push('--token-env');
     delete process.env['LAUNCHER_AUTH_CLI_ECHO'];
     // The argument lists with the value replaced: never the value itself.
     expect(leaks).toEqual([]);

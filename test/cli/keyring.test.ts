@@ -7,7 +7,12 @@ import { TokenAuthority } from 'launcher-auth';
 import { KeyringSecretStore } from 'launcher-auth/keyring';
 import { EXIT, main } from '../../src/cli/main.js';
 import { until } from '../support/async.js';
-import { secretServiceMissing, servicesRequired, useSecretService, type SecretService } from '../support/secret-service.js';
+import {
+  secretServiceMissing,
+  servicesRequired,
+  useSecretService,
+  type SecretService,
+} from '../support/secret-service.js';
 
 const missing = secretServiceMissing();
 const JWT_SHAPED = /[\w-]{10,}\.[\w-]{10,}\.[\w-]{10,}/g;
@@ -44,7 +49,10 @@ describe('launcher-auth --keyring: usage', () => {
     [['token', '--keyring', 'service-only'], '--keyring must be <service>/<account>.'],
     [['rotate', '--keyring', '/account'], '--keyring must be <service>/<account>.'],
     [['rotate', '--keyring', 'service/'], '--keyring must be <service>/<account>.'],
-    [['token', '--keyring', 's/a\tb'], '--keyring: `account` must be a string of 1 to 256 characters without control characters.'],
+    [
+      ['token', '--keyring', 's/a\tb'],
+      '--keyring: `account` must be a string of 1 to 256 characters without control characters.',
+    ],
   ])('%j is a usage error', async (argv, message) => {
     const { code, out, err } = await run(...argv);
     expect(code).toBe(EXIT.usage);
@@ -124,7 +132,9 @@ describe.skipIf(missing !== undefined && !servicesRequired)(
       expect(code).toBe(EXIT.store);
       expect(out).toBe('');
       expect(err).toMatch(
-        new RegExp(`^launcher-auth: Cannot read the keychain entry \\(service "${entry.service}", account "automation"\\): the OS keychain is not available \\(Platform failure: .*\\)\\. .*FileSecretStore instead\\.\\n$`),
+        new RegExp(
+          `^launcher-auth: Cannot read the keychain entry \\(service "${entry.service}", account "automation"\\): the OS keychain is not available \\(Platform failure: .*\\)\\. .*FileSecretStore instead\\.\\n$`,
+        ),
       );
     });
   },

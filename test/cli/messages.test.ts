@@ -25,7 +25,9 @@ async function authority(): Promise<TokenAuthority> {
 
 /** A plain-HTTP host wired as the README wires one: GET /health open, every other path behind the token. */
 async function api(auth: TokenAuthority): Promise<string> {
-  const handler: RequestListener = withAuth(auth, (_req, res) => res.end('ok'), { health: (_req, res) => res.end('ok') });
+  const handler: RequestListener = withAuth(auth, (_req, res) => res.end('ok'), {
+    health: (_req, res) => res.end('ok'),
+  });
   const server = createServer(handler);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
@@ -36,7 +38,8 @@ describe('launcher-auth check: one line for a mistake with one cause', () => {
   it('a token given with "Bearer " in front, on the command line or in the variable, is a usage error', async () => {
     const auth = await authority();
     const url = await api(auth);
-    const message = 'starts with "Bearer": give the token alone, the check sends "Bearer <token>" itself. See launcher-auth --help.\n';
+    const message =
+      'starts with "Bearer": give the token alone, the check sends "Bearer <token>" itself. See launcher-auth --help.\n';
     const flag = await runCli('check', url, '--token', `Bearer ${auth.issue()}`);
     expect(flag).toMatchObject({ code: EXIT.usage, out: '', err: `launcher-auth: --token ${message}` });
     process.env.LAUNCHER_AUTH_CLI_TEST_TOKEN = `bearer  ${auth.issue()}\n`;
@@ -94,7 +97,7 @@ describe('launcher-auth check: one line for a mistake with one cause', () => {
     expect(fixed.out.endsWith('12 passed, 0 failed\n')).toBe(true);
   });
 
-  it('the demo\'s settings page in place of its API: one line about the 403s, not twelve FAIL lines', async () => {
+  it("the demo's settings page in place of its API: one line about the 403s, not twelve FAIL lines", async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'launcher-auth-cli-demo-'));
     cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
     const demo = await startDemo({ apiPort: 0, settingsPort: 0, dataDir });

@@ -38,153 +38,175 @@ async function running(key: string): Promise<TokenAuthority> {
 /** The CLI as a child process, as `npx launcher-auth` runs it: its exit code and output, tokens redacted. */
 function child(args: string[], imports: string[] = []): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve, reject) => {
-    const spawned = spawn(process.execPath, ['--import', TSX_LOADER, ...imports.flatMap((i) => ['--import', i]), 'src/cli/main.ts', ...args], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const spawned = spawn(
+      process.execPath,
+      ['--import', TSX_LOADER, ...imports.flatMap((i) => ['--import', i]), 'src/cli/main.ts', ...args],
+      {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
     let err = '';
     spawned.stdout.on('data', (chunk: Buffer) => void (out += chunk.toString('utf8')));
     spawned.stderr.on('data', (chunk: Buffer) => void (err += chunk.toString('utf8')));
     spawned.on('error', reject);
-    spawned.on('close', (code) => resolve({ code, out: out.replace(JWT_SHAPED, '<token>'), err: err.replace(JWT_SHAPED, '<token>') }));
+    spawned.on('close', (code) =>
+      resolve({ code, out: out.replace(JWT_SHAPED, '<token>'), err: err.replace(JWT_SHAPED, '<token>') }),
+    );
   });
 }
 
-describe.skipIf(SKIP_REASON !== undefined)(`launcher-auth --redis${SKIP_REASON === undefined ? '' : ` (skipped: ${SKIP_REASON})`}`, () => {
-  beforeAll(async () => {
-    redis = await startRedis();
-  });
-  afterAll(async () => {
-    await redis?.kill();
-  });
-
-  it('token: no record is a store error naming the server and key; --init creates the one a running instance uses', async () => {
-    const key = freshKey();
-    const none = await runCli('token', '--redis', redis.url, '--redis-key', key);
-    expect(none).toMatchObject({ code: EXIT.store, out: '' });
-    expect(none.err).toBe(`launcher-auth: no secret in Redis at ${redis.url} under the key "${key}" (use --init to create one).\n`);
-
-    const created = await runCli('token', '--redis', redis.url, '--redis-key', key, '--init');
-    expect(created).toMatchObject({ code: EXIT.ok, out: '<token>\n', err: '' });
-    const instance = await running(key);
-    expect(created.raw().out).toBeSameToken(`${instance.issue()}\n`);
-    const again = await runCli('token', '--redis', redis.url, '--redis-key', key);
-    expect(again.raw().out === created.raw().out).toBe(true);
-  });
-
-  it('leaves no entry in the table of instances that a rotation waits for', async () => {
-    const key = freshKey();
-    await runCli('token', '--redis', redis.url, '--redis-key', key, '--init');
-    await runCli('rotate', '--redis', redis.url, '--redis-key', key);
-    const client = await connectedClient(redis.url);
-    onTestFinished(() => client.destroy());
-    const tables = (await client.keys('*')).filter((name) => name.includes(key) && name.endsWith(':instances'));
-    expect(tables.length).toBeLessThanOrEqual(1);
-    for (const table of tables) expect(await client.hLen(table)).toBe(0);
-  });
-
-  it('rotate: when it prints the new token, the running instance accepts it and refuses the old one', async () => {
-    const key = freshKey();
-    const missing = await runCli('rotate', '--redis', redis.url, '--redis-key', key);
-    expect(missing.err).toBe(
-      `launcher-auth: no secret in Redis at ${redis.url} under the key "${key}" ` +
-        `(create one with: launcher-auth token --redis ${redis.url} --redis-key ${key} --init).\n`,
-    );
-    await runCli('token', '--redis', redis.url, '--redis-key', key, '--init');
-    const instance = await running(key);
-    const old = instance.issue();
-    let followed = 0;
-    instance.onRotate(() => followed++);
-
-    const rotated = await runCli('rotate', '--redis', redis.url, '--redis-key', key);
-    expect(rotated).toMatchObject({ code: EXIT.ok, out: '<token>\n', err: WAIT_NOTE });
-    const fresh = rotated.raw().out.trim();
-    // rotate() resolved in the CLI only once every live instance had the new key: nothing to wait for here.
-    expect(followed).toBe(1);
-    expect(instance.issue()).toBeSameToken(fresh);
-    expect((await instance.verify(fresh)).ok).toBe(true);
-    expect(await instance.verify(old)).toEqual({ ok: false, reason: 'rotated' });
-  });
-
-  it('rotate over a rollback marker (Redis lost the secret) replaces it, as the settings window\'s Regenerate does', async () => {
-    const key = freshKey();
-    const client = await connectedClient(redis.url);
-    onTestFinished(() => client.destroy());
-    // What the instances write when Redis came back without the secret and none could write it back.
-    await client.set(key, encodeMarker('lost', 3, 'before'));
-    const refused = await runCli('token', '--redis', redis.url, '--redis-key', key);
-    expect(refused.code).toBe(EXIT.store);
-    expect(refused.err).toMatch(/holds an older secret than one already in use/);
-
-    const rotated = await runCli('rotate', '--redis', redis.url, '--redis-key', key);
-    expect(rotated).toMatchObject({
-      code: EXIT.ok,
-      out: '<token>\n',
-      err: `launcher-auth: the secret in Redis at ${redis.url} under the key "${key}" was lost (Redis went back to an older state), so every token is refused; a new one replaces it.\n${WAIT_NOTE}`,
+describe.skipIf(SKIP_REASON !== undefined)(
+  `launcher-auth --redis${SKIP_REASON === undefined ? '' : ` (skipped: ${SKIP_REASON})`}`,
+  () => {
+    beforeAll(async () => {
+      redis = await startRedis();
     });
-    const instance = await running(key);
-    expect(instance.issue() === rotated.raw().out.trim()).toBe(true);
-    expect((await instance.verify(instance.issue())).ok).toBe(true);
-    expect((await runCli('token', '--redis', redis.url, '--redis-key', key)).raw().out === rotated.raw().out).toBe(true);
-  });
-
-  it('the default key is the store\'s default: an instance on RedisSecretStore\'s default follows a rotate without --redis-key', async () => {
-    const created = await runCli('token', '--redis', redis.url, '--init');
-    expect(created.code).toBe(EXIT.ok);
-    const client = await connectedClient(redis.url);
-    const instance = await TokenAuthority.open({ store: new RedisSecretStore({ client }) });
-    onTestFinished(async () => {
-      await instance.close();
-      client.destroy();
+    afterAll(async () => {
+      await redis?.kill();
     });
-    expect(created.raw().out).toBeSameToken(`${instance.issue()}\n`);
-    const rotated = await runCli('rotate', '--redis', redis.url);
-    expect(rotated.code).toBe(EXIT.ok);
-    expect(instance.issue()).toBeSameToken(rotated.raw().out.trim());
-  });
 
-  it('Redis not running: one line that names the server and asks whether it runs, exit 3', async () => {
-    const port = await freePort();
-    const result = await runCli('token', '--redis', `redis://127.0.0.1:${port}`, '--init');
-    expect(result).toMatchObject({ code: EXIT.store, out: '' });
-    expect(result.err).toMatch(
-      new RegExp(`^launcher-auth: cannot reach Redis at redis://127\\.0\\.0\\.1:${port} \\(connect ECONNREFUSED [^)]+\\): is Redis running there\\?\\n$`),
-    );
-  });
+    it('token: no record is a store error naming the server and key; --init creates the one a running instance uses', async () => {
+      const key = freshKey();
+      const none = await runCli('token', '--redis', redis.url, '--redis-key', key);
+      expect(none).toMatchObject({ code: EXIT.store, out: '' });
+      expect(none.err).toBe(
+        `launcher-auth: no secret in Redis at ${redis.url} under the key "${key}" (use --init to create one).\n`,
+      );
 
-  it('a URL with a password comes through --redis-env: it connects, and nothing printed holds the password', async () => {
-    const key = freshKey();
-    const password = `pw-${key}`;
-    const client = await connectedClient(redis.url);
-    onTestFinished(async () => {
-      await client.sendCommand(['ACL', 'DELUSER', 'cli-env']);
-      client.destroy();
+      const created = await runCli('token', '--redis', redis.url, '--redis-key', key, '--init');
+      expect(created).toMatchObject({ code: EXIT.ok, out: '<token>\n', err: '' });
+      const instance = await running(key);
+      expect(created.raw().out).toBeSameToken(`${instance.issue()}\n`);
+      const again = await runCli('token', '--redis', redis.url, '--redis-key', key);
+      expect(again.raw().out === created.raw().out).toBe(true);
     });
-    await client.sendCommand(['ACL', 'SETUSER', 'cli-env', 'on', `>${password}`, '~*', '&*', '+@all']);
-    process.env.LAUNCHER_AUTH_CLI_TEST_REDIS = `redis://cli-env:${password}@127.0.0.1:${redis.port}`;
-    onTestFinished(() => void delete process.env.LAUNCHER_AUTH_CLI_TEST_REDIS);
-    const missing = await runCli('rotate', '--redis-env', 'LAUNCHER_AUTH_CLI_TEST_REDIS', '--redis-key', key);
-    expect(missing).toMatchObject({ code: EXIT.store, out: '' });
-    expect(missing.err).toBe(
-      `launcher-auth: no secret in Redis at redis://127.0.0.1:${redis.port} under the key "${key}" ` +
-        `(create one with: launcher-auth token --redis-env LAUNCHER_AUTH_CLI_TEST_REDIS --redis-key ${key} --init).\n`,
-    );
-    const created = await runCli('token', '--redis-env', 'LAUNCHER_AUTH_CLI_TEST_REDIS', '--redis-key', key, '--init');
-    expect(created).toMatchObject({ code: EXIT.ok, out: '<token>\n', err: '' });
-    expect((await running(key)).issue() === created.raw().out.trim()).toBe(true);
-  });
 
-  it('as a child process: rotate prints the token and the process ends by itself', async () => {
-    const key = freshKey();
-    expect((await runCli('token', '--redis', redis.url, '--redis-key', key, '--init')).code).toBe(EXIT.ok);
-    const instance = await running(key);
-    const old = instance.issue();
-    const rotated = await child(['rotate', '--redis', redis.url, '--redis-key', key]);
-    expect(rotated).toEqual({ code: 0, out: '<token>\n', err: WAIT_NOTE });
-    expect(instance.issue()).not.toBeSameToken(old);
-  });
-});
+    it('leaves no entry in the table of instances that a rotation waits for', async () => {
+      const key = freshKey();
+      await runCli('token', '--redis', redis.url, '--redis-key', key, '--init');
+      await runCli('rotate', '--redis', redis.url, '--redis-key', key);
+      const client = await connectedClient(redis.url);
+      onTestFinished(() => client.destroy());
+      const tables = (await client.keys('*')).filter((name) => name.includes(key) && name.endsWith(':instances'));
+      expect(tables.length).toBeLessThanOrEqual(1);
+      for (const table of tables) expect(await client.hLen(table)).toBe(0);
+    });
+
+    it('rotate: when it prints the new token, the running instance accepts it and refuses the old one', async () => {
+      const key = freshKey();
+      const missing = await runCli('rotate', '--redis', redis.url, '--redis-key', key);
+      expect(missing.err).toBe(
+        `launcher-auth: no secret in Redis at ${redis.url} under the key "${key}" ` +
+          `(create one with: launcher-auth token --redis ${redis.url} --redis-key ${key} --init).\n`,
+      );
+      await runCli('token', '--redis', redis.url, '--redis-key', key, '--init');
+      const instance = await running(key);
+      const old = instance.issue();
+      let followed = 0;
+      instance.onRotate(() => followed++);
+
+      const rotated = await runCli('rotate', '--redis', redis.url, '--redis-key', key);
+      expect(rotated).toMatchObject({ code: EXIT.ok, out: '<token>\n', err: WAIT_NOTE });
+      const fresh = rotated.raw().out.trim();
+      // rotate() resolved in the CLI only once every live instance had the new key: nothing to wait for here.
+      expect(followed).toBe(1);
+      expect(instance.issue()).toBeSameToken(fresh);
+      expect((await instance.verify(fresh)).ok).toBe(true);
+      expect(await instance.verify(old)).toEqual({ ok: false, reason: 'rotated' });
+    });
+
+    it("rotate over a rollback marker (Redis lost the secret) replaces it, as the settings window's Regenerate does", async () => {
+      const key = freshKey();
+      const client = await connectedClient(redis.url);
+      onTestFinished(() => client.destroy());
+      // What the instances write when Redis came back without the secret and none could write it back.
+      await client.set(key, encodeMarker('lost', 3, 'before'));
+      const refused = await runCli('token', '--redis', redis.url, '--redis-key', key);
+      expect(refused.code).toBe(EXIT.store);
+      expect(refused.err).toMatch(/holds an older secret than one already in use/);
+
+      const rotated = await runCli('rotate', '--redis', redis.url, '--redis-key', key);
+      expect(rotated).toMatchObject({
+        code: EXIT.ok,
+        out: '<token>\n',
+        err: `launcher-auth: the secret in Redis at ${redis.url} under the key "${key}" was lost (Redis went back to an older state), so every token is refused; a new one replaces it.\n${WAIT_NOTE}`,
+      });
+      const instance = await running(key);
+      expect(instance.issue() === rotated.raw().out.trim()).toBe(true);
+      expect((await instance.verify(instance.issue())).ok).toBe(true);
+      expect((await runCli('token', '--redis', redis.url, '--redis-key', key)).raw().out === rotated.raw().out).toBe(
+        true,
+      );
+    });
+
+    it("the default key is the store's default: an instance on RedisSecretStore's default follows a rotate without --redis-key", async () => {
+      const created = await runCli('token', '--redis', redis.url, '--init');
+      expect(created.code).toBe(EXIT.ok);
+      const client = await connectedClient(redis.url);
+      const instance = await TokenAuthority.open({ store: new RedisSecretStore({ client }) });
+      onTestFinished(async () => {
+        await instance.close();
+        client.destroy();
+      });
+      expect(created.raw().out).toBeSameToken(`${instance.issue()}\n`);
+      const rotated = await runCli('rotate', '--redis', redis.url);
+      expect(rotated.code).toBe(EXIT.ok);
+      expect(instance.issue()).toBeSameToken(rotated.raw().out.trim());
+    });
+
+    it('Redis not running: one line that names the server and asks whether it runs, exit 3', async () => {
+      const port = await freePort();
+      const result = await runCli('token', '--redis', `redis://127.0.0.1:${port}`, '--init');
+      expect(result).toMatchObject({ code: EXIT.store, out: '' });
+      expect(result.err).toMatch(
+        new RegExp(
+          `^launcher-auth: cannot reach Redis at redis://127\\.0\\.0\\.1:${port} \\(connect ECONNREFUSED [^)]+\\): is Redis running there\\?\\n$`,
+        ),
+      );
+    });
+
+    it('a URL with a password comes through --redis-env: it connects, and nothing printed holds the password', async () => {
+      const key = freshKey();
+      const password = `pw-${key}`;
+      const client = await connectedClient(redis.url);
+      onTestFinished(async () => {
+        await client.sendCommand(['ACL', 'DELUSER', 'cli-env']);
+        client.destroy();
+      });
+      await client.sendCommand(['ACL', 'SETUSER', 'cli-env', 'on', `>${password}`, '~*', '&*', '+@all']);
+      process.env.LAUNCHER_AUTH_CLI_TEST_REDIS = `redis://cli-env:${password}@127.0.0.1:${redis.port}`;
+      onTestFinished(() => void delete process.env.LAUNCHER_AUTH_CLI_TEST_REDIS);
+      const missing = await runCli('rotate', '--redis-env', 'LAUNCHER_AUTH_CLI_TEST_REDIS', '--redis-key', key);
+      expect(missing).toMatchObject({ code: EXIT.store, out: '' });
+      expect(missing.err).toBe(
+        `launcher-auth: no secret in Redis at redis://127.0.0.1:${redis.port} under the key "${key}" ` +
+          `(create one with: launcher-auth token --redis-env LAUNCHER_AUTH_CLI_TEST_REDIS --redis-key ${key} --init).\n`,
+      );
+      const created = await runCli(
+        'token',
+        '--redis-env',
+        'LAUNCHER_AUTH_CLI_TEST_REDIS',
+        '--redis-key',
+        key,
+        '--init',
+      );
+      expect(created).toMatchObject({ code: EXIT.ok, out: '<token>\n', err: '' });
+      expect((await running(key)).issue() === created.raw().out.trim()).toBe(true);
+    });
+
+    it('as a child process: rotate prints the token and the process ends by itself', async () => {
+      const key = freshKey();
+      expect((await runCli('token', '--redis', redis.url, '--redis-key', key, '--init')).code).toBe(EXIT.ok);
+      const instance = await running(key);
+      const old = instance.issue();
+      const rotated = await child(['rotate', '--redis', redis.url, '--redis-key', key]);
+      expect(rotated).toEqual({ code: 0, out: '<token>\n', err: WAIT_NOTE });
+      expect(instance.issue()).not.toBeSameToken(old);
+    });
+  },
+);
 
 describe('launcher-auth without the package redis installed', () => {
   // A resolve hook that answers for `redis` as Node does for a package that is not installed.
@@ -197,7 +219,11 @@ describe('launcher-auth without the package redis installed', () => {
 
   it('--store works (redis is loaded only for --redis), and --redis says which package to install', async () => {
     const usage = await child(['token', '--store'], [register]);
-    expect(usage).toEqual({ code: 2, out: '', err: 'launcher-auth: --store needs a value. See launcher-auth --help.\n' });
+    expect(usage).toEqual({
+      code: 2,
+      out: '',
+      err: 'launcher-auth: --store needs a value. See launcher-auth --help.\n',
+    });
     const missing = await child(['token', '--redis', 'redis://127.0.0.1:6379'], [register]);
     expect(missing).toEqual({
       code: EXIT.store,

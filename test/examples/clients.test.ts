@@ -75,7 +75,11 @@ async function expectClient(command: string, script: string, listed: RegExp): Pr
   expect(stale.out).toBe('health: 200\n');
   expect(stale.err.trim()).toBe("401: copy the token from the launcher's settings again (was it regenerated?)");
   // A boolean, so that a failure does not print a token.
-  expect([ok, prefixed, stale].some((ran) => `${ran.out}${ran.err}`.includes(token) || `${ran.out}${ran.err}`.includes(fresh))).toBe(false);
+  expect(
+    [ok, prefixed, stale].some(
+      (ran) => `${ran.out}${ran.err}`.includes(token) || `${ran.out}${ran.err}`.includes(fresh),
+    ),
+  ).toBe(false);
 }
 
 describe('calling the API from scripts', () => {
@@ -86,7 +90,10 @@ describe('calling the API from scripts', () => {
   it.skipIf(!hasRequests && !REQUIRED)(
     `Python requests (examples/clients/call-api.py)${hasRequests ? '' : ': skipped, /usr/bin/python3 has no requests (apt-get install python3-requests)'}`,
     async () => {
-      expect(hasRequests, `${PYTHON} with requests is required (LAUNCHER_AUTH_REQUIRE_SERVICES=1): apt-get install python3-requests`).toBe(true);
+      expect(
+        hasRequests,
+        `${PYTHON} with requests is required (LAUNCHER_AUTH_REQUIRE_SERVICES=1): apt-get install python3-requests`,
+      ).toBe(true);
       await expectClient(PYTHON, 'examples/clients/call-api.py', /\{'apps': \[/);
     },
   );

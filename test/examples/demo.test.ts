@@ -13,7 +13,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { checkServer } from 'launcher-auth/testing';
 import { LauncherAuthError, type TokenAuthority } from 'launcher-auth';
 import { INSTALLED_APPS } from '../../examples/demo/api.ts';
-import { LAUNCH_FILE, PortInUseError, REDIRECT_FILE, REDIRECT_FOLDER, startDemo, type Demo } from '../../examples/demo/main.ts';
+import {
+  LAUNCH_FILE,
+  PortInUseError,
+  REDIRECT_FILE,
+  REDIRECT_FOLDER,
+  startDemo,
+  type Demo,
+} from '../../examples/demo/main.ts';
 import { CONTENT_SECURITY_POLICY, launchFileHtml, refusalPage } from '../../examples/demo/settings.ts';
 import { budget } from '../support/machine.js';
 
@@ -68,7 +75,14 @@ function send(url: string, options: Options = {}): Promise<IncomingMessage> {
   if (options.token !== undefined) headers['authorization'] = `Bearer ${options.token}`;
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: target.hostname, port: target.port, path: `${target.pathname}${target.search}`, method: options.method ?? 'GET', headers, agent: false },
+      {
+        host: target.hostname,
+        port: target.port,
+        path: `${target.pathname}${target.search}`,
+        method: options.method ?? 'GET',
+        headers,
+        agent: false,
+      },
       resolve,
     );
     req.on('error', reject);
@@ -126,7 +140,8 @@ async function openEvents(apiUrl: string, token: string): Promise<EventStream> {
     status: res.statusCode ?? 0,
     contentType: res.headers['content-type'],
     text: () => text,
-    until: (part) => (text.includes(part) ? Promise.resolve() : new Promise<void>((resolve) => waiting.push({ part, resolve }))),
+    until: (part) =>
+      text.includes(part) ? Promise.resolve() : new Promise<void>((resolve) => waiting.push({ part, resolve })),
     ended,
     leave: () => res.destroy(),
   };
@@ -149,7 +164,9 @@ async function until(probe: () => Promise<boolean> | boolean, what: string): Pro
 
 /** The page key in the launch link's answer: a page that refreshes itself to `/#<page key>`. */
 function pageKeyOf(answer: Answer): string | undefined {
-  return /^<!doctype html>\n[^]*<meta http-equiv="refresh" content="0;url=\/#([\w-]{43})">\n/.exec(answer.body.toString('utf8'))?.[1];
+  return /^<!doctype html>\n[^]*<meta http-equiv="refresh" content="0;url=\/#([\w-]{43})">\n/.exec(
+    answer.body.toString('utf8'),
+  )?.[1];
 }
 
 /**
@@ -179,7 +196,10 @@ async function pageHeaders({ settingsUrl, launchUrl }: Demo): Promise<Record<str
 }
 
 async function regenerate(started: Demo, headers?: Record<string, string>): Promise<Answer> {
-  return call(`${started.settingsUrl}/regenerate`, { method: 'POST', headers: headers ?? (await pageHeaders(started)) });
+  return call(`${started.settingsUrl}/regenerate`, {
+    method: 'POST',
+    headers: headers ?? (await pageHeaders(started)),
+  });
 }
 
 /**
@@ -189,7 +209,10 @@ async function regenerate(started: Demo, headers?: Record<string, string>): Prom
 function expectForbidden(answer: Answer): void {
   expect(answer.status).toBe(403);
   const body = answer.body.toString('utf8');
-  expect(body === '' || (body.startsWith('<!doctype html>') && body.includes('<h1>Open the settings from the launcher</h1>'))).toBe(true);
+  expect(
+    body === '' ||
+      (body.startsWith('<!doctype html>') && body.includes('<h1>Open the settings from the launcher</h1>')),
+  ).toBe(true);
   expect(Number(answer.headers['content-length'])).toBeGreaterThan(0);
   expect(answer.headers['content-type']).toBe('text/html; charset=utf-8');
   expect(answer.headers['set-cookie']).toBeUndefined();
@@ -340,7 +363,13 @@ describe('the settings server (examples/demo/settings.ts)', () => {
     const { cookie: pair, pageKey } = await owner(launchUrl);
     const [name, value = ''] = pair.split('=');
     const wrongValue = `${value.slice(0, -1)}${value.endsWith('A') ? 'B' : 'A'}`;
-    for (const cookie of [`${name}=${key}`, `${name}=${wrongValue}`, `${name}=`, `other=${value}`, `${name}x=${value}`]) {
+    for (const cookie of [
+      `${name}=${key}`,
+      `${name}=${wrongValue}`,
+      `${name}=`,
+      `other=${value}`,
+      `${name}x=${value}`,
+    ]) {
       const headers = { cookie, 'x-launcher-settings': pageKey };
       expectForbidden(await call(`${settingsUrl}/`, { headers }));
       expectForbidden(await call(`${settingsUrl}/token`, { headers }));
@@ -402,7 +431,9 @@ describe('the settings server (examples/demo/settings.ts)', () => {
       expectForbidden(await call(link, { method: 'HEAD' }));
     }
     // Without the cookie and the page key, neither the token nor a regeneration.
-    expectForbidden(await call(`${settingsUrl}/token`, { headers: { origin: settingsUrl, 'sec-fetch-site': 'same-origin' } }));
+    expectForbidden(
+      await call(`${settingsUrl}/token`, { headers: { origin: settingsUrl, 'sec-fetch-site': 'same-origin' } }),
+    );
     expectForbidden(await regenerate(started, { origin: settingsUrl, 'sec-fetch-site': 'same-origin' }));
     expect(rotated()).toBe(0);
     expect((await call(`${apiUrl}/apps`, { token: authority.issue() })).status).toBe(200);
@@ -459,13 +490,15 @@ describe('the settings server (examples/demo/settings.ts)', () => {
       expectForbidden(answer);
       expect(answer.body.toString('utf8')).toBe(expected);
     }
-    expect(expected).toContain(`Open the file <code>${redirectFile}</code> in this browser: it always holds a fresh link`);
+    expect(expected).toContain(
+      `Open the file <code>${redirectFile}</code> in this browser: it always holds a fresh link`,
+    );
     for (const secret of [key, pageKey, cookie.split('=')[1] ?? '', authority.issue(), started.launchUrl]) {
       expect(expected.includes(secret)).toBe(false);
     }
   });
 
-  it('a new launch key and cookie at every start: the earlier run\'s link and cookie are refused', async () => {
+  it("a new launch key and cookie at every start: the earlier run's link and cookie are refused", async () => {
     const dataDir = await tempDir();
     const first = await demo(dataDir);
     const oldCookie = await ownerCookie(first.launchUrl);
@@ -517,7 +550,14 @@ describe('the settings server (examples/demo/settings.ts)', () => {
     const pageKey = own['x-launcher-settings'] ?? '';
     const { 'x-launcher-settings': _header, ...cookieOnly } = own;
     const flipped = `${pageKey.slice(0, -1)}${pageKey.endsWith('A') ? 'B' : 'A'}`;
-    for (const value of [undefined, '1', '', flipped, `${pageKey}A`, (await owner(started.launchUrl)).cookie.split('=')[1]]) {
+    for (const value of [
+      undefined,
+      '1',
+      '',
+      flipped,
+      `${pageKey}A`,
+      (await owner(started.launchUrl)).cookie.split('=')[1],
+    ]) {
       const headers = value === undefined ? cookieOnly : { ...cookieOnly, 'x-launcher-settings': value };
       expectForbidden(await call(`${started.settingsUrl}/token`, { headers }));
       expectForbidden(await regenerate(started, headers));
@@ -528,7 +568,7 @@ describe('the settings server (examples/demo/settings.ts)', () => {
     expect((await call(`${apiUrl}/apps`, { token: before })).status).toBe(200);
   });
 
-  it('gives the token only to its own page in the owner\'s browser, never to be cached', async () => {
+  it("gives the token only to its own page in the owner's browser, never to be cached", async () => {
     const started = await demo();
     const { settingsUrl, authority } = started;
     const own = await pageHeaders(started);
@@ -563,7 +603,10 @@ describe('the settings server (examples/demo/settings.ts)', () => {
     expect(answer.status).toBe(200);
     expect(answer.headers['cache-control']).toBe('no-store');
     const fresh = (json(answer) as { token: string }).token;
-    expect(json(answer)).toMatchObject({ outcome: 'regenerated', message: 'New token created: the previous token no longer works.' });
+    expect(json(answer)).toMatchObject({
+      outcome: 'regenerated',
+      message: 'New token created: the previous token no longer works.',
+    });
     expect(fresh).toBeSameToken(authority.issue());
     expect(fresh).not.toBeSameToken(old);
 
@@ -580,26 +623,29 @@ describe('the settings server (examples/demo/settings.ts)', () => {
     ['ERR_SAVE_CONFLICT', true, 'regenerated-elsewhere'],
     ['ERR_ROTATION_SUPERSEDED', true, 'regenerated-elsewhere'],
     ['ERR_SAVE_UNCERTAIN', false, 'unconfirmed'],
-  ] as const)('POST /regenerate after rotate() rejects %s: 200 with its outcome, its message and the token that works now', async (code, changed, outcome) => {
-    const started = await demo();
-    const { apiUrl, authority } = started;
-    const before = authority.issue();
-    const real = authority.rotate.bind(authority);
-    // rotate() as the core settles it for each code: the token is the one the authority issues afterwards.
-    authority.rotate = async () => {
-      if (changed) await real();
-      throw new LauncherAuthError(code, `rotate() rejected with ${code}.`);
-    };
-    const answer = await regenerate(started);
-    expect(answer.status).toBe(200);
-    const info = json(answer) as { token: string; keyId: string; outcome: string; message: string };
-    expect(info.outcome).toBe(outcome);
-    expect(info.message).toMatch(/^[A-Z].*\.$/);
-    expect(info.token).toBeSameToken(authority.issue());
-    expect(info.keyId).toBe(authority.keyId);
-    expect(info.token === before).toBe(!changed);
-    expect((await call(`${apiUrl}/apps`, { token: info.token })).status).toBe(200);
-  });
+  ] as const)(
+    'POST /regenerate after rotate() rejects %s: 200 with its outcome, its message and the token that works now',
+    async (code, changed, outcome) => {
+      const started = await demo();
+      const { apiUrl, authority } = started;
+      const before = authority.issue();
+      const real = authority.rotate.bind(authority);
+      // rotate() as the core settles it for each code: the token is the one the authority issues afterwards.
+      authority.rotate = async () => {
+        if (changed) await real();
+        throw new LauncherAuthError(code, `rotate() rejected with ${code}.`);
+      };
+      const answer = await regenerate(started);
+      expect(answer.status).toBe(200);
+      const info = json(answer) as { token: string; keyId: string; outcome: string; message: string };
+      expect(info.outcome).toBe(outcome);
+      expect(info.message).toMatch(/^[A-Z].*\.$/);
+      expect(info.token).toBeSameToken(authority.issue());
+      expect(info.keyId).toBe(authority.keyId);
+      expect(info.token === before).toBe(!changed);
+      expect((await call(`${apiUrl}/apps`, { token: info.token })).status).toBe(200);
+    },
+  );
 
   it('POST /regenerate after ERR_CLOSED: 503, stopped, no token; after an unknown failure: 500 with its message', async () => {
     const started = await demo();
@@ -609,7 +655,10 @@ describe('the settings server (examples/demo/settings.ts)', () => {
     };
     const stopped = await regenerate(started);
     expect(stopped.status).toBe(503);
-    expect(json(stopped)).toEqual({ outcome: 'stopped', message: 'The automation API has stopped: no token works until the launcher starts it again.' });
+    expect(json(stopped)).toEqual({
+      outcome: 'stopped',
+      message: 'The automation API has stopped: no token works until the launcher starts it again.',
+    });
     authority.rotate = async () => {
       throw new Error('broken');
     };
@@ -652,11 +701,22 @@ describe('the settings server (examples/demo/settings.ts)', () => {
     const port = new URL(settingsUrl).port;
     const key = new URL(started.launchUrl).search;
     const own = await pageHeaders(started);
-    for (const host of [`evil.example:${port}`, 'evil.example', `127.0.0.1:${Number(port) + 1}`, `127.0.0.2:${port}`, '127.0.0.1']) {
+    for (const host of [
+      `evil.example:${port}`,
+      'evil.example',
+      `127.0.0.1:${Number(port) + 1}`,
+      `127.0.0.2:${port}`,
+      '127.0.0.1',
+    ]) {
       // A rebinding page is same-origin with itself: its Origin matches its Host, and it can send any header
       // (here even the owner's cookie, which its own cookie jar would not hold).
       const headers = { ...own, host, origin: `http://${host}` };
-      for (const [method, path] of [['GET', '/'], ['GET', `/${key}`], ['GET', '/token'], ['POST', '/regenerate']] as const) {
+      for (const [method, path] of [
+        ['GET', '/'],
+        ['GET', `/${key}`],
+        ['GET', '/token'],
+        ['POST', '/regenerate'],
+      ] as const) {
         expectForbidden(await call(`${settingsUrl}${path}`, { method, headers }));
       }
     }

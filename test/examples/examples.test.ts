@@ -234,54 +234,58 @@ describe('examples/node-http.ts, started as a user would', () => {
     await expect(startNodeHttp({ port, dataDir: await tempDir() })).rejects.toMatchObject({ code: 'EADDRINUSE' });
   });
 
-  it('runs with one command: PORT=0 npx tsx examples/node-http.ts prints its URL and a working curl line', async () => {
-    const dataDir = await tempDir();
-    const child = spawn('npx', ['tsx', 'examples/node-http.ts'], {
-      cwd: REPO,
-      env: { ...process.env, PORT: '0', DATA_DIR: dataDir },
-      // Its own process group: npx, tsx and node are then stopped together.
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const exited = once(child, 'exit');
-    cleanups.push(async () => {
-      if (child.exitCode === null && child.signalCode === null) {
-        process.kill(-(child.pid as number), 'SIGTERM');
-        await exited;
-      }
-    });
-
-    let stdout = '';
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    // Resolves with the whole banner once the curl line is out; only the URL is ever shown on failure.
-    const banner = await new Promise<string>((resolve, reject) => {
-      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-        stdout += chunk;
-        if (/\/api\/running\n/.test(stdout)) resolve(stdout);
+  it(
+    'runs with one command: PORT=0 npx tsx examples/node-http.ts prints its URL and a working curl line',
+    async () => {
+      const dataDir = await tempDir();
+      const child = spawn('npx', ['tsx', 'examples/node-http.ts'], {
+        cwd: REPO,
+        env: { ...process.env, PORT: '0', DATA_DIR: dataDir },
+        // Its own process group: npx, tsx and node are then stopped together.
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
       });
-      child.once('exit', (code) => reject(new Error(`the example exited (${code}) before its banner: ${stderr}`)));
-    });
+      const exited = once(child, 'exit');
+      cleanups.push(async () => {
+        if (child.exitCode === null && child.signalCode === null) {
+          process.kill(-(child.pid as number), 'SIGTERM');
+          await exited;
+        }
+      });
 
-    const url = /listening on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(banner)?.[1];
-    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:[1-9]\d*$/);
-    const health = await request(`${url}/health`);
-    expect(health.status).toBe(200);
-    expect(health.body.toString('utf8')).toBe('{"status":"ok"}');
+      let stdout = '';
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+      // Resolves with the whole banner once the curl line is out; only the URL is ever shown on failure.
+      const banner = await new Promise<string>((resolve, reject) => {
+        child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+          stdout += chunk;
+          if (/\/api\/running\n/.test(stdout)) resolve(stdout);
+        });
+        child.once('exit', (code) => reject(new Error(`the example exited (${code}) before its banner: ${stderr}`)));
+      });
 
-    const curl = /Authorization: Bearer ([^"\s]+)" (\S+)\n/.exec(banner);
-    expect(curl?.[2]).toBe(`${url}/api/running`);
-    expect((await request(`${url}/api/running`, { token: curl?.[1] ?? '' })).status).toBe(200);
-    expectUnauthorized(await request(`${url}/api/running`));
+      const url = /listening on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(banner)?.[1];
+      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:[1-9]\d*$/);
+      const health = await request(`${url}/health`);
+      expect(health.status).toBe(200);
+      expect(health.body.toString('utf8')).toBe('{"status":"ok"}');
 
-    // The secret went to DATA_DIR, private to the user.
-    const mode = (await stat(join(dataDir, 'secret.json'))).mode & 0o777;
-    if (process.platform !== 'win32') expect(mode).toBe(0o600);
+      const curl = /Authorization: Bearer ([^"\s]+)" (\S+)\n/.exec(banner);
+      expect(curl?.[2]).toBe(`${url}/api/running`);
+      expect((await request(`${url}/api/running`, { token: curl?.[1] ?? '' })).status).toBe(200);
+      expectUnauthorized(await request(`${url}/api/running`));
 
-    process.kill(-(child.pid as number), 'SIGTERM');
-    const [code, signal] = await exited;
-    expect(code === 0 || signal === 'SIGTERM' || code === 143).toBe(true);
-  }, budget(60_000));
+      // The secret went to DATA_DIR, private to the user.
+      const mode = (await stat(join(dataDir, 'secret.json'))).mode & 0o777;
+      if (process.platform !== 'win32') expect(mode).toBe(0o600);
+
+      process.kill(-(child.pid as number), 'SIGTERM');
+      const [code, signal] = await exited;
+      expect(code === 0 || signal === 'SIGTERM' || code === 143).toBe(true);
+    },
+    budget(60_000),
+  );
 });
 
 describe('examples/websocket.ts', () => {
@@ -514,7 +518,7 @@ describe('EncryptedSecretStore (examples/encrypted-store.ts)', () => {
   });
 });
 
-describe('the runnable examples\' ports', () => {
+describe("the runnable examples' ports", () => {
   it('each example that serves has a default port of its own, and docs/adapters.md says which', async () => {
     const ports = new Map<string, number>();
     for (const name of (await readdir(join(REPO, 'examples'))).filter((file) => file.endsWith('.ts')).sort()) {
@@ -524,7 +528,9 @@ describe('the runnable examples\' ports', () => {
     expect(ports.size).toBeGreaterThanOrEqual(8);
     expect(new Set(ports.values()).size).toBe(ports.size);
     const guide = (await readFile(join(REPO, 'docs/adapters.md'), 'utf8')).replace(/\s+/g, ' ');
-    const missing = [...ports].filter(([name, port]) => !new RegExp(`\`(?:npx tsx examples/)?${name.replace('.', '\\.')}\` \\(${port}\\)`).test(guide));
+    const missing = [...ports].filter(
+      ([name, port]) => !new RegExp(`\`(?:npx tsx examples/)?${name.replace('.', '\\.')}\` \\(${port}\\)`).test(guide),
+    );
     expect(missing).toEqual([]);
   });
 });

@@ -79,12 +79,22 @@ async function run(name: string): Promise<Run> {
   folders.push(cwd);
   port = await freePort();
   // One process (node with tsx's loader), so that killing it frees its port.
-  const child = spawn(process.execPath, ['--import', tsxLoader, '--import', readmePort, join(root, 'examples/readme', name)], {
-    cwd,
-    // secretPath() puts the secret under XDG_CONFIG_HOME: the run's own folder, never the user's configuration.
-    env: { ...process.env, TSX_TSCONFIG_PATH: join(root, 'tsconfig.json'), LAUNCHER_README_PORT: String(port), XDG_CONFIG_HOME: cwd, PORT: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', tsxLoader, '--import', readmePort, join(root, 'examples/readme', name)],
+    {
+      cwd,
+      // secretPath() puts the secret under XDG_CONFIG_HOME: the run's own folder, never the user's configuration.
+      env: {
+        ...process.env,
+        TSX_TSCONFIG_PATH: join(root, 'tsconfig.json'),
+        LAUNCHER_README_PORT: String(port),
+        XDG_CONFIG_HOME: cwd,
+        PORT: '',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   running.push(child);
   let text = '';
   child.stdout?.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
@@ -122,14 +132,19 @@ async function until<T>(probe: () => Promise<T | undefined> | T | undefined, wha
 describe('README code blocks, run', { timeout: budget(60_000) }, () => {
   it('quick-start.ts listens on a free port, keeps its secret under secretPath(), and its curl line works', async () => {
     const { output } = await run('quick-start.ts');
-    const [, token = '', url = ''] = await until(() => /Bearer ([\w.-]+)" (http:\/\/127\.0\.0\.1:\d+\/)$/m.exec(output()) ?? undefined, 'the curl line');
+    const [, token = '', url = ''] = await until(
+      () => /Bearer ([\w.-]+)" (http:\/\/127\.0\.0\.1:\d+\/)$/m.exec(output()) ?? undefined,
+      'the curl line',
+    );
     port = Number(new URL(url).port);
     expect(port).toBeGreaterThan(0);
     expect(port).not.toBe(7878);
     expect((await get('/', token)).status).toBe(200);
     expect(await get('/')).toEqual({ status: 401, body: '' });
     expect(await get('/health')).toEqual({ status: 200, body: 'ok' });
-    const saved = await TokenAuthority.open({ store: new FileSecretStore(join(folders.at(-1) as string, 'my-launcher/secret.json')) });
+    const saved = await TokenAuthority.open({
+      store: new FileSecretStore(join(folders.at(-1) as string, 'my-launcher/secret.json')),
+    });
     expect(saved.issue()).toBeSameToken(token);
     await saved.close();
   });
@@ -143,19 +158,25 @@ describe('README code blocks, run', { timeout: budget(60_000) }, () => {
     expect(lines[1]).toBe('regenerated: New token created: the previous token no longer works.');
   });
 
-  it.each(['node.ts', 'express.ts', 'fastify.ts', 'hono.ts', 'hono-auth.ts', 'koa.ts'])('%s serves on a free port: the printed curl line works', async (name) => {
-    const { output } = await run(name);
-    const [, token = '', path = ''] = await until(() => /Bearer ([\w.-]+)" (http:\/\/127\.0\.0\.1:\d+\/\S*)$/m.exec(output()) ?? undefined, 'the curl line');
-    const url = new URL(path);
-    // PORT unset: a port of its own, never the demo's 7878 (held by this file meanwhile).
-    port = Number(url.port);
-    expect(port).toBeGreaterThan(0);
-    expect(port).not.toBe(7878);
-    expect((await get(url.pathname, token)).status).toBe(200);
-    expect(await get(url.pathname)).toEqual({ status: 401, body: '' });
-    if (name !== 'node.ts') expect((await get('/health')).status).toBe(200);
-    expect(output()).not.toMatch(/EADDRINUSE/);
-  });
+  it.each(['node.ts', 'express.ts', 'fastify.ts', 'hono.ts', 'hono-auth.ts', 'koa.ts'])(
+    '%s serves on a free port: the printed curl line works',
+    async (name) => {
+      const { output } = await run(name);
+      const [, token = '', path = ''] = await until(
+        () => /Bearer ([\w.-]+)" (http:\/\/127\.0\.0\.1:\d+\/\S*)$/m.exec(output()) ?? undefined,
+        'the curl line',
+      );
+      const url = new URL(path);
+      // PORT unset: a port of its own, never the demo's 7878 (held by this file meanwhile).
+      port = Number(url.port);
+      expect(port).toBeGreaterThan(0);
+      expect(port).not.toBe(7878);
+      expect((await get(url.pathname, token)).status).toBe(200);
+      expect(await get(url.pathname)).toEqual({ status: 401, body: '' });
+      if (name !== 'node.ts') expect((await get('/health')).status).toBe(200);
+      expect(output()).not.toMatch(/EADDRINUSE/);
+    },
+  );
 
   it('long-lived.ts answers /health and refuses the event stream without a token', async () => {
     const { output } = await run('long-lived.ts');
@@ -172,7 +193,8 @@ describe('README code blocks, run', { timeout: budget(60_000) }, () => {
     const lines = output().trim().split('\n');
     const failures = lines.filter((line) => line.startsWith('FAIL'));
     expect(failures.length).toBe(13);
-    for (const line of failures) expect(line).toMatch(new RegExp(`^FAIL {2}\\S.*: connect ECONNREFUSED 127\\.0\\.0\\.1:${port}$`));
+    for (const line of failures)
+      expect(line).toMatch(new RegExp(`^FAIL {2}\\S.*: connect ECONNREFUSED 127\\.0\\.0\\.1:${port}$`));
     expect(output()).not.toMatch(/undefined undefined|: undefined$/m);
     expect(lines.filter((line) => line.startsWith('ok    ')).length).toBeGreaterThan(0); // the store's clauses
   });
@@ -196,7 +218,9 @@ describe('README code blocks, run', { timeout: budget(60_000) }, () => {
     port = Number(await until(() => /^WebSocket on ws:\/\/127\.0\.0\.1:(\d+)\/ /m.exec(output())?.[1], 'the server'));
     expect(port).not.toBe(7878);
     // The block's secret file, in its working folder: the token a settings page would show.
-    const reader = await TokenAuthority.open({ store: new FileSecretStore(join(folders.at(-1) as string, '.data/secret.json')) });
+    const reader = await TokenAuthority.open({
+      store: new FileSecretStore(join(folders.at(-1) as string, '.data/secret.json')),
+    });
     const token = reader.issue();
     const keyId = reader.keyId;
     await reader.close();
@@ -220,7 +244,7 @@ describe('README code blocks, run', { timeout: budget(60_000) }, () => {
     expect(refused).toBe(401);
   });
 
-  it('ran with the demo\'s ports held by another listener all along', () => {
+  it("ran with the demo's ports held by another listener all along", () => {
     expect([...holders.map((holder) => holder.port), ...elsewhere].sort()).toEqual([7878, 7879]);
     for (const holder of holders) expect(holder.server.listening).toBe(true);
   });

@@ -46,7 +46,12 @@ describe('examples/refusal-log.ts', () => {
   it('remembers at most maxClients addresses, forgetting the one written about least recently', () => {
     const lines: string[] = [];
     const log = refusalLog({ write: (line) => void lines.push(line), maxClients: 2, now: () => 0 });
-    const from = (remoteAddress: string | undefined): RejectInfo => ({ method: 'GET', path: '/', reason: 'invalid', remoteAddress });
+    const from = (remoteAddress: string | undefined): RejectInfo => ({
+      method: 'GET',
+      path: '/',
+      reason: 'invalid',
+      remoteAddress,
+    });
     log(from('10.0.0.1'));
     log(from('10.0.0.2'));
     log(from('10.0.0.1')); // held back
@@ -68,33 +73,37 @@ const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const TSX_LOADER = pathToFileURL(join(REPO, 'node_modules/tsx/dist/loader.mjs')).href;
 
 describe('examples/refusal-log.ts, started as a user would', () => {
-  it('PORT=0 npx tsx examples/refusal-log.ts: refusals from one client give one line on stderr', async () => {
-    const child = spawn(process.execPath, ['--import', TSX_LOADER, join(REPO, 'examples/refusal-log.ts')], {
-      cwd: REPO,
-      env: { ...process.env, PORT: '0', TSX_TSCONFIG_PATH: join(REPO, 'tsconfig.json') },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const closed = once(child, 'close');
-    cleanups.push(async () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      await closed;
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-        stdout += chunk;
-        // The whole banner: the URL, then the curl line with the same URL.
-        const found = /listening on (http:\/\/127\.0\.0\.1:\d+);[^\n]*\ncurl -i \1\/apps\n/.exec(stdout)?.[1];
-        if (found !== undefined) resolve(found);
+  it(
+    'PORT=0 npx tsx examples/refusal-log.ts: refusals from one client give one line on stderr',
+    async () => {
+      const child = spawn(process.execPath, ['--import', TSX_LOADER, join(REPO, 'examples/refusal-log.ts')], {
+        cwd: REPO,
+        env: { ...process.env, PORT: '0', TSX_TSCONFIG_PATH: join(REPO, 'tsconfig.json') },
+        stdio: ['ignore', 'pipe', 'pipe'],
       });
-      child.once('exit', (code) => reject(new Error(`the example exited (${code}) before it listened: ${stderr}`)));
-    });
-    for (let i = 0; i < 3; i += 1) expect(await status(`${url}/apps`)).toBe(401);
-    child.kill('SIGTERM');
-    await closed;
-    // onReject runs before each 401 is written, and stderr is a pipe (written synchronously): all of it is in.
-    expect(stderr).toBe('a client at 127.0.0.1 sent no token: GET /apps\n');
-  }, budget(30_000));
+      const closed = once(child, 'close');
+      cleanups.push(async () => {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+        await closed;
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+      const url = await new Promise<string>((resolve, reject) => {
+        child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+          stdout += chunk;
+          // The whole banner: the URL, then the curl line with the same URL.
+          const found = /listening on (http:\/\/127\.0\.0\.1:\d+);[^\n]*\ncurl -i \1\/apps\n/.exec(stdout)?.[1];
+          if (found !== undefined) resolve(found);
+        });
+        child.once('exit', (code) => reject(new Error(`the example exited (${code}) before it listened: ${stderr}`)));
+      });
+      for (let i = 0; i < 3; i += 1) expect(await status(`${url}/apps`)).toBe(401);
+      child.kill('SIGTERM');
+      await closed;
+      // onReject runs before each 401 is written, and stderr is a pipe (written synchronously): all of it is in.
+      expect(stderr).toBe('a client at 127.0.0.1 sent no token: GET /apps\n');
+    },
+    budget(30_000),
+  );
 });

@@ -20,7 +20,9 @@ describe('examples/several-instances.ts without Redis', () => {
   it('says at once that Redis is not running there, naming where it looked', async () => {
     const port = await freePort();
     await expect(main(`redis://user:password@127.0.0.1:${port}`)).rejects.toThrow(
-      new RegExp(`^Cannot reach Redis \\(connect ECONNREFUSED [^)]+\\): is Redis running at 127\\.0\\.0\\.1:${port}\\?$`),
+      new RegExp(
+        `^Cannot reach Redis \\(connect ECONNREFUSED [^)]+\\): is Redis running at 127\\.0\\.0\\.1:${port}\\?$`,
+      ),
     );
   });
 });

@@ -8,7 +8,22 @@ import { HOST_KINDS, checkCase, startHost, type Host } from '../adapters/harness
 import { CORPUS, CORPUS_CLASSES, asAdapterCase, corpusCounts, type Kit } from './corpus.js';
 
 const PROTOTYPE_KEYS = Object.getOwnPropertyNames(Object.prototype).sort();
-const POLLUTABLE = ['alg', 'crit', 'b64', 'kid', 'jku', 'jwk', 'x5u', 'x5c', 'typ', 'exp', 'nbf', 'iat', 'isAdmin', 'prototype'];
+const POLLUTABLE = [
+  'alg',
+  'crit',
+  'b64',
+  'kid',
+  'jku',
+  'jwk',
+  'x5u',
+  'x5c',
+  'typ',
+  'exp',
+  'nbf',
+  'iat',
+  'isAdmin',
+  'prototype',
+];
 
 let trap: Server;
 let trapConnections = 0;

@@ -63,7 +63,10 @@ interface Child {
 }
 
 function startChild(path: string, logPath: string): Child {
-  const child = spawn(process.execPath, [...command.args, path, logPath], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...command.args, path, logPath], {
+    cwd: REPO,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
     stderr += chunk;
@@ -77,7 +80,9 @@ function startChild(path: string, logPath: string): Child {
       out += chunk;
       if (out.includes('started\n')) resolve();
     });
-    void exited.then(({ code, signal }) => reject(new Error(`child exited (${code ?? signal}) before it started: ${stderr.slice(-1_000)}`)));
+    void exited.then(({ code, signal }) =>
+      reject(new Error(`child exited (${code ?? signal}) before it started: ${stderr.slice(-1_000)}`)),
+    );
   });
   return { exited, started, kill: () => child.kill('SIGKILL') };
 }
@@ -148,11 +153,15 @@ async function lane(name: string, rounds: number, tally: Tally): Promise<void> {
       authority = await TokenAuthority.open({ store: new FileSecretStore(path) });
     } catch (error) {
       tally.corrupt++;
-      tally.problems.push(`${where}: open() failed: ${isLauncherAuthError(error) ? error.code : 'not a LauncherAuthError'}`);
+      tally.problems.push(
+        `${where}: open() failed: ${isLauncherAuthError(error) ? error.code : 'not a LauncherAuthError'}`,
+      );
       continue;
     }
     const keyId = authority.keyId;
-    const kid = (JSON.parse(Buffer.from(authority.issue().split('.')[0] ?? '', 'base64url').toString('utf8')) as { kid?: unknown }).kid;
+    const kid = (
+      JSON.parse(Buffer.from(authority.issue().split('.')[0] ?? '', 'base64url').toString('utf8')) as { kid?: unknown }
+    ).kid;
     await authority.close();
     const record = await new FileSecretStore(path).load();
     const text = await readFile(path, 'utf8');
@@ -160,7 +169,11 @@ async function lane(name: string, rounds: number, tally: Tally): Promise<void> {
       tally.corrupt++;
       tally.problems.push(`${where}: the file is not one whole record`);
     }
-    if (kid !== keyId || !allowed.includes(keyId) || fingerprints.get(keyId) !== fingerprint(record?.key ?? new Uint8Array())) {
+    if (
+      kid !== keyId ||
+      !allowed.includes(keyId) ||
+      fingerprints.get(keyId) !== fingerprint(record?.key ?? new Uint8Array())
+    ) {
       tally.lost++;
       tally.problems.push(`${where}: opened on ${keyId} (kid ${String(kid)}), allowed ${allowed.join(' or ')}`);
     }
@@ -175,49 +188,53 @@ async function lane(name: string, rounds: number, tally: Tally): Promise<void> {
 }
 
 describe.runIf(POSIX)('FileSecretStore under a rotating TokenAuthority killed with SIGKILL', () => {
-  it(`${KILLS} kills at random moments: zero corrupt files, zero lost secrets`, async () => {
-    const tally: Tally = {
-      kills: 0,
-      midRotation: 0,
-      midSave: 0,
-      corrupt: 0,
-      lost: 0,
-      exposed: 0,
-      leftovers: 0,
-      remaining: 0,
-      problems: [],
-    };
-    const started = performance.now();
-    const share = (index: number): number => Math.floor(KILLS / LANES) + (index < KILLS % LANES ? 1 : 0);
-    await Promise.all(Array.from({ length: LANES }, (_, index) => lane(`lane-${index}`, share(index), tally)));
-    const ms = Math.round(performance.now() - started);
-    reportFigures('crash', {
-      kills: tally.kills,
-      midRotation: tally.midRotation,
-      midSave: tally.midSave,
-      corrupt: tally.corrupt,
-      lost: tally.lost,
-      exposed: tally.exposed,
-      leftovers: tally.leftovers,
-      remaining: tally.remaining,
-      ms,
-      start: command.how,
-    });
+  it(
+    `${KILLS} kills at random moments: zero corrupt files, zero lost secrets`,
+    async () => {
+      const tally: Tally = {
+        kills: 0,
+        midRotation: 0,
+        midSave: 0,
+        corrupt: 0,
+        lost: 0,
+        exposed: 0,
+        leftovers: 0,
+        remaining: 0,
+        problems: [],
+      };
+      const started = performance.now();
+      const share = (index: number): number => Math.floor(KILLS / LANES) + (index < KILLS % LANES ? 1 : 0);
+      await Promise.all(Array.from({ length: LANES }, (_, index) => lane(`lane-${index}`, share(index), tally)));
+      const ms = Math.round(performance.now() - started);
+      reportFigures('crash', {
+        kills: tally.kills,
+        midRotation: tally.midRotation,
+        midSave: tally.midSave,
+        corrupt: tally.corrupt,
+        lost: tally.lost,
+        exposed: tally.exposed,
+        leftovers: tally.leftovers,
+        remaining: tally.remaining,
+        ms,
+        start: command.how,
+      });
 
-    expect(tally.problems).toEqual([]);
-    expect({
-      kills: tally.kills,
-      corrupt: tally.corrupt,
-      lost: tally.lost,
-      exposed: tally.exposed,
-      remaining: tally.remaining,
-    }).toEqual({ kills: KILLS, corrupt: 0, lost: 0, exposed: 0, remaining: 0 });
-    // The point of the test: kills that landed while a save was under way. Measured on 2 cores: about 70% of
-    // kills (50% with /tmp on tmpfs, where fsync costs nothing) land after a save began, nearly all of them
-    // before it resolved; the rest land while the next key is being built, before its save.
-    expect(tally.midRotation).toBeGreaterThanOrEqual(Math.ceil(KILLS / 5));
-    expect(tally.midSave).toBeGreaterThanOrEqual(Math.ceil(KILLS / 10));
-    // And kills that did leave a temporary file behind: otherwise "none remain" would prove nothing.
-    expect(tally.leftovers).toBeGreaterThanOrEqual(1);
-  }, Math.max(120_000, KILLS * 1_000));
+      expect(tally.problems).toEqual([]);
+      expect({
+        kills: tally.kills,
+        corrupt: tally.corrupt,
+        lost: tally.lost,
+        exposed: tally.exposed,
+        remaining: tally.remaining,
+      }).toEqual({ kills: KILLS, corrupt: 0, lost: 0, exposed: 0, remaining: 0 });
+      // The point of the test: kills that landed while a save was under way. Measured on 2 cores: about 70% of
+      // kills (50% with /tmp on tmpfs, where fsync costs nothing) land after a save began, nearly all of them
+      // before it resolved; the rest land while the next key is being built, before its save.
+      expect(tally.midRotation).toBeGreaterThanOrEqual(Math.ceil(KILLS / 5));
+      expect(tally.midSave).toBeGreaterThanOrEqual(Math.ceil(KILLS / 10));
+      // And kills that did leave a temporary file behind: otherwise "none remain" would prove nothing.
+      expect(tally.leftovers).toBeGreaterThanOrEqual(1);
+    },
+    Math.max(120_000, KILLS * 1_000),
+  );
 });

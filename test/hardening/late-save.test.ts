@@ -7,7 +7,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { FileSecretStore, TokenAuthority, isLauncherAuthError, type RotateEvent, type SecretRecord } from 'launcher-auth';
+import {
+  FileSecretStore,
+  TokenAuthority,
+  isLauncherAuthError,
+  type RotateEvent,
+  type SecretRecord,
+} from 'launcher-auth';
 import { budget } from '../support/machine.js';
 import { until } from '../support/poll.js';
 import { fixtureRecord } from '../stores/fixtures/records.js';
@@ -52,7 +58,8 @@ class SlowFileStore extends FileSecretStore {
   async #held(record: SecretRecord, options?: { signal?: AbortSignal }): Promise<void> {
     if (this.way === 'late start') {
       const signal = options?.signal;
-      if (signal !== undefined && !signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+      if (signal !== undefined && !signal.aborted)
+        await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
       return super.save(record, options);
     }
     await super.save(record, options);
@@ -105,7 +112,8 @@ async function trial(index: number, dir: string): Promise<Trial> {
       currentAccepted: (await authority.verify(current)).ok,
       keyIsFile: onFile?.id === authority.keyId,
       fileIsAttempted: onFile?.id === store.attempted,
-      toldNewKey: events.length === 1 && events[0]?.keyId === store.attempted && events[0]?.previousKeyId === `before-${index}`,
+      toldNewKey:
+        events.length === 1 && events[0]?.keyId === store.attempted && events[0]?.previousKeyId === `before-${index}`,
       events: events.length,
     };
   } finally {
@@ -114,39 +122,60 @@ async function trial(index: number, dir: string): Promise<Trial> {
 }
 
 describe('FileSecretStore with its watcher: a save that outlives saveTimeout', () => {
-  it(`${TRIALS} trials: the token from before still works, or ERR_SAVE_UNCERTAIN and onRotate told the key that works`, async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'launcher-auth-late-save-'));
-    onTestFinished(() => rm(dir, { recursive: true, force: true }));
-    const trials: Trial[] = [];
-    for (let first = 0; first < TRIALS; first += AT_ONCE) {
-      const batch = Array.from({ length: AT_ONCE }, (_, offset) => trial(first + offset, dir));
-      trials.push(...(await Promise.all(batch)));
-    }
-
-    const unchanged = { issueIsBefore: true, beforeAccepted: true, currentAccepted: true, keyIsFile: true, events: 0 };
-    const followed = { issueIsBefore: false, beforeAccepted: false, currentAccepted: true, keyIsFile: true, fileIsAttempted: true, toldNewKey: true };
-    for (const [index, result] of trials.entries()) {
-      // The index and the way are in the compared objects, so a failure names its trial.
-      if (result.issueIsBefore) {
-        // Nothing landed: failed, or uncertain at the time and then found unchanged.
-        expect(['ERR_SAVE_FAILED', 'ERR_SAVE_UNCERTAIN']).toContain(result.code);
-        expect({ index, way: result.way, ...pick(result, unchanged) }).toEqual({ index, way: result.way, ...unchanged });
-      } else {
-        expect({ index, way: result.way, code: result.code, ...pick(result, followed) }).toEqual({
-          index,
-          way: result.way,
-          code: 'ERR_SAVE_UNCERTAIN',
-          ...followed,
-        });
+  it(
+    `${TRIALS} trials: the token from before still works, or ERR_SAVE_UNCERTAIN and onRotate told the key that works`,
+    async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'launcher-auth-late-save-'));
+      onTestFinished(() => rm(dir, { recursive: true, force: true }));
+      const trials: Trial[] = [];
+      for (let first = 0; first < TRIALS; first += AT_ONCE) {
+        const batch = Array.from({ length: AT_ONCE }, (_, offset) => trial(first + offset, dir));
+        trials.push(...(await Promise.all(batch)));
       }
-    }
-    // Both cases happened: a replaced file reported as uncertain and then followed (the fault under test), and a
-    // save that honoured the signal (every late start, which reaches the store only after the abort).
-    expect(trials.filter((result) => !result.issueIsBefore).length).toBeGreaterThan(0);
-    expect(trials.filter((result) => result.way === 'late start').map((result) => result.code)).toEqual(
-      Array(TRIALS / 5).fill('ERR_SAVE_FAILED'),
-    );
-  }, budget(120_000));
+
+      const unchanged = {
+        issueIsBefore: true,
+        beforeAccepted: true,
+        currentAccepted: true,
+        keyIsFile: true,
+        events: 0,
+      };
+      const followed = {
+        issueIsBefore: false,
+        beforeAccepted: false,
+        currentAccepted: true,
+        keyIsFile: true,
+        fileIsAttempted: true,
+        toldNewKey: true,
+      };
+      for (const [index, result] of trials.entries()) {
+        // The index and the way are in the compared objects, so a failure names its trial.
+        if (result.issueIsBefore) {
+          // Nothing landed: failed, or uncertain at the time and then found unchanged.
+          expect(['ERR_SAVE_FAILED', 'ERR_SAVE_UNCERTAIN']).toContain(result.code);
+          expect({ index, way: result.way, ...pick(result, unchanged) }).toEqual({
+            index,
+            way: result.way,
+            ...unchanged,
+          });
+        } else {
+          expect({ index, way: result.way, code: result.code, ...pick(result, followed) }).toEqual({
+            index,
+            way: result.way,
+            code: 'ERR_SAVE_UNCERTAIN',
+            ...followed,
+          });
+        }
+      }
+      // Both cases happened: a replaced file reported as uncertain and then followed (the fault under test), and a
+      // save that honoured the signal (every late start, which reaches the store only after the abort).
+      expect(trials.filter((result) => !result.issueIsBefore).length).toBeGreaterThan(0);
+      expect(trials.filter((result) => result.way === 'late start').map((result) => result.code)).toEqual(
+        Array(TRIALS / 5).fill('ERR_SAVE_FAILED'),
+      );
+    },
+    budget(120_000),
+  );
 });
 
 describe('FileSecretStore with its watcher: a given-up save that lands after a later rotate() resolved', () => {
@@ -170,57 +199,65 @@ describe('FileSecretStore with its watcher: a given-up save that lands after a l
     }
   }
 
-  it(`${AT_ONCE} trials: the watcher's reload writes the current secret back; the token rotate() returned stays valid`, async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'launcher-auth-stale-landing-'));
-    onTestFinished(() => rm(dir, { recursive: true, force: true }));
-    const results = await Promise.all(
-      Array.from({ length: AT_ONCE }, async (_, index) => {
-        const path = join(dir, `trial-${index}`, 'secret.json');
-        await new FileSecretStore(path).save(fixtureRecord(`start-${index}`));
-        const store = new StaleLandingStore(path);
-        const authority = await TokenAuthority.open({ store, saveTimeout: SAVE_TIMEOUT });
-        try {
-          const events: RotateEvent[] = [];
-          authority.onRotate((event) => void events.push(event));
-          const outcome: unknown = await authority.rotate().then(
-            () => 'resolved',
-            (error: unknown) => error,
-          );
-          const code = isLauncherAuthError(outcome) ? outcome.code : String(outcome);
-          const resolvedWith = await authority.rotate();
-          const resolvedId = authority.keyId;
-          // The stale rename lands now; then the watcher's reload writes the current secret back.
-          store.land.open();
-          expect(await until(async () => store.landed && (await new FileSecretStore(path).load())?.id === resolvedId)).toBe(true);
-          const onFile = await new FileSecretStore(path).load();
-          return {
-            index,
-            code,
-            keyKept: authority.keyId === resolvedId,
-            issueKept: authority.issue() === resolvedWith,
-            accepted: (await authority.verify(resolvedWith)).ok,
-            fileKept: onFile?.id === resolvedId,
-            staleWasTried: store.staleId !== undefined && store.staleId !== resolvedId,
-            events: events.map((event) => (event.keyId === resolvedId ? 'resolved' : event.keyId === store.staleId ? 'stale' : 'other')),
-          };
-        } finally {
-          await authority.close();
-        }
-      }),
-    );
-    for (const result of results) {
-      expect(result).toEqual({
-        index: result.index,
-        code: 'ERR_SAVE_UNCERTAIN',
-        keyKept: true,
-        issueKept: true,
-        accepted: true,
-        fileKept: true,
-        staleWasTried: true,
-        events: ['resolved'],
-      });
-    }
-  }, budget(60_000));
+  it(
+    `${AT_ONCE} trials: the watcher's reload writes the current secret back; the token rotate() returned stays valid`,
+    async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'launcher-auth-stale-landing-'));
+      onTestFinished(() => rm(dir, { recursive: true, force: true }));
+      const results = await Promise.all(
+        Array.from({ length: AT_ONCE }, async (_, index) => {
+          const path = join(dir, `trial-${index}`, 'secret.json');
+          await new FileSecretStore(path).save(fixtureRecord(`start-${index}`));
+          const store = new StaleLandingStore(path);
+          const authority = await TokenAuthority.open({ store, saveTimeout: SAVE_TIMEOUT });
+          try {
+            const events: RotateEvent[] = [];
+            authority.onRotate((event) => void events.push(event));
+            const outcome: unknown = await authority.rotate().then(
+              () => 'resolved',
+              (error: unknown) => error,
+            );
+            const code = isLauncherAuthError(outcome) ? outcome.code : String(outcome);
+            const resolvedWith = await authority.rotate();
+            const resolvedId = authority.keyId;
+            // The stale rename lands now; then the watcher's reload writes the current secret back.
+            store.land.open();
+            expect(
+              await until(async () => store.landed && (await new FileSecretStore(path).load())?.id === resolvedId),
+            ).toBe(true);
+            const onFile = await new FileSecretStore(path).load();
+            return {
+              index,
+              code,
+              keyKept: authority.keyId === resolvedId,
+              issueKept: authority.issue() === resolvedWith,
+              accepted: (await authority.verify(resolvedWith)).ok,
+              fileKept: onFile?.id === resolvedId,
+              staleWasTried: store.staleId !== undefined && store.staleId !== resolvedId,
+              events: events.map((event) =>
+                event.keyId === resolvedId ? 'resolved' : event.keyId === store.staleId ? 'stale' : 'other',
+              ),
+            };
+          } finally {
+            await authority.close();
+          }
+        }),
+      );
+      for (const result of results) {
+        expect(result).toEqual({
+          index: result.index,
+          code: 'ERR_SAVE_UNCERTAIN',
+          keyKept: true,
+          issueKept: true,
+          accepted: true,
+          fileKept: true,
+          staleWasTried: true,
+          events: ['resolved'],
+        });
+      }
+    },
+    budget(60_000),
+  );
 });
 
 function pick<T extends object>(from: Trial, like: T): T {

@@ -33,30 +33,34 @@ interface Report {
 }
 
 describe('memory under a flood of forged tokens', () => {
-  it(`${CALLS} distinct forged tokens, all refused: heap growth under 8 MB at every quarter`, async () => {
-    const child = spawn(process.execPath, ['--expose-gc', ...command.args, String(CALLS)], {
-      cwd: REPO,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => void (out += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => void (err += chunk));
-    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-    expect({ code, err: err.slice(-1_000) }).toEqual({ code: 0, err: '' });
-    const report = JSON.parse(out) as Report;
-    reportFigures('memory', {
-      calls: report.count,
-      beforeMB: (report.before / MB).toFixed(2),
-      deltaMB: (Math.max(...report.samples) / MB).toFixed(2),
-      ms: report.ms,
-    });
+  it(
+    `${CALLS} distinct forged tokens, all refused: heap growth under 8 MB at every quarter`,
+    async () => {
+      const child = spawn(process.execPath, ['--expose-gc', ...command.args, String(CALLS)], {
+        cwd: REPO,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      let err = '';
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => void (out += chunk));
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => void (err += chunk));
+      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      expect({ code, err: err.slice(-1_000) }).toEqual({ code: 0, err: '' });
+      const report = JSON.parse(out) as Report;
+      reportFigures('memory', {
+        calls: report.count,
+        beforeMB: (report.before / MB).toFixed(2),
+        deltaMB: (Math.max(...report.samples) / MB).toFixed(2),
+        ms: report.ms,
+      });
 
-    expect(report.count).toBe(CALLS);
-    expect(report.accepted).toBe(0);
-    // Every forgery got as far as the signature check (or the header check that follows it), none further.
-    expect(report.reasons).toEqual({ invalid: CALLS });
-    expect(report.real).toBe(true);
-    for (const growth of report.samples) expect(growth).toBeLessThan(BOUND);
-  }, budget(60_000));
+      expect(report.count).toBe(CALLS);
+      expect(report.accepted).toBe(0);
+      // Every forgery got as far as the signature check (or the header check that follows it), none further.
+      expect(report.reasons).toEqual({ invalid: CALLS });
+      expect(report.real).toBe(true);
+      for (const growth of report.samples) expect(growth).toBeLessThan(BOUND);
+    },
+    budget(60_000),
+  );
 });

@@ -73,7 +73,9 @@ function jsonObject(segment: string): Record<string, unknown> | undefined {
   } catch {
     return undefined;
   }
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
 }
 
 /** Whether a bare token must be accepted by an authority holding KEY (and requiring `issuer` when set). */
@@ -87,12 +89,19 @@ async function oracleToken(token: string, issuer: string | undefined): Promise<b
   if (!Object.hasOwn(header, 'alg') || header['alg'] !== 'HS256') return false;
   // RFC 7515 §4.1.9: the media type in any letter case, `application/` optional.
   const typ = header['typ'];
-  if (Object.hasOwn(header, 'typ') && !(typeof typ === 'string' && ['jwt', 'application/jwt'].includes(typ.toLowerCase()))) {
+  if (
+    Object.hasOwn(header, 'typ') &&
+    !(typeof typ === 'string' && ['jwt', 'application/jwt'].includes(typ.toLowerCase()))
+  ) {
     return false;
   }
   if (Object.hasOwn(header, 'crit') || Object.hasOwn(header, 'b64')) return false;
   try {
-    const { payload } = await jwtVerify(token, KEY, issuer === undefined ? { algorithms: ['HS256'] } : { algorithms: ['HS256'], issuer });
+    const { payload } = await jwtVerify(
+      token,
+      KEY,
+      issuer === undefined ? { algorithms: ['HS256'] } : { algorithms: ['HS256'], issuer },
+    );
     // RFC 7519 §4.1.3: with no audience of its own, the recipient refuses any token that names one.
     return !Object.hasOwn(payload, 'aud');
   } catch {
@@ -139,7 +148,12 @@ function agree(result: VerifyResult, expected: boolean, what: string): void {
   }
 }
 
-async function check(authority: TokenAuthority, authorization: unknown, issuer: string | undefined, what: string): Promise<void> {
+async function check(
+  authority: TokenAuthority,
+  authorization: unknown,
+  issuer: string | undefined,
+  what: string,
+): Promise<void> {
   // Called directly, not in a try: a synchronous throw or a rejection fails the property.
   const result = await authority.authenticate(authorization as string);
   agree(result, await oracle(authorization, issuer), what);
@@ -165,16 +179,22 @@ const anyString = fc.oneof(
 );
 const bearerPrefix = fc.oneof(
   fc.constant('Bearer '),
-  fc.tuple(fc.mixedCase(fc.constant('bearer')), fc.integer({ min: 0, max: 70 }), fc.constantFrom(' ', '\t', '', '\u00a0')).map(
-    ([scheme, spaces, tail]) => `${scheme}${' '.repeat(spaces)}${tail}`,
-  ),
+  fc
+    .tuple(
+      fc.mixedCase(fc.constant('bearer')),
+      fc.integer({ min: 0, max: 70 }),
+      fc.constantFrom(' ', '\t', '', '\u00a0'),
+    )
+    .map(([scheme, spaces, tail]) => `${scheme}${' '.repeat(spaces)}${tail}`),
   fc.constantFrom('Basic ', 'Token ', 'bearer', 'Bearer:', 'Bearer=', ' Bearer ', 'Bearer\u0130 ', 'Bearer\u017f '),
 );
 const segment = fc.string({ unit: fc.constantFrom(...B64URL, '=', '+', '/', ' ', '%', '\u00e9'), maxLength: 60 });
 const jwtLike = fc.oneof(
   fc.array(segment, { minLength: 1, maxLength: 6 }).map((parts) => parts.join('.')),
   // The real token's header and claims with a signature of the right length but made up.
-  fc.string({ unit: fc.constantFrom(...B64URL), minLength: 43, maxLength: 43 }).map((signature) => `<head>.${signature}`),
+  fc
+    .string({ unit: fc.constantFrom(...B64URL), minLength: 43, maxLength: 43 })
+    .map((signature) => `<head>.${signature}`),
 );
 const authorizationString = fc.oneof(
   { arbitrary: anyString, weight: 3 },
@@ -195,7 +215,10 @@ function expand(value: string, authority: TokenAuthority): string {
 
 // JSON members written by hand so that a key may repeat and "__proto__" is an own member, as in a real attack.
 const memberKey = fc.oneof(
-  { arbitrary: fc.constantFrom('alg', 'typ', 'crit', 'b64', 'kid', 'jku', 'jwk', 'x5u', 'x5c', 'cty', 'zip'), weight: 3 },
+  {
+    arbitrary: fc.constantFrom('alg', 'typ', 'crit', 'b64', 'kid', 'jku', 'jwk', 'x5u', 'x5c', 'cty', 'zip'),
+    weight: 3,
+  },
   { arbitrary: fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty'), weight: 2 },
   { arbitrary: fc.constantFrom('exp', 'nbf', 'iat', 'iss', 'jti', 'sub', 'aud'), weight: 2 },
   { arbitrary: fc.string({ maxLength: 8 }), weight: 1 },
@@ -234,8 +257,22 @@ const headerText = fc.oneof(
   {
     arbitrary: fc
       .tuple(
-        fc.option(fc.constantFrom<unknown>('HS256', 'HS256', 'HS256', 'hs256', 'none', 'HS512', 1, null), { nil: undefined, freq: 6 }),
-        fc.option(fc.constantFrom<unknown>('JWT', 'jwt', 'application/jwt', 'Application/JWT', 'at+jwt', 'application/at+jwt', 1), { nil: undefined, freq: 2 }),
+        fc.option(fc.constantFrom<unknown>('HS256', 'HS256', 'HS256', 'hs256', 'none', 'HS512', 1, null), {
+          nil: undefined,
+          freq: 6,
+        }),
+        fc.option(
+          fc.constantFrom<unknown>(
+            'JWT',
+            'jwt',
+            'application/jwt',
+            'Application/JWT',
+            'at+jwt',
+            'application/at+jwt',
+            1,
+          ),
+          { nil: undefined, freq: 2 },
+        ),
         fc.array(member, { maxLength: 4 }),
       )
       .map(([alg, typ, rest]) => {
@@ -276,20 +313,38 @@ const claimsText = fc.oneof(
   },
   {
     arbitrary: fc
-      .tuple(fc.option(fc.integer({ min: NOW_S + 3_600, max: NOW_S + 10 ** 9 }), { nil: undefined }), fc.array(harmlessMember, { maxLength: 3 }))
-      .map(([exp, rest]) => objectText([['iss', ISSUER], ...(exp === undefined ? [] : [['exp', exp] as Member]), ...rest])),
+      .tuple(
+        fc.option(fc.integer({ min: NOW_S + 3_600, max: NOW_S + 10 ** 9 }), { nil: undefined }),
+        fc.array(harmlessMember, { maxLength: 3 }),
+      )
+      .map(([exp, rest]) =>
+        objectText([['iss', ISSUER], ...(exp === undefined ? [] : [['exp', exp] as Member]), ...rest]),
+      ),
     weight: 6,
   },
   { arbitrary: fc.constantFrom('[]', '"claims"', '1', 'null', '{"sub":', '{}'), weight: 1 },
 );
 /** How the signature is made: mostly right; sometimes another hash, another key, or none. */
-const signing = fc.constantFrom('right', 'right', 'right', 'right', 'right', 'right', 'sha384', 'sha512', 'other-key', 'empty');
+const signing = fc.constantFrom(
+  'right',
+  'right',
+  'right',
+  'right',
+  'right',
+  'right',
+  'sha384',
+  'sha512',
+  'other-key',
+  'empty',
+);
 
 function signed(header: string | Buffer, claims: string | Buffer, how: string): string {
   const input = `${Buffer.from(header).toString('base64url')}.${Buffer.from(claims).toString('base64url')}`;
   if (how === 'empty') return `${input}.`;
   const hash = how === 'sha384' || how === 'sha512' ? how : 'sha256';
-  return `${input}.${createHmac(hash, how === 'other-key' ? OTHER_KEY : KEY).update(input).digest('base64url')}`;
+  return `${input}.${createHmac(hash, how === 'other-key' ? OTHER_KEY : KEY)
+    .update(input)
+    .digest('base64url')}`;
 }
 
 type Mutation = { kind: 'substitute' | 'insert' | 'delete'; at: number; char: string };
@@ -298,7 +353,10 @@ const mutation: fc.Arbitrary<Mutation> = fc.record({
   at: fc.nat({ max: 10_000 }),
   char: fc.oneof(
     { arbitrary: fc.constantFrom(...B64URL), weight: 4 },
-    { arbitrary: fc.constantFrom('.', ' ', '=', '+', '/', '\t', '\0', '\u00e9', '\u0130', '\u212a', '\ud800', '\uff0e'), weight: 2 },
+    {
+      arbitrary: fc.constantFrom('.', ' ', '=', '+', '/', '\t', '\0', '\u00e9', '\u0130', '\u212a', '\ud800', '\uff0e'),
+      weight: 2,
+    },
     { arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }), weight: 2 },
   ),
 });
@@ -315,88 +373,119 @@ function mutate(text: string, { kind, at, char }: Mutation): string | undefined 
 // ---------------------------------------------------------------------------------------------------------
 
 describe('authenticate() on arbitrary input: never throws, accepts exactly what the oracle accepts', () => {
-  it(`arbitrary strings, bare and after Bearer spellings (${runsOf('strings')} runs, both authorities)`, async () => {
-    const before = runsDone;
-    await fc.assert(
-      fc.asyncProperty(authorizationString, async (value) => {
-        await check(plain, expand(value, plain), undefined, 'plain');
-        await check(withIssuer, expand(value, withIssuer), ISSUER, 'issuer');
-      }),
-      params('strings'),
-    );
-    // Every run reached the oracle's comparison (a property that returned early would check nothing).
-    expect(runsDone - before).toBeGreaterThanOrEqual(runsOf('strings'));
-  }, timeoutOf('strings'));
+  it(
+    `arbitrary strings, bare and after Bearer spellings (${runsOf('strings')} runs, both authorities)`,
+    async () => {
+      const before = runsDone;
+      await fc.assert(
+        fc.asyncProperty(authorizationString, async (value) => {
+          await check(plain, expand(value, plain), undefined, 'plain');
+          await check(withIssuer, expand(value, withIssuer), ISSUER, 'issuer');
+        }),
+        params('strings'),
+      );
+      // Every run reached the oracle's comparison (a property that returned early would check nothing).
+      expect(runsDone - before).toBeGreaterThanOrEqual(runsOf('strings'));
+    },
+    timeoutOf('strings'),
+  );
 
-  it(`arrays of strings, empty, one, or several, the current value among them (${runsOf('arrays')} runs)`, async () => {
-    const before = runsDone;
-    await fc.assert(
-      fc.asyncProperty(fc.array(authorizationString, { maxLength: 4 }), async (values) => {
-        const expanded = values.map((value) => expand(value, plain));
-        await check(plain, expanded, undefined, `list of ${values.length}`);
-        // Two copies of the current value are as ambiguous as any other two.
-        if (values.length === 1) await check(plain, [expanded[0], expanded[0]], undefined, 'the same value twice');
-      }),
-      params('arrays'),
-    );
-    // Every run reached the oracle's comparison (a property that returned early would check nothing).
-    expect(runsDone - before).toBeGreaterThanOrEqual(runsOf('arrays'));
-  }, timeoutOf('arrays'));
+  it(
+    `arrays of strings, empty, one, or several, the current value among them (${runsOf('arrays')} runs)`,
+    async () => {
+      const before = runsDone;
+      await fc.assert(
+        fc.asyncProperty(fc.array(authorizationString, { maxLength: 4 }), async (values) => {
+          const expanded = values.map((value) => expand(value, plain));
+          await check(plain, expanded, undefined, `list of ${values.length}`);
+          // Two copies of the current value are as ambiguous as any other two.
+          if (values.length === 1) await check(plain, [expanded[0], expanded[0]], undefined, 'the same value twice');
+        }),
+        params('arrays'),
+      );
+      // Every run reached the oracle's comparison (a property that returned early would check nothing).
+      expect(runsDone - before).toBeGreaterThanOrEqual(runsOf('arrays'));
+    },
+    timeoutOf('arrays'),
+  );
 
-  it(`byte sequences decoded as latin1 and as UTF-8, with or without a Bearer prefix (${runsOf('bytes')} runs)`, async () => {
-    const before = runsDone;
-    await fc.assert(
-      fc.asyncProperty(fc.uint8Array({ maxLength: 200 }), fc.boolean(), async (bytes, prefixed) => {
-        const body = Buffer.from(bytes);
-        for (const encoding of ['latin1', 'utf8'] as const) {
-          const text = body.toString(encoding);
-          await check(plain, prefixed ? `Bearer ${text}` : text, undefined, encoding);
-        }
-      }),
-      params('bytes'),
-    );
-    // Every run reached the oracle's comparison (a property that returned early would check nothing).
-    expect(runsDone - before).toBeGreaterThanOrEqual(runsOf('bytes'));
-  }, timeoutOf('bytes'));
+  it(
+    `byte sequences decoded as latin1 and as UTF-8, with or without a Bearer prefix (${runsOf('bytes')} runs)`,
+    async () => {
+      const before = runsDone;
+      await fc.assert(
+        fc.asyncProperty(fc.uint8Array({ maxLength: 200 }), fc.boolean(), async (bytes, prefixed) => {
+          const body = Buffer.from(bytes);
+          for (const encoding of ['latin1', 'utf8'] as const) {
+            const text = body.toString(encoding);
+            await check(plain, prefixed ? `Bearer ${text}` : text, undefined, encoding);
+          }
+        }),
+        params('bytes'),
+      );
+      // Every run reached the oracle's comparison (a property that returned early would check nothing).
+      expect(runsDone - before).toBeGreaterThanOrEqual(runsOf('bytes'));
+    },
+    timeoutOf('bytes'),
+  );
 
-  it(`any JavaScript value where a header value belongs (${runsOf('anything')} runs)`, async () => {
-    const before = runsDone;
-    await fc.assert(
-      fc.asyncProperty(fc.anything({ maxDepth: 2, withNullPrototype: true, withBoxedValues: true }), async (value) => {
-        await check(plain, value, undefined, 'a value');
-      }),
-      params('anything'),
-    );
-    // Every run reached the oracle's comparison (a property that returned early would check nothing).
-    expect(runsDone - before).toBeGreaterThanOrEqual(runsOf('anything'));
-  }, timeoutOf('anything'));
+  it(
+    `any JavaScript value where a header value belongs (${runsOf('anything')} runs)`,
+    async () => {
+      const before = runsDone;
+      await fc.assert(
+        fc.asyncProperty(
+          fc.anything({ maxDepth: 2, withNullPrototype: true, withBoxedValues: true }),
+          async (value) => {
+            await check(plain, value, undefined, 'a value');
+          },
+        ),
+        params('anything'),
+      );
+      // Every run reached the oracle's comparison (a property that returned early would check nothing).
+      expect(runsDone - before).toBeGreaterThanOrEqual(runsOf('anything'));
+    },
+    timeoutOf('anything'),
+  );
 });
 
 describe('authenticate() on JWTs signed over arbitrary headers and claims', () => {
   let acceptedBefore = 0;
   let signedRuns = 0;
 
-  it(`accepts exactly the ones the spec and jose accept, with and without an issuer (${runsOf('signed')} runs)`, async () => {
-    acceptedBefore = accepted;
-    await fc.assert(
-      fc.asyncProperty(headerText, claimsText, signing, fc.integer({ min: 1, max: 3 }), async (header, claims, how, spaces) => {
-        signedRuns++;
-        const token = signed(header, claims, how);
-        const value = `bearer${' '.repeat(spaces)}${token}`;
-        await check(plain, value, undefined, 'plain');
-        await check(withIssuer, value, ISSUER, 'issuer');
-        // verify() takes the bare token and must agree too.
-        agree(await plain.verify(token), await oracleToken(token, undefined), 'verify');
-      }),
-      params('signed'),
-    );
-    // The property is only worth something if a fair share of the tokens were good ones.
-    expect(accepted - acceptedBefore).toBeGreaterThanOrEqual(Math.floor(signedRuns / 10));
-  }, timeoutOf('signed'));
+  it(
+    `accepts exactly the ones the spec and jose accept, with and without an issuer (${runsOf('signed')} runs)`,
+    async () => {
+      acceptedBefore = accepted;
+      await fc.assert(
+        fc.asyncProperty(
+          headerText,
+          claimsText,
+          signing,
+          fc.integer({ min: 1, max: 3 }),
+          async (header, claims, how, spaces) => {
+            signedRuns++;
+            const token = signed(header, claims, how);
+            const value = `bearer${' '.repeat(spaces)}${token}`;
+            await check(plain, value, undefined, 'plain');
+            await check(withIssuer, value, ISSUER, 'issuer');
+            // verify() takes the bare token and must agree too.
+            agree(await plain.verify(token), await oracleToken(token, undefined), 'verify');
+          },
+        ),
+        params('signed'),
+      );
+      // The property is only worth something if a fair share of the tokens were good ones.
+      expect(accepted - acceptedBefore).toBeGreaterThanOrEqual(Math.floor(signedRuns / 10));
+    },
+    timeoutOf('signed'),
+  );
 
   it('"__proto__", "constructor" and "prototype" members signed with the right key are data, not prototypes', async () => {
-    const header = '{"alg":"HS256","__proto__":{"crit":["b64"],"b64":false,"alg":"none","polluted":1},"constructor":{"prototype":{"crit":1}}}';
-    const claims = '{"__proto__":{"polluted":true,"exp":1},"constructor":{"prototype":{"polluted":true}},"prototype":{"alg":"none"}}';
+    const header =
+      '{"alg":"HS256","__proto__":{"crit":["b64"],"b64":false,"alg":"none","polluted":1},"constructor":{"prototype":{"crit":1}}}';
+    const claims =
+      '{"__proto__":{"polluted":true,"exp":1},"constructor":{"prototype":{"polluted":true}},"prototype":{"alg":"none"}}';
     const token = signed(header, claims, 'right');
     expect(await oracleToken(token, undefined)).toBe(true);
     const result = await plain.authenticate(`Bearer ${token}`);
@@ -412,53 +501,69 @@ describe('authenticate() on JWTs signed over arbitrary headers and claims', () =
 describe('single-character mutations of valid tokens are all refused', () => {
   // A mutated token is a different string: canonical base64url makes every segment's text one-to-one with its
   // bytes, so any change reaches the HMAC input or the signature. No mutation may be accepted.
-  it(`of the current token, through verify() and authenticate() (${runsOf('mutateCurrent')} runs)`, async () => {
-    const token = plain.issue();
-    await fc.assert(
-      fc.asyncProperty(mutation, async (change) => {
-        const mutated = mutate(token, change);
-        fc.pre(mutated !== undefined);
-        const bare = await plain.verify(mutated as string);
-        agree(bare, false, `verify ${change.kind}`);
-        // After "Bearer ", spaces before the token are the header's own syntax: a space inserted first is the
-        // one mutation that leaves the same token.
-        const same = change.kind === 'insert' && change.char === ' ' && change.at % (token.length + 1) === 0;
-        agree(await plain.authenticate(`Bearer ${mutated}`), same, `authenticate ${change.kind}`);
-      }),
-      params('mutateCurrent'),
-    );
-    expect(await plain.verify(token)).toMatchObject({ ok: true, keyId: RECORD.id });
-  }, timeoutOf('mutateCurrent'));
+  it(
+    `of the current token, through verify() and authenticate() (${runsOf('mutateCurrent')} runs)`,
+    async () => {
+      const token = plain.issue();
+      await fc.assert(
+        fc.asyncProperty(mutation, async (change) => {
+          const mutated = mutate(token, change);
+          fc.pre(mutated !== undefined);
+          const bare = await plain.verify(mutated as string);
+          agree(bare, false, `verify ${change.kind}`);
+          // After "Bearer ", spaces before the token are the header's own syntax: a space inserted first is the
+          // one mutation that leaves the same token.
+          const same = change.kind === 'insert' && change.char === ' ' && change.at % (token.length + 1) === 0;
+          agree(await plain.authenticate(`Bearer ${mutated}`), same, `authenticate ${change.kind}`);
+        }),
+        params('mutateCurrent'),
+      );
+      expect(await plain.verify(token)).toMatchObject({ ok: true, keyId: RECORD.id });
+    },
+    timeoutOf('mutateCurrent'),
+  );
 
-  it(`of another token signed with the current key (${runsOf('mutateOther')} runs, both authorities)`, async () => {
-    const other = signed('{"alg":"HS256","typ":"JWT"}', `{"sub":"other","iss":"${ISSUER}","exp":${NOW_S + 86_400 * 365}}`, 'right');
-    expect(await plain.verify(other)).toMatchObject({ ok: true, keyId: RECORD.id });
-    expect(await withIssuer.verify(other)).toMatchObject({ ok: true, keyId: RECORD.id });
-    await fc.assert(
-      fc.asyncProperty(mutation, async (change) => {
-        const mutated = mutate(other, change);
-        fc.pre(mutated !== undefined);
-        agree(await plain.verify(mutated as string), false, `verify ${change.kind}`);
-        agree(await withIssuer.verify(mutated as string), false, `verify with issuer ${change.kind}`);
-      }),
-      params('mutateOther'),
-    );
-  }, timeoutOf('mutateOther'));
+  it(
+    `of another token signed with the current key (${runsOf('mutateOther')} runs, both authorities)`,
+    async () => {
+      const other = signed(
+        '{"alg":"HS256","typ":"JWT"}',
+        `{"sub":"other","iss":"${ISSUER}","exp":${NOW_S + 86_400 * 365}}`,
+        'right',
+      );
+      expect(await plain.verify(other)).toMatchObject({ ok: true, keyId: RECORD.id });
+      expect(await withIssuer.verify(other)).toMatchObject({ ok: true, keyId: RECORD.id });
+      await fc.assert(
+        fc.asyncProperty(mutation, async (change) => {
+          const mutated = mutate(other, change);
+          fc.pre(mutated !== undefined);
+          agree(await plain.verify(mutated as string), false, `verify ${change.kind}`);
+          agree(await withIssuer.verify(mutated as string), false, `verify with issuer ${change.kind}`);
+        }),
+        params('mutateOther'),
+      );
+    },
+    timeoutOf('mutateOther'),
+  );
 
-  it(`of the whole "Bearer <token>" value: only a scheme's letter case or one more space keeps it (${runsOf('mutateHeader')} runs)`, async () => {
-    const before = runsDone;
-    const value = `Bearer ${plain.issue()}`;
-    await fc.assert(
-      fc.asyncProperty(mutation, async (change) => {
-        const mutated = mutate(value, change);
-        fc.pre(mutated !== undefined);
-        await check(plain, mutated, undefined, `header ${change.kind}`);
-      }),
-      params('mutateHeader'),
-    );
-    // Every run reached the oracle's comparison (a property that returned early would check nothing).
-    expect(runsDone - before).toBeGreaterThanOrEqual(runsOf('mutateHeader'));
-  }, timeoutOf('mutateHeader'));
+  it(
+    `of the whole "Bearer <token>" value: only a scheme's letter case or one more space keeps it (${runsOf('mutateHeader')} runs)`,
+    async () => {
+      const before = runsDone;
+      const value = `Bearer ${plain.issue()}`;
+      await fc.assert(
+        fc.asyncProperty(mutation, async (change) => {
+          const mutated = mutate(value, change);
+          fc.pre(mutated !== undefined);
+          await check(plain, mutated, undefined, `header ${change.kind}`);
+        }),
+        params('mutateHeader'),
+      );
+      // Every run reached the oracle's comparison (a property that returned early would check nothing).
+      expect(runsDone - before).toBeGreaterThanOrEqual(runsOf('mutateHeader'));
+    },
+    timeoutOf('mutateHeader'),
+  );
 });
 
 describe('prototype pollution', () => {

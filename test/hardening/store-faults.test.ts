@@ -185,7 +185,11 @@ describe.runIf(POSIX)('a full disk', () => {
       } finally {
         await handle.close();
       }
-      throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28, syscall: 'write' });
+      throw Object.assign(new Error('ENOSPC: no space left on device, write'), {
+        code: 'ENOSPC',
+        errno: -28,
+        syscall: 'write',
+      });
     }
   }
 
@@ -228,53 +232,60 @@ describe.runIf(POSIX)('a full disk', () => {
   const unshareFlags = ((): string[] | undefined => {
     if (process.platform !== 'linux') return undefined;
     const flags = process.getuid?.() === 0 ? ['-m'] : ['-r', '-m'];
-    const probe = spawnSync('unshare', [...flags, 'sh', '-c', 'mount -t tmpfs -o size=64k tmpfs /mnt'], { timeout: budget(5_000) });
+    const probe = spawnSync('unshare', [...flags, 'sh', '-c', 'mount -t tmpfs -o size=64k tmpfs /mnt'], {
+      timeout: budget(5_000),
+    });
     return probe.status === 0 ? flags : undefined;
   })();
 
-  it.runIf(unshareFlags !== undefined)('a real ENOSPC on a full tmpfs: ERR_SAVE_FAILED over ERR_STORE_IO, file whole, no temp file', async () => {
-    const dir = await tempDir();
-    const command = await fixtureCommand('full-disk.ts');
-    onTestFinished(() => command.dispose());
-    const script = 'mount -t tmpfs -o size=64k,mode=0700 tmpfs "$1" && shift && exec "$@"';
-    const child = spawn(
-      'unshare',
-      [...(unshareFlags as string[]), 'sh', '-c', script, 'sh', dir, process.execPath, ...command.args, dir],
-      { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let out = '';
-    let err = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => void (out += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => void (err += chunk));
-    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-    expect({ code, err: err.slice(-1_000) }).toEqual({ code: 0, err: '' });
-    const { whileFull, afterFree } = JSON.parse(out) as {
-      whileFull: Record<string, unknown> & { message: string; causeMessage: string; firstId: string };
-      afterFree: Record<string, unknown>;
-    };
+  it.runIf(unshareFlags !== undefined)(
+    'a real ENOSPC on a full tmpfs: ERR_SAVE_FAILED over ERR_STORE_IO, file whole, no temp file',
+    async () => {
+      const dir = await tempDir();
+      const command = await fixtureCommand('full-disk.ts');
+      onTestFinished(() => command.dispose());
+      const script = 'mount -t tmpfs -o size=64k,mode=0700 tmpfs "$1" && shift && exec "$@"';
+      const child = spawn(
+        'unshare',
+        [...(unshareFlags as string[]), 'sh', '-c', script, 'sh', dir, process.execPath, ...command.args, dir],
+        { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      let out = '';
+      let err = '';
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => void (out += chunk));
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => void (err += chunk));
+      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      expect({ code, err: err.slice(-1_000) }).toEqual({ code: 0, err: '' });
+      const { whileFull, afterFree } = JSON.parse(out) as {
+        whileFull: Record<string, unknown> & { message: string; causeMessage: string; firstId: string };
+        afterFree: Record<string, unknown>;
+      };
 
-    expect(whileFull).toMatchObject({
-      fillError: 'ENOSPC',
-      rejected: true,
-      code: 'ERR_SAVE_FAILED',
-      causeCode: 'ERR_STORE_IO',
-      sameBytes: true,
-      entries: ['filler', 'secret.json'],
-      keyId: whileFull.firstId,
-      sameToken: true,
-      firstTokenOk: true,
-      loadedId: whileFull.firstId,
-    });
-    expect(whileFull.causeMessage).toMatch(/^Cannot write the secret file .*secret\.json: ENOSPC, no space left on the device\.$/);
-    expect(afterFree).toEqual({
-      keyId: afterFree['loadedId'],
-      changed: true,
-      firstTokenOk: false,
-      secondTokenOk: true,
-      loadedId: afterFree['keyId'],
-      entries: ['secret.json'],
-    });
-  });
+      expect(whileFull).toMatchObject({
+        fillError: 'ENOSPC',
+        rejected: true,
+        code: 'ERR_SAVE_FAILED',
+        causeCode: 'ERR_STORE_IO',
+        sameBytes: true,
+        entries: ['filler', 'secret.json'],
+        keyId: whileFull.firstId,
+        sameToken: true,
+        firstTokenOk: true,
+        loadedId: whileFull.firstId,
+      });
+      expect(whileFull.causeMessage).toMatch(
+        /^Cannot write the secret file .*secret\.json: ENOSPC, no space left on the device\.$/,
+      );
+      expect(afterFree).toEqual({
+        keyId: afterFree['loadedId'],
+        changed: true,
+        firstTokenOk: false,
+        secondTokenOk: true,
+        loadedId: afterFree['keyId'],
+        entries: ['secret.json'],
+      });
+    },
+  );
 });
 
 describe.runIf(POSIX)('the secret file deleted under a running authority', () => {
@@ -284,7 +295,10 @@ describe.runIf(POSIX)('the secret file deleted under a running authority', () =>
     const dir = await tempDir();
     const path = join(dir, 'secret.json');
     const errors: Error[] = [];
-    const authority = await opened({ store: new FileSecretStore(path), onStoreError: (error) => void errors.push(error) });
+    const authority = await opened({
+      store: new FileSecretStore(path),
+      onStoreError: (error) => void errors.push(error),
+    });
     const { rotations } = observe(authority);
     const keyId = authority.keyId;
     const token = authority.issue();
@@ -604,7 +618,11 @@ describe('close() while a rotation is saving', () => {
 // Custom stores that break in the ways real ones do. `save` is replaced per test; the record is kept as a copy,
 // and `watch()` lets the store report a change as a store coordinating instances would.
 
-type SaveBehaviour = (record: SecretRecord, write: () => void, options?: { signal?: AbortSignal }) => Promise<void> | void;
+type SaveBehaviour = (
+  record: SecretRecord,
+  write: () => void,
+  options?: { signal?: AbortSignal },
+) => Promise<void> | void;
 
 class CustomStore implements SecretStore {
   #record: SecretRecord;
@@ -651,7 +669,12 @@ function storeError(code: 'ERR_SAVE_CONFLICT' | 'ERR_SAVE_UNCERTAIN' | 'ERR_ROTA
 }
 
 /** After the outcome and some quiet, the authority holds `keyId`, `token` works, `issue()` returns it. */
-async function expectSettledOn(authority: TokenAuthority, store: CustomStore, keyId: string, token: string): Promise<void> {
+async function expectSettledOn(
+  authority: TokenAuthority,
+  store: CustomStore,
+  keyId: string,
+  token: string,
+): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, 50));
   expect(store.storedId).toBe(keyId);
   await expectUnchanged(authority, keyId, token);
@@ -700,30 +723,33 @@ describe('custom stores: each outcome of rotate() matches its code, and the fina
   it.each([
     ['before writing', false],
     ['after writing', true],
-  ])('save() that throws synchronously %s: ERR_SAVE_FAILED with nothing changed, or resolved with the stored secret', async (_, writes) => {
-    const store = new CustomStore(fixtureRecord('sync'));
-    const authority = await opened({ store });
-    const { rotations } = observe(authority);
-    const token = authority.issue();
-    const cause = new Error('the store broke before it could return a promise');
-    store.behaviour = (_record, write) => {
-      if (writes) write();
-      throw cause;
-    };
-    if (!writes) {
-      const error = await rejectionOf(authority.rotate());
-      expect(error.code).toBe('ERR_SAVE_FAILED');
-      expect(error.cause).toBe(cause);
-      await expectSettledOn(authority, store, 'sync', token);
-      expect(rotations).toEqual([]);
-    } else {
-      const next = await authority.rotate();
-      await expectSettledOn(authority, store, store.storedId, next);
-      expect(store.storedId).not.toBe('sync');
-      expect(await authority.verify(token)).toEqual({ ok: false, reason: 'rotated' });
-      expect(rotations).toHaveLength(1);
-    }
-  });
+  ])(
+    'save() that throws synchronously %s: ERR_SAVE_FAILED with nothing changed, or resolved with the stored secret',
+    async (_, writes) => {
+      const store = new CustomStore(fixtureRecord('sync'));
+      const authority = await opened({ store });
+      const { rotations } = observe(authority);
+      const token = authority.issue();
+      const cause = new Error('the store broke before it could return a promise');
+      store.behaviour = (_record, write) => {
+        if (writes) write();
+        throw cause;
+      };
+      if (!writes) {
+        const error = await rejectionOf(authority.rotate());
+        expect(error.code).toBe('ERR_SAVE_FAILED');
+        expect(error.cause).toBe(cause);
+        await expectSettledOn(authority, store, 'sync', token);
+        expect(rotations).toEqual([]);
+      } else {
+        const next = await authority.rotate();
+        await expectSettledOn(authority, store, store.storedId, next);
+        expect(store.storedId).not.toBe('sync');
+        expect(await authority.verify(token)).toEqual({ ok: false, reason: 'rotated' });
+        expect(rotations).toHaveLength(1);
+      }
+    },
+  );
 
   it('save() that rejects and a load() that fails: ERR_SAVE_UNCERTAIN; once the store can be read, its secret is followed', async () => {
     const store = new CustomStore(fixtureRecord('unreadable'));
@@ -749,7 +775,7 @@ describe('custom stores: each outcome of rotate() matches its code, and the fina
     await expectSettledOn(authority, store, newId, authority.issue());
   });
 
-  it('save() that rejects while another writer saved: ERR_SAVE_CONFLICT, and that writer\'s secret is current', async () => {
+  it("save() that rejects while another writer saved: ERR_SAVE_CONFLICT, and that writer's secret is current", async () => {
     const store = new CustomStore(fixtureRecord('mine'));
     const authority = await opened({ store });
     const { rotations } = observe(authority);
@@ -769,28 +795,31 @@ describe('custom stores: each outcome of rotate() matches its code, and the fina
   it.each([
     ['ERR_SAVE_CONFLICT', false],
     ['ERR_ROTATION_SUPERSEDED', true],
-  ] as const)('a store that rejects with %s: passed through, the newer secret current before it rejects', async (code, writesFirst) => {
-    const store = new CustomStore(fixtureRecord('older'));
-    const authority = await opened({ store });
-    const { rotations } = observe(authority);
-    const token = authority.issue();
-    let mine = '';
-    store.behaviour = async (record, write) => {
-      mine = record.id;
-      if (writesFirst) write();
-      store.putElsewhere(fixtureRecord('newer'));
-      throw storeError(code);
-    };
-    const error = await rejectionOf(authority.rotate());
-    expect(error.code).toBe(code);
-    expect(isLauncherAuthError(error.cause, code)).toBe(true);
-    // Current when the rejection arrives: issue() gives the token that works now.
-    expect(authority.keyId).toBe('newer');
-    expect(rotations).toEqual([{ keyId: 'newer', previousKeyId: 'older' }]);
-    expect(await authority.verify(token)).toEqual({ ok: false, reason: 'rotated' });
-    expect(mine).not.toBe('');
-    await expectSettledOn(authority, store, 'newer', authority.issue());
-  });
+  ] as const)(
+    'a store that rejects with %s: passed through, the newer secret current before it rejects',
+    async (code, writesFirst) => {
+      const store = new CustomStore(fixtureRecord('older'));
+      const authority = await opened({ store });
+      const { rotations } = observe(authority);
+      const token = authority.issue();
+      let mine = '';
+      store.behaviour = async (record, write) => {
+        mine = record.id;
+        if (writesFirst) write();
+        store.putElsewhere(fixtureRecord('newer'));
+        throw storeError(code);
+      };
+      const error = await rejectionOf(authority.rotate());
+      expect(error.code).toBe(code);
+      expect(isLauncherAuthError(error.cause, code)).toBe(true);
+      // Current when the rejection arrives: issue() gives the token that works now.
+      expect(authority.keyId).toBe('newer');
+      expect(rotations).toEqual([{ keyId: 'newer', previousKeyId: 'older' }]);
+      expect(await authority.verify(token)).toEqual({ ok: false, reason: 'rotated' });
+      expect(mine).not.toBe('');
+      await expectSettledOn(authority, store, 'newer', authority.issue());
+    },
+  );
 
   it('a store that rejects with ERR_SAVE_UNCERTAIN and later reports that the secret landed: followed, onRotate told', async () => {
     const store = new CustomStore(fixtureRecord('unsure'));

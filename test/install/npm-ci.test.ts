@@ -36,29 +36,39 @@ function bareEnvironment(): NodeJS.ProcessEnv {
 }
 
 describe('a fresh clone', () => {
-  it('installs with `npm ci` and no environment variable, and its CLI works right after', { timeout: budget(600_000) }, async () => {
-    const folder = await mkdtemp(join(tmpdir(), 'launcher-auth-clone-'));
-    folders.push(folder);
-    const clone = join(folder, 'launcher-auth');
-    await run('git', ['clone', '--quiet', '--no-hardlinks', ROOT, clone], { env: bareEnvironment() });
-    expect(existsSync(join(clone, 'node_modules'))).toBe(false);
+  it(
+    'installs with `npm ci` and no environment variable, and its CLI works right after',
+    { timeout: budget(600_000) },
+    async () => {
+      const folder = await mkdtemp(join(tmpdir(), 'launcher-auth-clone-'));
+      folders.push(folder);
+      const clone = join(folder, 'launcher-auth');
+      await run('git', ['clone', '--quiet', '--no-hardlinks', ROOT, clone], { env: bareEnvironment() });
+      expect(existsSync(join(clone, 'node_modules'))).toBe(false);
 
-    const install = await run('npm', ['ci', '--prefer-offline', '--no-audit', '--no-fund'], {
-      cwd: clone,
-      env: bareEnvironment(),
-      maxBuffer: 64 * 1024 * 1024,
-    }).then(
-      ({ stderr }) => ({ outcome: 'installed', stderr }),
-      (error: { code?: number; stderr?: string }) => ({ outcome: `npm ci exited with ${error.code}:\n${error.stderr ?? ''}`, stderr: '' }),
-    );
-    expect(install.outcome).toBe('installed');
-    // On every supported Node (20.19 included) no locked package asks for a newer one, and each install script is
-    // one the manifest's allowScripts names (npm 11 lists the others after every install).
-    expect(install.stderr.split('\n').filter((line) => /EBADENGINE|install-scripts/.test(line))).toEqual([]);
-    expect(existsSync(join(clone, 'node_modules/electron'))).toBe(false);
+      const install = await run('npm', ['ci', '--prefer-offline', '--no-audit', '--no-fund'], {
+        cwd: clone,
+        env: bareEnvironment(),
+        maxBuffer: 64 * 1024 * 1024,
+      }).then(
+        ({ stderr }) => ({ outcome: 'installed', stderr }),
+        (error: { code?: number; stderr?: string }) => ({
+          outcome: `npm ci exited with ${error.code}:\n${error.stderr ?? ''}`,
+          stderr: '',
+        }),
+      );
+      expect(install.outcome).toBe('installed');
+      // On every supported Node (20.19 included) no locked package asks for a newer one, and each install script is
+      // one the manifest's allowScripts names (npm 11 lists the others after every install).
+      expect(install.stderr.split('\n').filter((line) => /EBADENGINE|install-scripts/.test(line))).toEqual([]);
+      expect(existsSync(join(clone, 'node_modules/electron'))).toBe(false);
 
-    // `prepare` built the package on install, so the command works without a build step.
-    const help = await run('npx', ['--no-install', 'launcher-auth', '--help'], { cwd: clone, env: bareEnvironment() });
-    expect(help.stdout).toMatch(/launcher-auth token/);
-  });
+      // `prepare` built the package on install, so the command works without a build step.
+      const help = await run('npx', ['--no-install', 'launcher-auth', '--help'], {
+        cwd: clone,
+        env: bareEnvironment(),
+      });
+      expect(help.stdout).toMatch(/launcher-auth token/);
+    },
+  );
 });

@@ -77,7 +77,8 @@ describe.each(['express', 'fastify'] as const)('NestJS on the %s platform', (pla
       const want = expectationFor(c, KIND[platform]);
       const text = requestText(c, { ...tokens, current: authority.issue() }, port);
       const before = launcher.served;
-      const res = typeof want === 'object' || c.framed === false ? await rawRequest(port, text) : await sendFramed(port, text);
+      const res =
+        typeof want === 'object' || c.framed === false ? await rawRequest(port, text) : await sendFramed(port, text);
       const label = { case: c.name, status: res.status };
       if (want === 401) {
         expect(label).toEqual({ case: c.name, status: 401 });
@@ -97,7 +98,10 @@ describe.each(['express', 'fastify'] as const)('NestJS on the %s platform', (pla
   });
 
   it('POST /apps/:name/launch with the token reaches the controller with its context', async () => {
-    const res = await sendFramed(port, `POST /apps/editor/launch HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${authority.issue()}\r\nContent-Length: 0\r\n\r\n`);
+    const res = await sendFramed(
+      port,
+      `POST /apps/editor/launch HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${authority.issue()}\r\nContent-Length: 0\r\n\r\n`,
+    );
     expect(res.status).toBe(202);
     expect(JSON.parse(res.body.toString('utf8'))).toEqual({ launched: 'editor', keyId: authority.keyId });
   });

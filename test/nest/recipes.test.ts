@@ -16,9 +16,17 @@ const TSX_LOADER = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs'))
 async function start(name: string): Promise<{ token: string; url: string }> {
   const cwd = await mkdtemp(join(tmpdir(), 'launcher-auth-nest-'));
   onTestFinished(() => rm(cwd, { recursive: true, force: true }));
-  const env: NodeJS.ProcessEnv = { ...process.env, TSX_TSCONFIG_PATH: join(ROOT, 'examples/nest/tsconfig.json'), XDG_CONFIG_HOME: cwd };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    TSX_TSCONFIG_PATH: join(ROOT, 'examples/nest/tsconfig.json'),
+    XDG_CONFIG_HOME: cwd,
+  };
   delete env['PORT'];
-  const child = spawn(process.execPath, ['--import', TSX_LOADER, join(ROOT, 'examples/readme', name)], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', TSX_LOADER, join(ROOT, 'examples/readme', name)], {
+    cwd,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   onTestFinished(() => void child.kill('SIGKILL'));
   return new Promise((resolve, reject) => {
     let out = '';

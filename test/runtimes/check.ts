@@ -17,7 +17,13 @@ interface Served {
 
 /** The part of each runtime's API used here (neither ships types to this repository's tsc). */
 interface Runtimes {
-  Bun?: { version: string; serve(options: { port: number; hostname: string; fetch: Handler }): { port: number; stop(force: boolean): Promise<void> | void } };
+  Bun?: {
+    version: string;
+    serve(options: { port: number; hostname: string; fetch: Handler }): {
+      port: number;
+      stop(force: boolean): Promise<void> | void;
+    };
+  };
   Deno?: {
     version: { deno: string };
     serve(
@@ -89,20 +95,32 @@ async function cases(name: string, authority: TokenAuthority, served: Served, ru
   const token = authority.issue();
   const forged = `${token.slice(0, token.lastIndexOf('.') + 1)}${'A'.repeat(43)}`;
   const forgedAnswer = await fetch(`${url}/apps`, { headers: bearer(forged) });
-  check(forgedAnswer.status === 401 && (await forgedAnswer.arrayBuffer()).byteLength === 0, `${name}: a forged token gets the 401`);
+  check(
+    forgedAnswer.status === 401 && (await forgedAnswer.arrayBuffer()).byteLength === 0,
+    `${name}: a forged token gets the 401`,
+  );
   check(runs() === before, `${name}: no handler ran for a refused request`);
 
   const ok = await fetch(`${url}/apps`, { headers: bearer(token) });
-  check(ok.status === 200 && (await ok.text()) === 'apps' && runs() === before + 1, `${name}: the current token reaches the handler`);
+  check(
+    ok.status === 200 && (await ok.text()) === 'apps' && runs() === before + 1,
+    `${name}: the current token reaches the handler`,
+  );
 
   const stream = await fetch(`${url}/events`, { headers: bearer(token) });
   const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
   const first = await reader.read();
-  check(stream.status === 200 && new TextDecoder().decode(first.value) === 'data: open\n\n', `${name}: an event stream opens`);
+  check(
+    stream.status === 200 && new TextDecoder().decode(first.value) === 'data: open\n\n',
+    `${name}: an event stream opens`,
+  );
 
   const fresh = await authority.rotate();
   const old = await fetch(`${url}/apps`, { headers: bearer(token) });
-  check(old.status === 401 && (await old.arrayBuffer()).byteLength === 0, `${name}: the old token is refused as soon as rotate() resolves`);
+  check(
+    old.status === 401 && (await old.arrayBuffer()).byteLength === 0,
+    `${name}: the old token is refused as soon as rotate() resolves`,
+  );
   const end = await reader.read();
   check(end.done, `${name}: the open event stream ends at the rotation`);
   const renewed = await fetch(`${url}/apps`, { headers: bearer(fresh) });
@@ -164,7 +182,10 @@ async function fileStore(folder: string): Promise<void> {
   check((await second.verify(token)).ok, 'file: a second authority on the same file accepts the token');
 
   const fresh = await first.rotate();
-  check(!(await first.verify(token)).ok, 'file: the rotating authority refuses the old token as soon as rotate() resolves');
+  check(
+    !(await first.verify(token)).ok,
+    'file: the rotating authority refuses the old token as soon as rotate() resolves',
+  );
   check(
     await eventually(async () => !(await second.verify(token)).ok && (await second.verify(fresh)).ok),
     'file: the other authority follows the file (old token refused, new one accepted)',

@@ -10,5 +10,7 @@ try {
   await authority.close();
   console.log('opened');
 } catch (error) {
-  console.log(`${isLauncherAuthError(error) ? error.code : 'other'}: ${error instanceof Error ? error.message : String(error)}`);
+  console.log(
+    `${isLauncherAuthError(error) ? error.code : 'other'}: ${error instanceof Error ? error.message : String(error)}`,
+  );
 }

@@ -26,15 +26,28 @@ interface Ran {
   err: string;
 }
 
-const ENV = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? ROOT, DENO_NO_UPDATE_CHECK: '1', DO_NOT_TRACK: '1', NO_COLOR: '1' };
+const ENV = {
+  PATH: process.env.PATH ?? '',
+  HOME: process.env.HOME ?? ROOT,
+  DENO_NO_UPDATE_CHECK: '1',
+  DO_NOT_TRACK: '1',
+  NO_COLOR: '1',
+};
 
 function run(command: string, args: string[]): Promise<Ran> {
-  if (!existsSync(command)) throw new Error(`${command} is missing: run \`npm ci\` (bun and deno are dev dependencies).`);
+  if (!existsSync(command))
+    throw new Error(`${command} is missing: run \`npm ci\` (bun and deno are dev dependencies).`);
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, {
       cwd: ROOT,
       // No update check, no telemetry: the tests touch nothing but loopback.
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? ROOT, DENO_NO_UPDATE_CHECK: '1', DO_NOT_TRACK: '1', NO_COLOR: '1' },
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? ROOT,
+        DENO_NO_UPDATE_CHECK: '1',
+        DO_NOT_TRACK: '1',
+        NO_COLOR: '1',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -75,7 +88,15 @@ describe.concurrent('other runtimes', () => {
   });
 
   it('deno: the fetch adapter and Hono with loopback network access only', async () => {
-    const ran = await run(DENO, ['run', '--no-prompt', '--sloppy-imports', '--allow-net=127.0.0.1', CHECK, 'adapters', scratch()]);
+    const ran = await run(DENO, [
+      'run',
+      '--no-prompt',
+      '--sloppy-imports',
+      '--allow-net=127.0.0.1',
+      CHECK,
+      'adapters',
+      scratch(),
+    ]);
     expectPassed(ran, ADAPTER_CHECKS);
   });
 
@@ -117,25 +138,43 @@ function serve(command: string, args: string[], env: Record<string, string>): Pr
 /** The snippet's server: the token works, no token gets the empty 401, /health is open, on a port of its own. */
 async function expectServes({ token, url }: { token: string; url: string }): Promise<void> {
   expect(new URL(url).port).not.toBe('7878');
-  expect(await get(url, token)).toMatchObject({ status: 200, body: expect.stringMatching(/^hello, key [\w-]+\n$/) as unknown });
+  expect(await get(url, token)).toMatchObject({
+    status: 200,
+    body: expect.stringMatching(/^hello, key [\w-]+\n$/) as unknown,
+  });
   expect(await get(url)).toEqual({ status: 401, body: '' });
   expect(await get(new URL('/health', url).href)).toEqual({ status: 200, body: 'ok' });
 }
 
-describe('the README\'s runtime snippets', { timeout: 60_000 }, () => {
+describe("the README's runtime snippets", { timeout: 60_000 }, () => {
   it('Bun.serve (examples/readme/bun-serve.ts)', async () => {
     expect(existsSync(BUN)).toBe(true);
     await expectServes(await serve(BUN, ['examples/readme/bun-serve.ts'], { XDG_CONFIG_HOME: scratch() }));
   });
 
   it('Deno.serve (examples/readme/deno-serve.ts): deno check passes, and it serves with narrow permissions', async () => {
-    const checked = await run(DENO, ['check', '--sloppy-imports', '--config=test/runtimes/deno-check.json', 'examples/readme/deno-serve.ts']);
+    const checked = await run(DENO, [
+      'check',
+      '--sloppy-imports',
+      '--config=test/runtimes/deno-check.json',
+      'examples/readme/deno-serve.ts',
+    ]);
     expect({ code: checked.code, err: checked.err.replace(/^Check .*\n/m, '') }).toEqual({ code: 0, err: '' });
     const folder = scratch();
     const map = join(folder, 'import-map.json');
-    const imports = { 'launcher-auth': join(ROOT, 'src/index.ts'), 'launcher-auth/fetch': join(ROOT, 'src/adapters/fetch.ts') };
+    const imports = {
+      'launcher-auth': join(ROOT, 'src/index.ts'),
+      'launcher-auth/fetch': join(ROOT, 'src/adapters/fetch.ts'),
+    };
     writeFileSync(map, JSON.stringify({ imports }));
-    const args = ['run', '--no-prompt', '--sloppy-imports', `--import-map=${map}`, '--allow-net=127.0.0.1', '--allow-env=PORT,XDG_CONFIG_HOME'];
+    const args = [
+      'run',
+      '--no-prompt',
+      '--sloppy-imports',
+      `--import-map=${map}`,
+      '--allow-net=127.0.0.1',
+      '--allow-env=PORT,XDG_CONFIG_HOME',
+    ];
     args.push('--allow-read', `--allow-write=${folder}`, '--allow-sys=uid,homedir', 'examples/readme/deno-serve.ts');
     await expectServes(await serve(DENO, args, { XDG_CONFIG_HOME: folder }));
   });

@@ -16,7 +16,7 @@ describe('the simulator against a deliberately broken protocol', () => {
     expect(report).toMatch(/VIOLATION/);
   }, 120_000);
 
-  it('finds a schedule where a renewal answered before the instance\'s own save, taken in after it, is reported as a rollback', () => {
+  it("finds a schedule where a renewal answered before the instance's own save, taken in after it, is reported as a rollback", () => {
     const result = explore(1, 20_000, JUDGES_RENEWAL_BY_PRESENT);
     const report = result.failure?.report ?? '';
     console.log(report.split('\n', 1)[0], `(after ${result.schedules} schedules)`);

@@ -43,7 +43,11 @@ if (process.argv[1] !== undefined && import.meta.url.endsWith(process.argv[1].sp
     const plan = planFor(seed);
     const result = simulate(seed, plan, REAL, true);
     console.log(result.trace.join('\n'));
-    console.log(result.violation === undefined ? `seed ${seed}: every invariant held (${result.events} events)` : `seed ${seed}: ${result.violation}`);
+    console.log(
+      result.violation === undefined
+        ? `seed ${seed}: every invariant held (${result.events} events)`
+        : `seed ${seed}: ${result.violation}`,
+    );
     process.exitCode = result.violation === undefined ? 0 : 1;
   } else {
     const count = flag('count') ?? 20_000;
@@ -51,7 +55,9 @@ if (process.argv[1] !== undefined && import.meta.url.endsWith(process.argv[1].sp
     const started = performance.now();
     const result = explore(from, count);
     const seconds = (performance.now() - started) / 1000;
-    console.log(`${result.schedules} schedules, ${result.events} events in ${seconds.toFixed(1)} s (${Math.round(result.schedules / seconds)} schedules/s)`);
+    console.log(
+      `${result.schedules} schedules, ${result.events} events in ${seconds.toFixed(1)} s (${Math.round(result.schedules / seconds)} schedules/s)`,
+    );
     if (result.failure !== undefined) {
       console.log(result.failure.report);
       process.exitCode = 1;

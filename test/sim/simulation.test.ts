@@ -22,6 +22,8 @@ describe('the Redis protocol under deterministic simulation', () => {
     const second = simulate(seed, planFor(seed), undefined, true);
     expect(second.trace).toEqual(first.trace);
     expect(first.trace.length).toBeGreaterThan(20);
-    expect(first.outcomes.resolved + first.outcomes.conflict + first.outcomes.superseded + first.outcomes.uncertain).toBeGreaterThan(0);
+    expect(
+      first.outcomes.resolved + first.outcomes.conflict + first.outcomes.superseded + first.outcomes.uncertain,
+    ).toBeGreaterThan(0);
   });
 });

@@ -19,7 +19,13 @@ const DURATION = 1500;
 
 export type Fault =
   | { readonly at: number; readonly kind: 'rotate'; readonly instance: number }
-  | { readonly at: number; readonly kind: 'partition'; readonly instance: number; readonly length: number; readonly drop: boolean }
+  | {
+      readonly at: number;
+      readonly kind: 'partition';
+      readonly instance: number;
+      readonly length: number;
+      readonly drop: boolean;
+    }
   | { readonly at: number; readonly kind: 'pause'; readonly instance: number; readonly length: number }
   | { readonly at: number; readonly kind: 'crash'; readonly instance: number; readonly length: number }
   | { readonly at: number; readonly kind: 'stall'; readonly length: number }
@@ -44,7 +50,8 @@ export function planFor(seed: number): Plan {
     const instance = rng.int(0, instances - 1);
     const roll = rng.int(0, 99);
     if (roll < 35) faults.push({ at, kind: 'rotate', instance });
-    else if (roll < 50) faults.push({ at, kind: 'partition', instance, length: rng.int(20, 700), drop: rng.chance(0.5) });
+    else if (roll < 50)
+      faults.push({ at, kind: 'partition', instance, length: rng.int(20, 700), drop: rng.chance(0.5) });
     else if (roll < 60) faults.push({ at, kind: 'pause', instance, length: rng.int(20, 700) });
     else if (roll < 66) faults.push({ at, kind: 'crash', instance, length: rng.int(50, 400) });
     else if (roll < 74) faults.push({ at, kind: 'stall', length: rng.int(20, 500) });
@@ -57,7 +64,10 @@ export function planFor(seed: number): Plan {
   faults.push({ at: rng.int(100, DURATION - 400), kind: 'rotate', instance: rng.int(0, instances - 1) });
   if (rng.chance(0.3)) {
     const at = rng.int(100, DURATION - 400);
-    faults.push({ at, kind: 'rotate', instance: 0 }, { at: at + rng.int(0, 5), kind: 'rotate', instance: instances - 1 });
+    faults.push(
+      { at, kind: 'rotate', instance: 0 },
+      { at: at + rng.int(0, 5), kind: 'rotate', instance: instances - 1 },
+    );
   }
   return { instances, faults: faults.sort((a, b) => a.at - b.at) };
 }
@@ -215,7 +225,8 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
    * yet: a process starting afresh cannot know better, whether the lost record's rotation resolved or was pending.
    */
   let rollbackOutstanding = false;
-  const behind = (): boolean => state.record === null || (saveIndex.get(state.record.id) as number) < saveIndex.size - 1;
+  const behind = (): boolean =>
+    state.record === null || (saveIndex.get(state.record.id) as number) < saveIndex.size - 1;
   const promised = new Map<string, Outcome>();
   const lossless = !plan.faults.some((fault) => LOSSES.has(fault.kind));
 
@@ -254,7 +265,6 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
     if (forward) rollbackOutstanding = false;
     for (const subscriber of subscribers) deliver(subscriber, false, () => message(subscriber, id));
   };
-
 
   // --- the network: per-connection FIFO, random delays, partitions that hold or drop ---
   const delay = (): number => (rng.chance(0.05) ? rng.int(5, 60) : rng.float() * 3);
@@ -354,23 +364,34 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
     }
     return { status: 'stale', ...observed(name) };
   };
-  const save = (name: string, expected: number, expectedId: string, generation: number, id: string, forward = false): { status: 'ok' | 'conflict' } & Observed => {
-    if ((state.record?.generation ?? 0) !== expected || (state.record?.id ?? '') !== expectedId) return { status: 'conflict', ...observed(name) };
+  const save = (
+    name: string,
+    expected: number,
+    expectedId: string,
+    generation: number,
+    id: string,
+    forward = false,
+  ): { status: 'ok' | 'conflict' } & Observed => {
+    if ((state.record?.generation ?? 0) !== expected || (state.record?.id ?? '') !== expectedId)
+      return { status: 'conflict', ...observed(name) };
     setRecord(generation, id, forward);
     return { status: 'ok', ...observed(name) };
   };
   const pending = (name: string, id: string): PendingReply => {
     const waiting: Array<readonly [string, number]> = [];
-    for (const [other, entry] of state.table) if (other !== name && entry.acked !== id) waiting.push([other, entry.seq]);
+    for (const [other, entry] of state.table)
+      if (other !== name && entry.acked !== id) waiting.push([other, entry.seq]);
     return { waiting, ...observed(name) };
   };
 
   // --- an instance: renewals, pub/sub, the authority's queue (reloads and rotations) ---
   function enqueue(instance: Instance, task: (done: () => void) => void): void {
-    instance.tasks.push(() => task(() => {
-      instance.busy = false;
-      next(instance);
-    }));
+    instance.tasks.push(() =>
+      task(() => {
+        instance.busy = false;
+        next(instance);
+      }),
+    );
     next(instance);
   }
   function next(instance: Instance): void {
@@ -394,30 +415,34 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
   /** What the store's load() does: the record Redis holds, judged against the highest seen when it was read. */
   function load(instance: Instance, done: () => void): void {
     const sent: Seen = instance.lease.highest;
-    command(instance, () => (state.record === null ? null : { ...state.record }), (record) => {
-      if (record === undefined) return done();
-      if (record?.id.startsWith(MARKER_PREFIX) === true) {
-        reported(instance, 'a rollback marker read');
-        return done();
-      }
-      const sighting = instance.lease.see(record?.generation ?? 0, record?.id ?? null, record?.prev ?? '', sent);
-      if (sighting === 'rollback') {
-        reported(instance, `a rollback read (${record?.id ?? 'missing'})`);
-        return done();
-      }
-      if (sighting === 'adopted') {
-        if (record !== null) {
-          instance.records.add(record.id);
-          adopt(instance, record.id);
+    command(
+      instance,
+      () => (state.record === null ? null : { ...state.record }),
+      (record) => {
+        if (record === undefined) return done();
+        if (record?.id.startsWith(MARKER_PREFIX) === true) {
+          reported(instance, 'a rollback marker read');
+          return done();
         }
-        return done();
-      }
-      const newer = instance.lease.highest.id;
-      log(now, () => `${instance.name} read ${record?.id ?? 'nothing'} late (${newer} seen since)`);
-      if (!instance.records.has(newer)) return load(instance, done);
-      adopt(instance, newer);
-      done();
-    });
+        const sighting = instance.lease.see(record?.generation ?? 0, record?.id ?? null, record?.prev ?? '', sent);
+        if (sighting === 'rollback') {
+          reported(instance, `a rollback read (${record?.id ?? 'missing'})`);
+          return done();
+        }
+        if (sighting === 'adopted') {
+          if (record !== null) {
+            instance.records.add(record.id);
+            adopt(instance, record.id);
+          }
+          return done();
+        }
+        const newer = instance.lease.highest.id;
+        log(now, () => `${instance.name} read ${record?.id ?? 'nothing'} late (${newer} seen since)`);
+        if (!instance.records.has(newer)) return load(instance, done);
+        adopt(instance, newer);
+        done();
+      },
+    );
   }
   function reload(instance: Instance): void {
     if (instance.reloadQueued) return;
@@ -436,32 +461,59 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
     const heldId = instance.held;
     const savingId = instance.savingId;
     const epoch = rng.name();
-    command(instance, () => confirm(instance.name, heldId, savingId, seq, epoch), (reply) => {
-      const lease = instance.lease;
-      const decision = reply === undefined ? lease.unanswered() : lease.renewed(reply, { seq, sentAt, now: instance.local(now), heldId, canWriteForward: true, renewHeld: instance.renewHeld });
-      if (decision.report === 'rollback' || decision.report === 'missing') reported(instance, `${decision.report} after a renewal`);
-      if (decision.trustUntil !== undefined) {
-        instance.trustUntil = decision.trustUntil;
-        log(now, () => `${instance.name} trusts ${heldId} until +${((decision.trustUntil ?? 0) - instance.local(now)).toFixed(1)}`);
-      }
-      if (decision.reload === true) reload(instance);
-      if (decision.marker !== undefined) {
-        const { expected, expectedId, generation } = decision.marker;
-        const marker = `${MARKER_PREFIX}${rng.name()}`;
-        log(now, () => `${instance.name} marks the rollback at ${generation}`);
-        command(instance, () => save(instance.name, expected, expectedId, generation, marker), (written) => {
-          if (written?.status === 'ok') instance.lease.wrote(generation, marker);
-        });
-      }
-      if (decision.writeForward !== undefined) {
-        const { expected, expectedId, generation } = decision.writeForward;
-        log(now, () => `${instance.name} writes ${heldId} forward at ${generation}`);
-        command(instance, () => save(instance.name, expected, expectedId, generation, heldId, true), (written) => {
-          if (written?.status === 'ok') instance.lease.wrote(generation, heldId);
-        });
-      }
-      at(instance, lease.nextDelay(instance.local(now)), () => renew(instance));
-    });
+    command(
+      instance,
+      () => confirm(instance.name, heldId, savingId, seq, epoch),
+      (reply) => {
+        const lease = instance.lease;
+        const decision =
+          reply === undefined
+            ? lease.unanswered()
+            : lease.renewed(reply, {
+                seq,
+                sentAt,
+                now: instance.local(now),
+                heldId,
+                canWriteForward: true,
+                renewHeld: instance.renewHeld,
+              });
+        if (decision.report === 'rollback' || decision.report === 'missing')
+          reported(instance, `${decision.report} after a renewal`);
+        if (decision.trustUntil !== undefined) {
+          instance.trustUntil = decision.trustUntil;
+          log(
+            now,
+            () =>
+              `${instance.name} trusts ${heldId} until +${((decision.trustUntil ?? 0) - instance.local(now)).toFixed(1)}`,
+          );
+        }
+        if (decision.reload === true) reload(instance);
+        if (decision.marker !== undefined) {
+          const { expected, expectedId, generation } = decision.marker;
+          const marker = `${MARKER_PREFIX}${rng.name()}`;
+          log(now, () => `${instance.name} marks the rollback at ${generation}`);
+          command(
+            instance,
+            () => save(instance.name, expected, expectedId, generation, marker),
+            (written) => {
+              if (written?.status === 'ok') instance.lease.wrote(generation, marker);
+            },
+          );
+        }
+        if (decision.writeForward !== undefined) {
+          const { expected, expectedId, generation } = decision.writeForward;
+          log(now, () => `${instance.name} writes ${heldId} forward at ${generation}`);
+          command(
+            instance,
+            () => save(instance.name, expected, expectedId, generation, heldId, true),
+            (written) => {
+              if (written?.status === 'ok') instance.lease.wrote(generation, heldId);
+            },
+          );
+        }
+        at(instance, lease.nextDelay(instance.local(now)), () => renew(instance));
+      },
+    );
   }
   function rotate(instance: Instance): void {
     enqueue(instance, (done) => {
@@ -492,41 +544,55 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
       instance.records.add(id);
       instance.renewHeld = instance.lease.mayRenewWhileSaving(instance.held);
       log(now, () => `${instance.name} saves ${id} over generation ${expected}`);
-      command(instance, () => save(instance.name, expected, expectedId, expected + 1, id), (reply) => {
-        if (reply === undefined) return finish('uncertain');
-        if (reply.status === 'conflict') return finish('conflict');
-        const savedAt = instance.local(now);
-        instance.lease.wrote(expected + 1, id);
-        const wait = new variant.ackWait(expected + 1, id, savedAt, reply, instance.lease.era, TIMING);
-        let read = 0;
-        const drop = (entries: ReadonlyArray<readonly [string, number, ...unknown[]]>): void => {
-          for (const [other, seq] of entries) {
-            command(instance, () => {
-              if (state.table.get(other)?.seq === seq) state.table.delete(other);
-            }, () => undefined);
-          }
-        };
-        const poll = (): void => {
-          command(instance, () => pending(instance.name, id), (answer) => {
-            const local = instance.local(now);
-            const step = answer === undefined ? wait.unanswered(local) : wait.read(answer, local, instance.lease.leaseUntil);
-            drop(step.drop);
-            if (step.outcome === 'resolved') {
-              // The store's housekeeping after a resolved save: each entry still waited on, once its time has come.
-              const later = step.dropAt ?? [];
-              if (later.length > 0) at(instance, Math.max(...later.map(([, , time]) => time)) - local + 1, () => drop(later));
-              return finish('resolved');
+      command(
+        instance,
+        () => save(instance.name, expected, expectedId, expected + 1, id),
+        (reply) => {
+          if (reply === undefined) return finish('uncertain');
+          if (reply.status === 'conflict') return finish('conflict');
+          const savedAt = instance.local(now);
+          instance.lease.wrote(expected + 1, id);
+          const wait = new variant.ackWait(expected + 1, id, savedAt, reply, instance.lease.era, TIMING);
+          let read = 0;
+          const drop = (entries: ReadonlyArray<readonly [string, number, ...unknown[]]>): void => {
+            for (const [other, seq] of entries) {
+              command(
+                instance,
+                () => {
+                  if (state.table.get(other)?.seq === seq) state.table.delete(other);
+                },
+                () => undefined,
+              );
             }
-            if (step.outcome === 'superseded') return finish('superseded');
-            if (step.outcome !== undefined) return finish('uncertain');
-            // As the store: 1, 2, 4 ms, then every ackPoll, never past the bound.
-            const next = Math.min(read < 3 ? 2 ** read : Infinity, TIMING.ackPoll);
-            read += 1;
-            at(instance, local < wait.bound ? Math.min(next, Math.ceil(wait.bound - local)) : next, poll);
-          });
-        };
-        poll();
-      });
+          };
+          const poll = (): void => {
+            command(
+              instance,
+              () => pending(instance.name, id),
+              (answer) => {
+                const local = instance.local(now);
+                const step =
+                  answer === undefined ? wait.unanswered(local) : wait.read(answer, local, instance.lease.leaseUntil);
+                drop(step.drop);
+                if (step.outcome === 'resolved') {
+                  // The store's housekeeping after a resolved save: each entry still waited on, once its time has come.
+                  const later = step.dropAt ?? [];
+                  if (later.length > 0)
+                    at(instance, Math.max(...later.map(([, , time]) => time)) - local + 1, () => drop(later));
+                  return finish('resolved');
+                }
+                if (step.outcome === 'superseded') return finish('superseded');
+                if (step.outcome !== undefined) return finish('uncertain');
+                // As the store: 1, 2, 4 ms, then every ackPoll, never past the bound.
+                const next = Math.min(read < 3 ? 2 ** read : Infinity, TIMING.ackPoll);
+                read += 1;
+                at(instance, local < wait.bound ? Math.min(next, Math.ceil(wait.bound - local)) : next, poll);
+              },
+            );
+          };
+          poll();
+        },
+      );
     });
   }
   function trusting(instance: Instance): boolean {
@@ -592,12 +658,18 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
     'restart-empty': () => redisLoses({ record: null, table: new Map(), epoch: null }, 'restarted empty'),
     'restart-snapshot': () => {
       const older = history.length === 0 ? undefined : history[rng.int(0, history.length - 1)];
-      redisLoses(older === undefined ? { record: null, table: new Map(), epoch: null } : copyState(older.state), 'restarted from a snapshot');
+      redisLoses(
+        older === undefined ? { record: null, table: new Map(), epoch: null } : copyState(older.state),
+        'restarted from a snapshot',
+      );
     },
     failover: (fault) => {
       let replica: RedisState | undefined;
       for (const entry of history) if (entry.at <= now - fault.lag) replica = entry.state;
-      redisLoses(replica === undefined ? { record: null, table: new Map(), epoch: null } : copyState(replica), 'failed over to a lagging replica');
+      redisLoses(
+        replica === undefined ? { record: null, table: new Map(), epoch: null } : copyState(replica),
+        'failed over to a lagging replica',
+      );
     },
     'clock-step': (fault) => {
       // The protocol never reads Redis's clock: a step must change nothing.
@@ -615,10 +687,11 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
       });
     }
     // Snapshots every 20 ms: what a restart from a dump or a lagging replica may bring back.
-    for (let t = 10; t < DURATION; t += 20) queue.push(t, () => {
-      history.push({ at: now, state: copyState(state) });
-      if (history.length > 40) history.shift();
-    });
+    for (let t = 10; t < DURATION; t += 20)
+      queue.push(t, () => {
+        history.push({ at: now, state: copyState(state) });
+        if (history.length > 40) history.shift();
+      });
     for (let event = queue.pop(); event !== undefined && event.at <= DURATION; event = queue.pop()) {
       now = event.at;
       event.run();
@@ -628,7 +701,8 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
     // Outcome rules: a conflict stored nothing; a resolved or superseded rotation was stored.
     for (const [id, outcome] of promised) {
       if (outcome === 'conflict' && saveIndex.has(id)) fail(`rotate(${id}) rejected ERR_SAVE_CONFLICT but was stored`);
-      if ((outcome === 'resolved' || outcome === 'superseded') && !saveIndex.has(id)) fail(`rotate(${id}) ${outcome} but never stored`);
+      if ((outcome === 'resolved' || outcome === 'superseded') && !saveIndex.has(id))
+        fail(`rotate(${id}) ${outcome} but never stored`);
     }
   } catch (error) {
     if (!(error instanceof Violation)) throw error;

@@ -25,7 +25,8 @@ const soakStarted = performance.now();
 const work = await mkdtemp(join(tmpdir(), 'launcher-auth-soak-'));
 const reportPath = join(work, 'figures.jsonl');
 await writeFile(reportPath, '');
-const progress = (line: string): void => void process.stderr.write(`[soak ${((performance.now() - soakStarted) / 1000).toFixed(0)} s] ${line}\n`);
+const progress = (line: string): void =>
+  void process.stderr.write(`[soak ${((performance.now() - soakStarted) / 1000).toFixed(0)} s] ${line}\n`);
 
 interface Stage {
   status: 'pass' | 'FAIL' | 'TIMEOUT';
@@ -102,7 +103,15 @@ async function delayStage(rotations: number, limit: number): Promise<DelayFigure
     if (line.done === true) throw new Error('the rotating child exited');
     return line.value;
   };
-  const figures: DelayFigures = { status: 'pass', seconds: 0, rotations: 0, missed: 0, onRotate: [], refused: [], staleAccepted: 0 };
+  const figures: DelayFigures = {
+    status: 'pass',
+    seconds: 0,
+    rotations: 0,
+    missed: 0,
+    onRotate: [],
+    refused: [],
+    staleAccepted: 0,
+  };
   try {
     const ready = await nextLine();
     if (ready !== `ready ${authority.keyId}`) throw new Error('the child opened another secret');
@@ -199,7 +208,8 @@ const ms = (value: number): string => `${value.toFixed(2)} ms`;
 const properties = figures.get('properties') ?? {};
 const crash = figures.get('crash') ?? {};
 const memory = figures.get('memory') ?? {};
-const delay = stages['delay'] !== undefined && 'refused' in stages['delay'] ? (stages['delay'] as DelayFigures) : undefined;
+const delay =
+  stages['delay'] !== undefined && 'refused' in stages['delay'] ? (stages['delay'] as DelayFigures) : undefined;
 const sortedRotate = [...(delay?.onRotate ?? [])].sort((a, b) => a - b);
 const sortedRefused = [...(delay?.refused ?? [])].sort((a, b) => a - b);
 const cpu = cpus();
@@ -216,13 +226,25 @@ const rows: [string, string][] = [
       `(${(freemem() / 2 ** 30).toFixed(1)} free), Node ${process.version}, ${platform()} ${release()} ${arch()}`,
   ],
   ['Property tests', status('properties')],
-  ['Property runs (seed)', `${fmt(PROPERTY_RUNS)} runs, ${fmt(properties['runs'])} authenticate()/verify() checks (seed ${PROPERTY_SEED})`],
+  [
+    'Property runs (seed)',
+    `${fmt(PROPERTY_RUNS)} runs, ${fmt(properties['runs'])} authenticate()/verify() checks (seed ${PROPERTY_SEED})`,
+  ],
   ['Crash test', status('crash')],
-  ['SIGKILLs', `${fmt(crash['kills'])} (${fmt(crash['midRotation'])} after a save began, ${fmt(crash['midSave'])} of them before it resolved)`],
-  ['Corrupt files / lost secrets / exposed files', `${fmt(crash['corrupt'])} / ${fmt(crash['lost'])} / ${fmt(crash['exposed'])}`],
+  [
+    'SIGKILLs',
+    `${fmt(crash['kills'])} (${fmt(crash['midRotation'])} after a save began, ${fmt(crash['midSave'])} of them before it resolved)`,
+  ],
+  [
+    'Corrupt files / lost secrets / exposed files',
+    `${fmt(crash['corrupt'])} / ${fmt(crash['lost'])} / ${fmt(crash['exposed'])}`,
+  ],
   ['Child start', `${fmt(crash['start'])}`],
   ['Memory test', status('memory')],
-  ['Forged tokens refused', `${fmt(memory['calls'])}, live heap ${fmt(memory['beforeMB'])} MB before, max growth ${fmt(memory['deltaMB'])} MB`],
+  [
+    'Forged tokens refused',
+    `${fmt(memory['calls'])}, live heap ${fmt(memory['beforeMB'])} MB before, max growth ${fmt(memory['deltaMB'])} MB`,
+  ],
   ['Two-process rotation', status('delay')],
   ['Rotations measured (missed)', `${fmt(delay?.rotations)} (${fmt(delay?.missed)})`],
   [
@@ -237,11 +259,16 @@ const rows: [string, string][] = [
       ? 'n/a'
       : `${ms(percentile(sortedRefused, 0.5))} / ${ms(percentile(sortedRefused, 0.99))} / ${ms(sortedRefused.at(-1) as number)}`,
   ],
-  [`Over ${BOUND_MS} ms / old token accepted after`, `${sortedRefused.filter((value) => value >= BOUND_MS).length} / ${fmt(delay?.staleAccepted)}`],
+  [
+    `Over ${BOUND_MS} ms / old token accepted after`,
+    `${sortedRefused.filter((value) => value >= BOUND_MS).length} / ${fmt(delay?.staleAccepted)}`,
+  ],
   ['Total time', `${((performance.now() - soakStarted) / 1000).toFixed(0)} s`],
 ];
 const failed = Object.values(stages).some((stage) => stage.status !== 'pass') || Object.keys(stages).length < 4;
 rows.push(['Result', failed ? 'FAIL' : 'PASS']);
 
-process.stdout.write(`| Soak figure | Value |\n|---|---|\n${rows.map(([name, value]) => `| ${name} | ${value} |`).join('\n')}\n`);
+process.stdout.write(
+  `| Soak figure | Value |\n|---|---|\n${rows.map(([name, value]) => `| ${name} | ${value} |`).join('\n')}\n`,
+);
 process.exitCode = failed ? 1 : 0;

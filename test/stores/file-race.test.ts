@@ -47,7 +47,11 @@ describe.runIf(IS_ROOT && process.platform !== 'win32')('FileSecretStore: a link
     const link = join(sticky, 'launcher');
     const path = join(link, 'secret.json');
 
-    const racer = spawn(process.execPath, ['-e', RACER, older, link], { uid: NOBODY, gid: NOBODY, stdio: ['pipe', 'pipe', 'inherit'] });
+    const racer = spawn(process.execPath, ['-e', RACER, older, link], {
+      uid: NOBODY,
+      gid: NOBODY,
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
     let output = '';
     racer.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
     const exited = new Promise<number | null>((resolve) => racer.once('exit', resolve));
@@ -65,14 +69,16 @@ describe.runIf(IS_ROOT && process.platform !== 'win32')('FileSecretStore: a link
         else if (sameRecord(loaded, fixtureRecord('older'))) outcomes.loadedOlder++;
         else outcomes.other++;
       } catch (error) {
-        if (isLauncherAuthError(error, 'ERR_STORE_PERMISSIONS') || isLauncherAuthError(error, 'ERR_STORE_IO')) outcomes.refused++;
+        if (isLauncherAuthError(error, 'ERR_STORE_PERMISSIONS') || isLauncherAuthError(error, 'ERR_STORE_IO'))
+          outcomes.refused++;
         else outcomes.other++;
       }
       try {
         await new FileSecretStore(path).save(fixtureRecord(`trial-${trial}`));
         outcomes.saved++;
       } catch (error) {
-        if (isLauncherAuthError(error, 'ERR_STORE_PERMISSIONS') || isLauncherAuthError(error, 'ERR_STORE_IO')) outcomes.saveRefused++;
+        if (isLauncherAuthError(error, 'ERR_STORE_PERMISSIONS') || isLauncherAuthError(error, 'ERR_STORE_IO'))
+          outcomes.saveRefused++;
         else outcomes.other++;
       }
       if (!(await readFile(join(older, 'secret.json'))).equals(olderBytes)) {

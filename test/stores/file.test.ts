@@ -2,7 +2,24 @@
 // another process, and failing saves. Every test works in its own temporary directory.
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { constants, readdirSync, statSync } from 'node:fs';
-import { chmod, chown, lchown, lstat, mkdir, mkdtemp, open, readFile, readdir, readlink, rename, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  chown,
+  lchown,
+  lstat,
+  mkdir,
+  mkdtemp,
+  open,
+  readFile,
+  readdir,
+  readlink,
+  rename,
+  rm,
+  stat,
+  symlink,
+  utimes,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -54,7 +71,12 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T> {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-function expectStoreError(error: LauncherAuthError, code: LauncherAuthErrorCode, path: string, secrets: string[]): void {
+function expectStoreError(
+  error: LauncherAuthError,
+  code: LauncherAuthErrorCode,
+  path: string,
+  secrets: string[],
+): void {
   expect(error.code).toBe(code);
   expect(isLauncherAuthError(error, code)).toBe(true);
   expect(error.message).toContain(path);
@@ -254,7 +276,10 @@ describe('FileSecretStore: format and round trip', () => {
       expect((await store.load())?.createdAt.toISOString()).toBe(iso);
     }
     // Written by hand or another tool: an offset instead of Z, seconds without a fraction.
-    await writeFile(path, fileText({ ...recordFields(fixtureRecord('offset')), createdAt: '2020-01-01T05:30:00+05:30' }));
+    await writeFile(
+      path,
+      fileText({ ...recordFields(fixtureRecord('offset')), createdAt: '2020-01-01T05:30:00+05:30' }),
+    );
     expect((await store.load())?.createdAt.toISOString()).toBe('2020-01-01T00:00:00.000Z');
   });
 
@@ -342,11 +367,16 @@ describe.runIf(POSIX)('FileSecretStore: modes', () => {
     const dir = await tempDir();
     await withUmask0(async () => {
       await new FileSecretStore(join(dir, 'a', 'b', 'secret.json')).save(fixtureRecord('nested'));
-      const authority = await TokenAuthority.open({ store: new FileSecretStore(join(dir, 'c', 'd', 'e', 'secret.json')) });
+      const authority = await TokenAuthority.open({
+        store: new FileSecretStore(join(dir, 'c', 'd', 'e', 'secret.json')),
+      });
       await authority.close();
     });
     for (const folder of ['a', 'a/b', 'c', 'c/d', 'c/d/e']) {
-      expect({ folder, mode: ((await stat(join(dir, folder))).mode & 0o7777).toString(8) }).toEqual({ folder, mode: '700' });
+      expect({ folder, mode: ((await stat(join(dir, folder))).mode & 0o7777).toString(8) }).toEqual({
+        folder,
+        mode: '700',
+      });
     }
     for (const file of ['a/b/secret.json', 'c/d/e/secret.json']) {
       expect({ file, mode: ((await stat(join(dir, file))).mode & 0o7777).toString(8) }).toEqual({ file, mode: '600' });
@@ -355,7 +385,9 @@ describe.runIf(POSIX)('FileSecretStore: modes', () => {
     expect(sameRecord(nested, fixtureRecord('nested'))).toBe(true);
   });
 
-  it.each([0o644, 0o640, 0o604, 0o660, 0o620, 0o602, 0o606, 0o666, 0o700 | 0o044].map((mode) => [mode.toString(8), mode]))(
+  it.each(
+    [0o644, 0o640, 0o604, 0o660, 0o620, 0o602, 0o606, 0o666, 0o700 | 0o044].map((mode) => [mode.toString(8), mode]),
+  )(
     'refuses a file of mode %s with ERR_STORE_PERMISSIONS, in load() and open(), and leaves it untouched',
     async (shown, mode) => {
       const dir = await tempDir();
@@ -413,7 +445,11 @@ describe.runIf(POSIX)('FileSecretStore: StrictModes (owner, links, folders)', ()
     await new FileSecretStore(path).save(fixtureRecord('planted'));
     await chown(path, NOBODY, NOBODY);
     const before = await snapshot(path);
-    const error = await expectRefused(path, [keyText('planted')], /is owned by uid 65534, not by the user this process runs as \(uid 0\)/);
+    const error = await expectRefused(
+      path,
+      [keyText('planted')],
+      /is owned by uid 65534, not by the user this process runs as \(uid 0\)/,
+    );
     expect(error.message).toContain(`chown 0 '${path}'`);
     expectUntouched(await snapshot(path), before);
   });
@@ -446,7 +482,7 @@ describe.runIf(POSIX)('FileSecretStore: StrictModes (owner, links, folders)', ()
   });
 
   it.each([0o770, 0o720, 0o707, 0o702, 0o777, 0o1777, 0o1770].map((mode) => [mode.toString(8).padStart(4, '0'), mode]))(
-    "refuses a secret whose own folder has mode %s (sticky or not) in load(), open() and save()",
+    'refuses a secret whose own folder has mode %s (sticky or not) in load(), open() and save()',
     async (shown, mode) => {
       const dir = await tempDir();
       const folder = join(dir, 'launcher');
@@ -494,18 +530,21 @@ describe.runIf(POSIX)('FileSecretStore: StrictModes (owner, links, folders)', ()
       return false;
     }
   });
-  it.runIf(POSIX).each(sharedFolders)('a secret directly in %s: the hint is a private folder, never a chmod of the shared one', async (shared) => {
-    const stats = await stat(shared);
-    const path = join(shared, `launcher-auth-hint-${process.pid}-${Math.random().toString(16).slice(2)}.json`);
-    const saved = await rejectionOf(new FileSecretStore(path).save(fixtureRecord('in-shared')));
-    expectStoreError(saved, 'ERR_STORE_PERMISSIONS', path, [keyText('in-shared')]);
-    expect(saved.message).toBe(
-      `The folder ${shared} that holds the secret file ${path} is writable by group or others (mode ${(stats.mode & 0o7777).toString(8).padStart(4, '0')}): ` +
-        'it is a shared folder, where another user could create the secret file first. Keep the secret in a private ' +
-        `folder of your own instead, such as one made with: mkdir -m 700 ~/.config/<app>; do not change the mode of ${shared}, which others use.`,
-    );
-    expect((await readdir(shared)).some((name) => name.startsWith(`launcher-auth-hint-${process.pid}-`))).toBe(false);
-  });
+  it.runIf(POSIX).each(sharedFolders)(
+    'a secret directly in %s: the hint is a private folder, never a chmod of the shared one',
+    async (shared) => {
+      const stats = await stat(shared);
+      const path = join(shared, `launcher-auth-hint-${process.pid}-${Math.random().toString(16).slice(2)}.json`);
+      const saved = await rejectionOf(new FileSecretStore(path).save(fixtureRecord('in-shared')));
+      expectStoreError(saved, 'ERR_STORE_PERMISSIONS', path, [keyText('in-shared')]);
+      expect(saved.message).toBe(
+        `The folder ${shared} that holds the secret file ${path} is writable by group or others (mode ${(stats.mode & 0o7777).toString(8).padStart(4, '0')}): ` +
+          'it is a shared folder, where another user could create the secret file first. Keep the secret in a private ' +
+          `folder of your own instead, such as one made with: mkdir -m 700 ~/.config/<app>; do not change the mode of ${shared}, which others use.`,
+      );
+      expect((await readdir(shared)).some((name) => name.startsWith(`launcher-auth-hint-${process.pid}-`))).toBe(false);
+    },
+  );
 
   it.runIf(IS_ROOT)("refuses a secret whose own folder is another user's, even 0700", async () => {
     const dir = await tempDir();
@@ -536,7 +575,7 @@ describe.runIf(POSIX)('FileSecretStore: StrictModes (owner, links, folders)', ()
     expect(sameRecord(await new FileSecretStore(path).load(), fixtureRecord('above'))).toBe(true);
   });
 
-  it.runIf(IS_ROOT)("checks every folder above: refuses one owned by another user, even 0755", async () => {
+  it.runIf(IS_ROOT)('checks every folder above: refuses one owned by another user, even 0755', async () => {
     const dir = await tempDir();
     const above = join(dir, 'theirs');
     const path = join(above, 'launcher', 'secret.json');
@@ -578,7 +617,9 @@ describe.runIf(POSIX)('FileSecretStore: StrictModes (owner, links, folders)', ()
     for (const mode of [0o777, 0o775, 0o757, 0o773]) {
       await chmod(shared, mode);
       const error = await expectRefused(path, [keyText('current')], /is writable by group or others/);
-      expect(error.message).toContain(`The folder ${shared}, which holds the symbolic link ${link} on the way to the secret file ${path},`);
+      expect(error.message).toContain(
+        `The folder ${shared}, which holds the symbolic link ${link} on the way to the secret file ${path},`,
+      );
       expect(error.message).toContain(`(mode ${mode.toString(8).padStart(4, '0')})`);
       expect(error.message).toContain(`chmod go-w '${shared}'`);
       const saved = await rejectionOf(new FileSecretStore(path).save(fixtureRecord('through-open-link')));
@@ -611,7 +652,9 @@ describe.runIf(POSIX)('FileSecretStore: StrictModes (owner, links, folders)', ()
     expect(sameRecord(await new FileSecretStore(path).load(), fixtureRecord('chain'))).toBe(true);
     await chmod(open, 0o777);
     const above = await expectRefused(path, [keyText('chain')], /is writable by group or others/);
-    expect(above.message).toContain(`The folder ${open}, above the symbolic link ${join(inner, 'second')} on the way to the secret file ${path},`);
+    expect(above.message).toContain(
+      `The folder ${open}, above the symbolic link ${join(inner, 'second')} on the way to the secret file ${path},`,
+    );
     await chmod(open, 0o755);
     await chmod(inner, 0o777);
     const holder = await expectRefused(path, [keyText('chain')], /is writable by group or others/);
@@ -620,22 +663,27 @@ describe.runIf(POSIX)('FileSecretStore: StrictModes (owner, links, folders)', ()
     expect(sameRecord(await new FileSecretStore(path).load(), fixtureRecord('chain'))).toBe(true);
   });
 
-  it.runIf(IS_ROOT)("refuses a link on the way that another user owns, in a sticky folder (its owner may replace it)", async () => {
-    const dir = await tempDir();
-    const real = join(dir, 'real');
-    const sticky = join(dir, 'sticky');
-    await mkdir(sticky, { mode: 0o1777 });
-    await chmod(sticky, 0o1777);
-    await mkdir(real, { mode: 0o700 });
-    const link = join(sticky, 'launcher');
-    await symlink(real, link);
-    const path = join(link, 'secret.json');
-    await new FileSecretStore(path).save(fixtureRecord('sticky-link'));
-    expect(sameRecord(await new FileSecretStore(path).load(), fixtureRecord('sticky-link'))).toBe(true);
-    await lchown(link, NOBODY, NOBODY);
-    const error = await expectRefused(path, [keyText('sticky-link')], OTHER_OWNER);
-    expect(error.message).toContain(`The symbolic link ${link}, on the way to the secret file ${path}, is owned by uid 65534`);
-  });
+  it.runIf(IS_ROOT)(
+    'refuses a link on the way that another user owns, in a sticky folder (its owner may replace it)',
+    async () => {
+      const dir = await tempDir();
+      const real = join(dir, 'real');
+      const sticky = join(dir, 'sticky');
+      await mkdir(sticky, { mode: 0o1777 });
+      await chmod(sticky, 0o1777);
+      await mkdir(real, { mode: 0o700 });
+      const link = join(sticky, 'launcher');
+      await symlink(real, link);
+      const path = join(link, 'secret.json');
+      await new FileSecretStore(path).save(fixtureRecord('sticky-link'));
+      expect(sameRecord(await new FileSecretStore(path).load(), fixtureRecord('sticky-link'))).toBe(true);
+      await lchown(link, NOBODY, NOBODY);
+      const error = await expectRefused(path, [keyText('sticky-link')], OTHER_OWNER);
+      expect(error.message).toContain(
+        `The symbolic link ${link}, on the way to the secret file ${path}, is owned by uid 65534`,
+      );
+    },
+  );
 
   /** A running authority on `path` whose store errors are collected. */
   async function running(path: string, id: string) {
@@ -676,14 +724,17 @@ describe.runIf(POSIX)('FileSecretStore: StrictModes (owner, links, folders)', ()
     expect(await run.authority.verify(await tokenOf(fixtureRecord(planted)))).toEqual({ ok: false, reason: 'invalid' });
   }
 
-  it.runIf(IS_ROOT)("a reload that finds another user's file: never current, the key stays, onStoreError told", async () => {
-    const dir = await tempDir();
-    const path = join(dir, 'secret.json');
-    const run = await running(path, 'mine');
-    await plant(path, 'attackers', NOBODY);
-    await expectKeptAfterRefusal(run, 'mine', 'attackers', path, /is owned by uid 65534/);
-    expect((await lstat(path)).uid).toBe(NOBODY);
-  });
+  it.runIf(IS_ROOT)(
+    "a reload that finds another user's file: never current, the key stays, onStoreError told",
+    async () => {
+      const dir = await tempDir();
+      const path = join(dir, 'secret.json');
+      const run = await running(path, 'mine');
+      await plant(path, 'attackers', NOBODY);
+      await expectKeptAfterRefusal(run, 'mine', 'attackers', path, /is owned by uid 65534/);
+      expect((await lstat(path)).uid).toBe(NOBODY);
+    },
+  );
 
   it('a reload that finds a symbolic link at the path: never current, the key stays, onStoreError told', async () => {
     const dir = await tempDir();
@@ -730,7 +781,11 @@ describe.runIf(POSIX && process.platform !== 'darwin')("the README's secret-path
   it.each([
     ['XDG_CONFIG_HOME', (home: string) => ({ HOME: home, XDG_CONFIG_HOME: join(home, 'xdg') }), 'xdg/my-launcher'],
     ['~/.config', (home: string) => ({ HOME: home }), '.config/my-launcher'],
-    ['~/.config (relative XDG_CONFIG_HOME)', (home: string) => ({ HOME: home, XDG_CONFIG_HOME: 'xdg' }), '.config/my-launcher'],
+    [
+      '~/.config (relative XDG_CONFIG_HOME)',
+      (home: string) => ({ HOME: home, XDG_CONFIG_HOME: 'xdg' }),
+      '.config/my-launcher',
+    ],
   ])('%s: a secret the store accepts, 0600 in a 0700 folder', async (_, env, where) => {
     const home = await tempDir();
     const { status, out } = runSecretPath(env(home));
@@ -768,7 +823,11 @@ describe('FileSecretStore: damaged files', () => {
     ['version "1" as a string', fileText({ ...valid, version: '1' }), /version is string/],
     ['no key', fileText({ ...valid, key: undefined }), NOT_B64],
     ['a key that is not a string', fileText({ ...valid, key: [...base.key] }), NOT_B64],
-    ['a key in the standard base64 alphabet', fileText({ ...valid, key: `${KEY.slice(0, 20)}+/${KEY.slice(22)}` }), NOT_B64],
+    [
+      'a key in the standard base64 alphabet',
+      fileText({ ...valid, key: `${KEY.slice(0, 20)}+/${KEY.slice(22)}` }),
+      NOT_B64,
+    ],
     ['a key with a blank in it', fileText({ ...valid, key: `${KEY.slice(0, 20)} ${KEY.slice(20)}` }), NOT_B64],
     ['a padded key', fileText({ ...valid, key: `${KEY}=` }), NOT_B64],
     ['a key with non-canonical trailing bits', fileText({ ...valid, key: nonCanonicalKey }), NOT_B64],
@@ -876,7 +935,10 @@ describe.runIf(POSIX)('FileSecretStore: atomicity', () => {
       // Whatever the kill left (the file, stray temporary files), nothing is readable by group or others.
       for (const name of await readdir(storeDir)) {
         expect(name === 'secret.json' || TEMP_NAME.test(name)).toBe(true);
-        expect({ name, mode: ((await lstat(join(storeDir, name))).mode & 0o7777).toString(8) }).toEqual({ name, mode: '600' });
+        expect({ name, mode: ((await lstat(join(storeDir, name))).mode & 0o7777).toString(8) }).toEqual({
+          name,
+          mode: '600',
+        });
       }
       // A fresh store, as a restarted launcher has: its first load also removes the dead writer's leftovers.
       const loaded = await new FileSecretStore(path).load();
@@ -907,7 +969,9 @@ describe.runIf(POSIX)('FileSecretStore: atomicity', () => {
     const half = `.secret.json.${process.pid}-ba9876543210.tmp`;
     const empty = `.secret.json.${process.pid}-00000000beef.tmp`;
     await writeFile(join(dir, whole), fileText(recordFields(fixtureRecord('never-renamed'))), { mode: 0o600 });
-    await writeFile(join(dir, half), fileText(recordFields(fixtureRecord('half-written'))).slice(0, 30), { mode: 0o600 });
+    await writeFile(join(dir, half), fileText(recordFields(fixtureRecord('half-written'))).slice(0, 30), {
+      mode: 0o600,
+    });
     await writeFile(join(dir, empty), '', { mode: 0o600 });
 
     const reader = new FileSecretStore(path);
@@ -999,7 +1063,9 @@ describe('FileSecretStore: save() with a signal', () => {
     const controller = new AbortController();
     const reason = new Error('given up');
     controller.abort(reason);
-    const outcome = await anyRejectionOf(new FileSecretStore(path).save(fixtureRecord('aborted'), { signal: controller.signal }));
+    const outcome = await anyRejectionOf(
+      new FileSecretStore(path).save(fixtureRecord('aborted'), { signal: controller.signal }),
+    );
     expect(outcome).toBe(reason);
     expectUntouched(await snapshot(path), before);
     expect(await readdir(dir)).toEqual(['secret.json']);
@@ -1049,13 +1115,22 @@ describe('FileSecretStore: save() with a signal', () => {
         slowNext = false;
         // Held back until rotate() has answered (an event, not a time: a slow machine cannot reorder them).
         const saving = answered.then(() => inner.save(record, options));
-        late.push(saving.then(() => 'saved', (error: unknown) => error));
+        late.push(
+          saving.then(
+            () => 'saved',
+            (error: unknown) => error,
+          ),
+        );
         return saving;
       },
     };
     const errors: Error[] = [];
     // Long enough for an ordinary durable write on a busy machine; the held-back save outlives it and its grace.
-    const authority = await TokenAuthority.open({ store, saveTimeout: 250, onStoreError: (error) => void errors.push(error) });
+    const authority = await TokenAuthority.open({
+      store,
+      saveTimeout: 250,
+      onStoreError: (error) => void errors.push(error),
+    });
     onTestFinished(() => authority.close());
     const t0 = authority.issue();
 
@@ -1117,7 +1192,9 @@ describe.runIf(POSIX)('FileSecretStore: watch() and changes from elsewhere', () 
     expect(await child.closed).toEqual({ code: 0, signal: null });
     expect(noticed).toHaveLength(3);
     // How soon is a benchmark's matter, not a test's: each rotation was followed (above), in order.
-    console.log(`followed the other process's rotations ${delays.map((delay) => delay.toFixed(1)).join(', ')} ms after they resolved`);
+    console.log(
+      `followed the other process's rotations ${delays.map((delay) => delay.toFixed(1)).join(', ')} ms after they resolved`,
+    );
 
     // After the other process is gone: the key here is the one on disk, and yields the token any fresh
     // authority on that file yields.
@@ -1199,29 +1276,32 @@ describe.runIf(POSIX)('FileSecretStore: watch() and changes from elsewhere', () 
     expect(await authority.verify(authority.issue())).toMatchObject({ ok: true, keyId: 'recreated' });
   });
 
-  it.each(['removed', 'moved away'])('its directory %s and made anew: the authority follows the new file', async (how) => {
-    const dir = await tempDir();
-    const folder = join(dir, 'launcher');
-    const path = join(folder, 'secret.json');
-    await new FileSecretStore(path).save(fixtureRecord('first-directory'));
-    const errors: Error[] = [];
-    const onStoreError = (error: Error): void => void errors.push(error);
-    const authority = await TokenAuthority.open({ store: new FileSecretStore(path), onStoreError });
-    onTestFinished(() => authority.close());
-    const token = authority.issue();
+  it.each(['removed', 'moved away'])(
+    'its directory %s and made anew: the authority follows the new file',
+    async (how) => {
+      const dir = await tempDir();
+      const folder = join(dir, 'launcher');
+      const path = join(folder, 'secret.json');
+      await new FileSecretStore(path).save(fixtureRecord('first-directory'));
+      const errors: Error[] = [];
+      const onStoreError = (error: Error): void => void errors.push(error);
+      const authority = await TokenAuthority.open({ store: new FileSecretStore(path), onStoreError });
+      onTestFinished(() => authority.close());
+      const token = authority.issue();
 
-    if (how === 'removed') await rm(folder, { recursive: true });
-    else await rename(folder, join(dir, 'launcher.old'));
-    // The secret is gone from the path: reported, and the token kept.
-    expect(await until(() => errors.length > 0)).toBe(true);
-    expect(isLauncherAuthError(errors[0], 'ERR_STORE_IO')).toBe(true);
-    expect(await authority.verify(token)).toMatchObject({ ok: true, keyId: 'first-directory' });
+      if (how === 'removed') await rm(folder, { recursive: true });
+      else await rename(folder, join(dir, 'launcher.old'));
+      // The secret is gone from the path: reported, and the token kept.
+      expect(await until(() => errors.length > 0)).toBe(true);
+      expect(isLauncherAuthError(errors[0], 'ERR_STORE_IO')).toBe(true);
+      expect(await authority.verify(token)).toMatchObject({ ok: true, keyId: 'first-directory' });
 
-    await new FileSecretStore(path).save(fixtureRecord('second-directory'));
-    expect(await until(() => authority.keyId === 'second-directory')).toBe(true);
-    expect(await authority.verify(token)).toEqual({ ok: false, reason: 'rotated' });
-    expect(await authority.verify(authority.issue())).toMatchObject({ ok: true, keyId: 'second-directory' });
-  });
+      await new FileSecretStore(path).save(fixtureRecord('second-directory'));
+      expect(await until(() => authority.keyId === 'second-directory')).toBe(true);
+      expect(await authority.verify(token)).toEqual({ ok: false, reason: 'rotated' });
+      expect(await authority.verify(authority.issue())).toMatchObject({ ok: true, keyId: 'second-directory' });
+    },
+  );
 
   it('a file damaged under a running authority: token kept, onStoreError gets ERR_STORE_CORRUPT, file left', async () => {
     const dir = await tempDir();

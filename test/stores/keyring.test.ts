@@ -55,7 +55,11 @@ describe.skipIf(missing !== undefined && !servicesRequired)(
 
     /** A store on a fresh, empty entry. */
     function fresh(options: { pollInterval?: number } = {}): KeyringSecretStore {
-      return new KeyringSecretStore({ service: `launcher-auth-test-${randomUUID()}`, account: 'automation', ...options });
+      return new KeyringSecretStore({
+        service: `launcher-auth-test-${randomUUID()}`,
+        account: 'automation',
+        ...options,
+      });
     }
 
     function lookup(store: KeyringSecretStore): string {
@@ -93,7 +97,10 @@ describe.skipIf(missing !== undefined && !servicesRequired)(
       const search = service.run('secret-tool', ['search', '--all', 'service', store.service]);
       expect(search.status).toBe(0);
       // Only the attribute lines: the "secret =" line holds the key.
-      const attributes = `${search.stdout}\n${search.stderr}`.split('\n').filter((line) => line.startsWith('attribute.')).sort();
+      const attributes = `${search.stdout}\n${search.stderr}`
+        .split('\n')
+        .filter((line) => line.startsWith('attribute.'))
+        .sort();
       expect(attributes).toEqual([`attribute.service = ${store.service}`, 'attribute.username = automation']);
       const entry = JSON.parse(lookup(store)) as Record<string, unknown>;
       expect(Object.keys(entry)).toEqual(['version', 'id', 'key', 'createdAt']);
@@ -183,24 +190,36 @@ describe.skipIf(missing !== undefined && !servicesRequired)(
     });
 
     const entryWith = (key: Uint8Array): string =>
-      JSON.stringify({ version: 1, id: 'k1', key: Buffer.from(key).toString('base64url'), createdAt: '2026-01-02T03:04:05.678Z' });
+      JSON.stringify({
+        version: 1,
+        id: 'k1',
+        key: Buffer.from(key).toString('base64url'),
+        createdAt: '2026-01-02T03:04:05.678Z',
+      });
 
     it.each([
       ['a short key', randomBytes(16), 'the key is 16 bytes; at least 32 are required'],
       ['an all-same-byte key', new Uint8Array(32).fill(7), 'every byte of the key has the same value'],
-    ])('an entry with %s is refused, without the key in the message, and left as it was', async (_name, key, problem) => {
-      const store = fresh();
-      const text = entryWith(key);
-      put(store, text);
-      const error = await rejectionOf(TokenAuthority.open({ store }));
-      expect(isLauncherAuthError(error, 'ERR_STORE_CORRUPT')).toBe(true);
-      const message = (error as Error).message;
-      expect(message).toContain(store.service);
-      expect(message).toContain(problem);
-      const spellings = [Buffer.from(key).toString('base64url'), Buffer.from(key).toString('hex'), Buffer.from(key).toString('base64')];
-      expect(spellings.some((spelling) => message.includes(spelling))).toBe(false);
-      expect(lookup(store) === text).toBe(true);
-    });
+    ])(
+      'an entry with %s is refused, without the key in the message, and left as it was',
+      async (_name, key, problem) => {
+        const store = fresh();
+        const text = entryWith(key);
+        put(store, text);
+        const error = await rejectionOf(TokenAuthority.open({ store }));
+        expect(isLauncherAuthError(error, 'ERR_STORE_CORRUPT')).toBe(true);
+        const message = (error as Error).message;
+        expect(message).toContain(store.service);
+        expect(message).toContain(problem);
+        const spellings = [
+          Buffer.from(key).toString('base64url'),
+          Buffer.from(key).toString('hex'),
+          Buffer.from(key).toString('base64'),
+        ];
+        expect(spellings.some((spelling) => message.includes(spelling))).toBe(false);
+        expect(lookup(store) === text).toBe(true);
+      },
+    );
 
     it('save() refuses a guessable record (ERR_INVALID_RECORD) and honours an aborted signal; nothing is written', async () => {
       const store = fresh();
@@ -237,16 +256,20 @@ describe.skipIf(missing !== undefined && !servicesRequired)(
         expect(await unavailable(fresh())).toContain('Failed to connect to socket');
       });
 
-      it('a locked keyring (the unlock prompt cannot be shown)', async () => {
-        const locked = await startSecretService();
-        onTestFinished(() => locked.stop());
-        const store = fresh();
-        onBus(locked.address);
-        await open(store);
-        locked.lock();
-        const other = new KeyringSecretStore({ service: store.service, account: store.account });
-        expect(await unavailable(other)).toContain('unlock');
-      }, budget(60_000));
+      it(
+        'a locked keyring (the unlock prompt cannot be shown)',
+        async () => {
+          const locked = await startSecretService();
+          onTestFinished(() => locked.stop());
+          const store = fresh();
+          onBus(locked.address);
+          await open(store);
+          locked.lock();
+          const other = new KeyringSecretStore({ service: store.service, account: store.account });
+          expect(await unavailable(other)).toContain('unlock');
+        },
+        budget(60_000),
+      );
 
       it('a bus that never answers: the call is abandoned after `timeout`, and the next call works', async () => {
         const sockets = new Set<Socket>();
@@ -258,7 +281,11 @@ describe.skipIf(missing !== undefined && !servicesRequired)(
           return new Promise<void>((resolve) => silent.close(() => resolve()));
         });
         onBus(`unix:path=${path}`);
-        const store = new KeyringSecretStore({ service: `launcher-auth-test-${randomUUID()}`, account: 'automation', timeout: 1500 });
+        const store = new KeyringSecretStore({
+          service: `launcher-auth-test-${randomUUID()}`,
+          account: 'automation',
+          timeout: 1500,
+        });
         expect(await unavailable(store)).toContain('did not answer within 1500 ms');
         process.env.DBUS_SESSION_BUS_ADDRESS = service.address;
         expect(await store.load()).toBeUndefined();
@@ -274,7 +301,10 @@ describe.skipIf(missing !== undefined && !servicesRequired)(
         expect([refused.status, await refused.text()]).toEqual([401, '']);
         const headers = { authorization: `Bearer ${started.authority.issue()}` };
         const allowed = await fetch(`${started.url}/api/status`, { headers });
-        expect([allowed.status, await allowed.json()]).toEqual([200, { kept: started.kept, keyId: started.authority.keyId }]);
+        expect([allowed.status, await allowed.json()]).toEqual([
+          200,
+          { kept: started.kept, keyId: started.authority.keyId },
+        ]);
       }
 
       async function dataDir(): Promise<string> {

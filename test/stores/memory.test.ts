@@ -6,7 +6,11 @@ import { rejectionOf } from '../support/async.js';
 import { sameRecord as same } from './fixtures/records.js';
 
 const KEY = new Uint8Array(createHash('sha256').update('launcher-auth memory store key').digest());
-const record = (): SecretRecord => ({ id: 'memory', key: new Uint8Array(KEY), createdAt: new Date('2024-05-01T12:00:00.123Z') });
+const record = (): SecretRecord => ({
+  id: 'memory',
+  key: new Uint8Array(KEY),
+  createdAt: new Date('2024-05-01T12:00:00.123Z'),
+});
 
 describe('MemorySecretStore', () => {
   it('is empty at first: load() resolves with undefined', async () => {

@@ -38,9 +38,14 @@ describe.runIf(process.platform === 'linux')('secretPath() on Linux', () => {
 });
 
 describe('secretPath() names', () => {
-  it.each(['', '.', '..', 'a/b', 'a\\b', '../x', 'a\0b'])('refuses the app name %j with a TypeError naming `app`', (app) => {
-    expect(() => secretPath(app)).toThrow(new TypeError('secretPath: `app` must be a folder name (no slash, not "." or "..").'));
-  });
+  it.each(['', '.', '..', 'a/b', 'a\\b', '../x', 'a\0b'])(
+    'refuses the app name %j with a TypeError naming `app`',
+    (app) => {
+      expect(() => secretPath(app)).toThrow(
+        new TypeError('secretPath: `app` must be a folder name (no slash, not "." or "..").'),
+      );
+    },
+  );
 
   it('refuses a file name that is a path with a TypeError naming `fileName`', () => {
     expect(() => secretPath('my-launcher', '../secret.json')).toThrow(/`fileName`/);

@@ -61,7 +61,11 @@ export function hookExit(): void {
  * {@link killGroup} reaches whatever it starts in turn), gets the parent-death signal where setpriv exists, and is
  * killed by the exit hooks while it runs.
  */
-export function spawnOwned(command: string, args: readonly string[], options: SpawnOptionsWithoutStdio): ChildProcessWithoutNullStreams;
+export function spawnOwned(
+  command: string,
+  args: readonly string[],
+  options: SpawnOptionsWithoutStdio,
+): ChildProcessWithoutNullStreams;
 export function spawnOwned(command: string, args: readonly string[], options: SpawnOptions): ChildProcess;
 export function spawnOwned(command: string, args: readonly string[], options: SpawnOptions): ChildProcess {
   hookExit();

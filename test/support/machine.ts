@@ -31,7 +31,8 @@ function configured(): number | undefined {
   const text = process.env[VARIABLE];
   if (text === undefined || text === '') return undefined;
   const value = Number(text);
-  if (!Number.isFinite(value) || value < 1) throw new TypeError(`${VARIABLE} must be a number of at least 1, got "${text}".`);
+  if (!Number.isFinite(value) || value < 1)
+    throw new TypeError(`${VARIABLE} must be a number of at least 1, got "${text}".`);
   return value;
 }
 

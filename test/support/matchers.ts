@@ -24,7 +24,9 @@ expect.extend({
     return {
       pass,
       message: () =>
-        pass ? 'expected two different tokens, got the same one twice' : `expected the same token, got two: ${difference(received, expected)}`,
+        pass
+          ? 'expected two different tokens, got the same one twice'
+          : `expected the same token, got two: ${difference(received, expected)}`,
     };
   },
 });

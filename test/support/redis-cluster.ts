@@ -79,7 +79,8 @@ async function owners(port: number): Promise<Map<number, Array<[number, number]>
 }
 
 async function ownerOf(port: number, slot: number): Promise<number | undefined> {
-  for (const [owner, ranges] of await owners(port)) if (ranges.some(([start, end]) => start <= slot && slot <= end)) return owner;
+  for (const [owner, ranges] of await owners(port))
+    if (ranges.some(([start, end]) => start <= slot && slot <= end)) return owner;
   return undefined;
 }
 
@@ -99,9 +100,30 @@ export async function startCluster(key: string): Promise<ClusterDeployment> {
       const [port, bus] = [await freePort(), await freePort()];
       const server = await launchRedis(
         REDIS_SERVER,
-        ['--port', String(port), '--cluster-port', String(bus), '--bind', '127.0.0.1', '--cluster-enabled', 'yes',
-          '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', '1000', '--dir', dir, '--save', '',
-          '--appendonly', 'no', '--repl-diskless-sync', 'yes', '--repl-diskless-sync-delay', '0'],
+        [
+          '--port',
+          String(port),
+          '--cluster-port',
+          String(bus),
+          '--bind',
+          '127.0.0.1',
+          '--cluster-enabled',
+          'yes',
+          '--cluster-config-file',
+          `nodes-${port}.conf`,
+          '--cluster-node-timeout',
+          '1000',
+          '--dir',
+          dir,
+          '--save',
+          '',
+          '--appendonly',
+          'no',
+          '--repl-diskless-sync',
+          'yes',
+          '--repl-diskless-sync-delay',
+          '0',
+        ],
         port,
       );
       const node = { ...server, id: String(await command(port, ['CLUSTER', 'MYID'])), bus };
@@ -110,7 +132,12 @@ export async function startCluster(key: string): Promise<ClusterDeployment> {
     };
     const primaries = [await start(), await start(), await start()];
     await promisify(execFile)(REDIS_CLI, [
-      '--cluster', 'create', ...primaries.map((node) => `127.0.0.1:${node.port}`), '--cluster-replicas', '0', '--cluster-yes',
+      '--cluster',
+      'create',
+      ...primaries.map((node) => `127.0.0.1:${node.port}`),
+      '--cluster-replicas',
+      '0',
+      '--cluster-yes',
     ]);
     const first = primaries[0] as ClusterNode;
     const slot = Number(await command(first.port, ['CLUSTER', 'KEYSLOT', key]));
@@ -140,7 +167,7 @@ export async function startCluster(key: string): Promise<ClusterDeployment> {
     await whole();
 
     const agreeOn = (owner: number) =>
-      waitFor('every node to name the slot\'s new primary', async () => {
+      waitFor("every node to name the slot's new primary", async () => {
         for (const node of nodes) if ((await ownerOf(node.port, slot)) !== owner) return false;
         return true;
       });
@@ -148,16 +175,29 @@ export async function startCluster(key: string): Promise<ClusterDeployment> {
     const beginMove = async (to?: number): Promise<SlotMove> => {
       const from = await currentOwner();
       const source = nodes.find((node) => node.port === from) as ClusterNode;
-      const target = nodes.find((node) => node.port !== from && (to === undefined ? primaries.includes(node) : node.port === to));
+      const target = nodes.find(
+        (node) => node.port !== from && (to === undefined ? primaries.includes(node) : node.port === to),
+      );
       if (target === undefined) throw new Error('no primary to move the slot to');
       await command(target.port, ['CLUSTER', 'SETSLOT', String(slot), 'IMPORTING', source.id]);
       await command(source.port, ['CLUSTER', 'SETSLOT', String(slot), 'MIGRATING', target.id]);
       return {
         from,
         to: target.port,
-        keysLeft: async () => (await command(source.port, ['CLUSTER', 'GETKEYSINSLOT', String(slot), '100'])) as string[],
+        keysLeft: async () =>
+          (await command(source.port, ['CLUSTER', 'GETKEYSINSLOT', String(slot), '100'])) as string[],
         async migrate(key) {
-          await command(source.port, ['MIGRATE', '127.0.0.1', String(target.port), '', '0', '2000', 'REPLACE', 'KEYS', key]);
+          await command(source.port, [
+            'MIGRATE',
+            '127.0.0.1',
+            String(target.port),
+            '',
+            '0',
+            '2000',
+            'REPLACE',
+            'KEYS',
+            key,
+          ]);
         },
         async finish() {
           await command(target.port, ['CLUSTER', 'SETSLOT', String(slot), 'NODE', target.id]);
@@ -234,8 +274,9 @@ export async function startCluster(key: string): Promise<ClusterDeployment> {
       },
       async replicated() {
         const owner = await currentOwner();
-        await waitFor('a replica in sync with the slot\'s primary', async () =>
-          field(await command(owner, ['INFO', 'replication']), 'slave0')?.includes('state=online') === true,
+        await waitFor(
+          "a replica in sync with the slot's primary",
+          async () => field(await command(owner, ['INFO', 'replication']), 'slave0')?.includes('state=online') === true,
         );
       },
       async client() {

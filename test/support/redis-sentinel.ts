@@ -67,7 +67,10 @@ async function connectSentinel(rootNodes: readonly Endpoint[]) {
 
 /** One command to one node on a short-lived connection. */
 export async function command(port: number, args: string[]): Promise<unknown> {
-  const client = createClient({ url: `redis://127.0.0.1:${port}`, socket: { reconnectStrategy: false, connectTimeout: 500 } });
+  const client = createClient({
+    url: `redis://127.0.0.1:${port}`,
+    socket: { reconnectStrategy: false, connectTimeout: 500 },
+  });
   client.on('error', () => undefined);
   await client.connect();
   try {
@@ -113,8 +116,25 @@ export async function startSentinel(): Promise<SentinelDeployment> {
     const data = async (port: number, extra: string[]): Promise<RedisServer> => {
       const server = await launchRedis(
         REDIS_SERVER,
-        ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir,
-          '--dbfilename', `dump-${port}.rdb`, '--repl-diskless-sync', 'yes', '--repl-diskless-sync-delay', '0', ...extra],
+        [
+          '--port',
+          String(port),
+          '--bind',
+          '127.0.0.1',
+          '--save',
+          '',
+          '--appendonly',
+          'no',
+          '--dir',
+          dir,
+          '--dbfilename',
+          `dump-${port}.rdb`,
+          '--repl-diskless-sync',
+          'yes',
+          '--repl-diskless-sync-delay',
+          '0',
+          ...extra,
+        ],
         port,
       );
       started.push(server);
@@ -124,8 +144,10 @@ export async function startSentinel(): Promise<SentinelDeployment> {
     const primary = await data(await freePort(), []);
     await data(await freePort(), ['--replicaof', '127.0.0.1', String(primary.port)]);
     // Before the sentinels start: their first INFO of the primary then lists the replica (the next comes 10 s later).
-    await waitFor('the replica to be in sync', async () =>
-      field(await command(primary.port, ['INFO', 'replication']), 'slave0')?.includes('state=online') === true,
+    await waitFor(
+      'the replica to be in sync',
+      async () =>
+        field(await command(primary.port, ['INFO', 'replication']), 'slave0')?.includes('state=online') === true,
     );
     const sentinels: RedisServer[] = [];
     for (let index = 0; index < 3; index += 1) {

@@ -11,10 +11,14 @@ const FOUND = spawnSync(REDIS_SERVER, ['--version'], { stdio: 'ignore' }).status
 const REQUIRED = process.env['LAUNCHER_AUTH_REQUIRE_SERVICES'] === '1';
 
 if (!FOUND && REQUIRED) {
-  throw new Error(`${REDIS_SERVER} is not installed, and LAUNCHER_AUTH_REQUIRE_SERVICES=1 requires it (apt install redis-server).`);
+  throw new Error(
+    `${REDIS_SERVER} is not installed, and LAUNCHER_AUTH_REQUIRE_SERVICES=1 requires it (apt install redis-server).`,
+  );
 }
 /** Why the Redis suites are skipped, or `undefined` when they run. */
-export const SKIP_REASON: string | undefined = FOUND ? undefined : `${REDIS_SERVER} is not installed (apt install redis-server)`;
+export const SKIP_REASON: string | undefined = FOUND
+  ? undefined
+  : `${REDIS_SERVER} is not installed (apt install redis-server)`;
 if (SKIP_REASON !== undefined) console.warn(`Skipping the Redis tests: ${SKIP_REASON}.`);
 
 /**
@@ -24,7 +28,10 @@ if (SKIP_REASON !== undefined) console.warn(`Skipping the Redis tests: ${SKIP_RE
 export function missingTool(binary: string, aptPackage: string): string | undefined {
   if (SKIP_REASON !== undefined) return SKIP_REASON;
   if (spawnSync(binary, ['--version'], { stdio: 'ignore' }).status === 0) return undefined;
-  if (REQUIRED) throw new Error(`${binary} is not installed, and LAUNCHER_AUTH_REQUIRE_SERVICES=1 requires it (apt install ${aptPackage}).`);
+  if (REQUIRED)
+    throw new Error(
+      `${binary} is not installed, and LAUNCHER_AUTH_REQUIRE_SERVICES=1 requires it (apt install ${aptPackage}).`,
+    );
   const reason = `${binary} is not installed (apt install ${aptPackage})`;
   console.warn(`Skipping: ${reason}.`);
   return reason;
@@ -54,7 +61,9 @@ export interface RedisServer {
  * when a test sends SAVE) and read back by a server started on the same directory. With `env`, the server runs with
  * that environment (for example a preloaded library that shifts its clock).
  */
-export async function startRedis(options: { port?: number; dir?: string; env?: NodeJS.ProcessEnv } = {}): Promise<RedisServer> {
+export async function startRedis(
+  options: { port?: number; dir?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<RedisServer> {
   const port = options.port ?? (await freePort());
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
   if (options.dir !== undefined) args.push('--dir', options.dir, '--dbfilename', 'dump.rdb');
@@ -65,7 +74,12 @@ export async function startRedis(options: { port?: number; dir?: string; env?: N
  * Runs `binary args` (redis-server or redis-sentinel) and resolves once it answers on `port`; killed on failure, and
  * when this process ends (see children.ts): redis-server cannot notice on its own that the test that started it died.
  */
-export async function launchRedis(binary: string, args: readonly string[], port: number, env = process.env): Promise<RedisServer> {
+export async function launchRedis(
+  binary: string,
+  args: readonly string[],
+  port: number,
+  env = process.env,
+): Promise<RedisServer> {
   const child = spawnOwned(binary, args, { stdio: 'ignore', env });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = `redis://127.0.0.1:${port}`;
@@ -74,10 +88,19 @@ export async function launchRedis(binary: string, args: readonly string[], port:
   // Until it answers or exits; the deadline (the polling helper's, stretched by the machine factor) is for a
   // server that never comes up.
   let ready = false;
-  await until(async () => {
-    ready = child.exitCode === null && (await probe.connect().then(() => true, () => false));
-    return ready || child.exitCode !== null;
-  }, 10_000, 50);
+  await until(
+    async () => {
+      ready =
+        child.exitCode === null &&
+        (await probe.connect().then(
+          () => true,
+          () => false,
+        ));
+      return ready || child.exitCode !== null;
+    },
+    10_000,
+    50,
+  );
   if (ready) probe.destroy();
   if (!ready) {
     killGroup(child);
@@ -101,4 +124,3 @@ export async function connectedClient(url: string) {
   await client.connect();
   return client;
 }
-

@@ -93,10 +93,14 @@ export async function startSecretService(): Promise<SecretService> {
     await rm(home, { recursive: true, force: true });
   };
   try {
-    const bus = spawn('dbus-daemon', ['--session', '--nofork', '--print-address=1', `--address=unix:path=${join(runtime, 'bus')}`], {
-      env: base,
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
+    const bus = spawn(
+      'dbus-daemon',
+      ['--session', '--nofork', '--print-address=1', `--address=unix:path=${join(runtime, 'bus')}`],
+      {
+        env: base,
+        stdio: ['ignore', 'pipe', 'ignore'],
+      },
+    );
     children.push(bus);
     const address = await firstLine(bus, 'dbus-daemon');
     const env: NodeJS.ProcessEnv = { ...base, DBUS_SESSION_BUS_ADDRESS: address };
@@ -112,10 +116,17 @@ export async function startSecretService(): Promise<SecretService> {
     };
     // Ready once it owns its name on the bus; asking before would make the bus start another, locked, daemon.
     for (let attempt = 0; ; attempt++) {
-      const owned = run('dbus-send', ['--session', '--print-reply', '--dest=org.freedesktop.DBus', '/org/freedesktop/DBus',
-        'org.freedesktop.DBus.NameHasOwner', 'string:org.freedesktop.secrets']);
+      const owned = run('dbus-send', [
+        '--session',
+        '--print-reply',
+        '--dest=org.freedesktop.DBus',
+        '/org/freedesktop/DBus',
+        'org.freedesktop.DBus.NameHasOwner',
+        'string:org.freedesktop.secrets',
+      ]);
       if (owned.stdout.includes('boolean true')) break;
-      if (attempt === 150 || keyring.exitCode !== null) throw new Error('gnome-keyring-daemon did not take its bus name');
+      if (attempt === 150 || keyring.exitCode !== null)
+        throw new Error('gnome-keyring-daemon did not take its bus name');
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     // The login collection exists once something was stored: store and clear one item to be sure.

@@ -48,7 +48,12 @@ async function authorityWithHistory(): Promise<{ authority: TokenAuthority; prev
 }
 
 /** A server that accepts every connection and never sends a byte; counts connections and those still open. */
-async function silentHost(): Promise<{ url: string; connections: () => number; open: () => number; beforeFirstClose: () => number | undefined }> {
+async function silentHost(): Promise<{
+  url: string;
+  connections: () => number;
+  open: () => number;
+  beforeFirstClose: () => number | undefined;
+}> {
   let connections = 0;
   /** How many connections had come when the client first gave one up. */
   let beforeFirstClose: number | undefined;
@@ -131,7 +136,13 @@ describe('checkServer against correct hosts', () => {
     ]);
     expect(ran).toEqual(['GET /apps', 'GET /health']);
     const accepted = report.cases.find((row) => row.name === 'GET /apps with the current token');
-    expect(accepted).toEqual({ name: 'GET /apps with the current token', expected: 'accepted (not 401/403/5xx)', status: 200, bodyLength: 2, ok: true });
+    expect(accepted).toEqual({
+      name: 'GET /apps with the current token',
+      expected: 'accepted (not 401/403/5xx)',
+      status: 200,
+      bodyLength: 2,
+      ok: true,
+    });
     for (const row of report.cases.filter((each) => each.expected.startsWith('401'))) {
       expect(row).toMatchObject({ status: 401, bodyLength: 0, ok: true });
     }
@@ -343,7 +354,12 @@ describe('checkServer never hangs or throws on a misbehaving server', () => {
     expect(report.ok).toBe(false);
     expect(report.cases.length).toBe(12);
     for (const row of report.cases) {
-      expect(row).toMatchObject({ ok: false, status: undefined, bodyLength: undefined, detail: 'no complete answer within 150 ms' });
+      expect(row).toMatchObject({
+        ok: false,
+        status: undefined,
+        bodyLength: undefined,
+        detail: 'no complete answer within 150 ms',
+      });
     }
   });
 
@@ -352,7 +368,9 @@ describe('checkServer never hangs or throws on a misbehaving server', () => {
     const { url, connections, open, beforeFirstClose } = await silentHost();
     const report = await checkServer(url, { token, timeoutMs: 1500 });
     expect(report.cases.length).toBe(12);
-    expect(report.cases.every((row) => row.detail === 'no complete answer within 1500 ms' && row.status === undefined)).toBe(true);
+    expect(
+      report.cases.every((row) => row.detail === 'no complete answer within 1500 ms' && row.status === undefined),
+    ).toBe(true);
     // All at once: every case had its connection before the deadline (one after another, a single one would).
     expect(connections()).toBe(12);
     await until(() => open() === 0);
@@ -366,7 +384,9 @@ describe('checkServer never hangs or throws on a misbehaving server', () => {
     await cleanups.pop()?.();
     const report = await checkServer(url, { token: 'x.y.z', timeoutMs: 2000 });
     expect(report.ok).toBe(false);
-    expect(report.cases.every((row) => !row.ok && row.status === undefined && /ECONNREFUSED/.test(row.detail ?? ''))).toBe(true);
+    expect(
+      report.cases.every((row) => !row.ok && row.status === undefined && /ECONNREFUSED/.test(row.detail ?? '')),
+    ).toBe(true);
   });
 
   it('reports a token Node refuses to send as failed cases, without the token in the report', async () => {
@@ -395,7 +415,9 @@ describe('checkServer options', () => {
     const port = new URL(url).port;
     await expect(checkServer('not a url', { token: 't' })).rejects.toThrow(/`baseUrl`/);
     await expect(checkServer('ftp://127.0.0.1/', { token: 't' })).rejects.toThrow(/`baseUrl`/);
-    await expect(checkServer(`http://user:pass@127.0.0.1:${port}`, { token: 't' })).rejects.toThrow(/user name or password/);
+    await expect(checkServer(`http://user:pass@127.0.0.1:${port}`, { token: 't' })).rejects.toThrow(
+      /user name or password/,
+    );
     await expect(checkServer(url, { token: '' })).rejects.toThrow(/`token`/);
     await expect(checkServer(url, { token: 't', previous: '' })).rejects.toThrow(/`previous`/);
     await expect(checkServer(url, { token: 't', path: 'apps' })).rejects.toThrow(/`path`/);
@@ -413,10 +435,12 @@ describe('checkServer options', () => {
 
   it('never sends the token to another origin: "//host" and "/\\host" paths are refused', async () => {
     const elsewhere: string[] = [];
-    const other = new URL(await listen((req, res) => {
-      elsewhere.push(req.url ?? '');
-      res.end();
-    }));
+    const other = new URL(
+      await listen((req, res) => {
+        elsewhere.push(req.url ?? '');
+        res.end();
+      }),
+    );
     const url = await listen((_req, res) => res.end());
     for (const path of [`//${other.host}/steal`, `/\\${other.host}/steal`]) {
       await expect(checkServer(url, { token: 't.t.t', path })).rejects.toBeInstanceOf(TypeError);

@@ -104,8 +104,12 @@ describe('broken stores fail the clause they break', () => {
     const report = await checkSecretStore(() => truncating);
     expect(report.ok).toBe(false);
     expect(failed(report)).toEqual(CLAUSES.slice(2));
-    expect(detailOf(report, 'save() then load() returns a random 64-byte key exactly')).toBe('the key is 16 bytes; 64 were saved');
-    expect(detailOf(report, 'save() then load() returns a random 32-byte key exactly')).toBe('the key is 16 bytes; 32 were saved');
+    expect(detailOf(report, 'save() then load() returns a random 64-byte key exactly')).toBe(
+      'the key is 16 bytes; 64 were saved',
+    );
+    expect(detailOf(report, 'save() then load() returns a random 32-byte key exactly')).toBe(
+      'the key is 16 bytes; 32 were saved',
+    );
   });
 
   it('a store that keeps and hands out the saved object itself fails both aliasing clauses, and only those', async () => {
@@ -113,7 +117,9 @@ describe('broken stores fail the clause they break', () => {
     const aliasing: SecretStore = { load: async () => kept, save: async (record) => void (kept = record) };
     const report = await checkSecretStore(() => aliasing);
     expect(failed(report)).toEqual([NOT_ALIASED, NOT_CHANGEABLE]);
-    expect(detailOf(report, NOT_ALIASED)).toBe('changing the record after save() changed what load() returns (the id differs)');
+    expect(detailOf(report, NOT_ALIASED)).toBe(
+      'changing the record after save() changed what load() returns (the id differs)',
+    );
   });
 
   it('a store that copies on save but hands out views of its own bytes fails only the load clause', async () => {
@@ -128,11 +134,17 @@ describe('broken stores fail the clause they break', () => {
       load: async () =>
         kept === undefined
           ? undefined
-          : { id: kept.id, key: new Uint8Array(kept.key.buffer, kept.key.byteOffset, kept.key.byteLength), createdAt: new Date(kept.createdAt) },
+          : {
+              id: kept.id,
+              key: new Uint8Array(kept.key.buffer, kept.key.byteOffset, kept.key.byteLength),
+              createdAt: new Date(kept.createdAt),
+            },
     };
     const report = await checkSecretStore(() => sharing);
     expect(failed(report)).toEqual([NOT_CHANGEABLE]);
-    expect(detailOf(report, NOT_CHANGEABLE)).toBe('changing a loaded record changed what the next load() returns (the key bytes differ)');
+    expect(detailOf(report, NOT_CHANGEABLE)).toBe(
+      'changing a loaded record changed what the next load() returns (the key bytes differ)',
+    );
   });
 
   it('a store whose concurrent saves interleave fails only the concurrency clause', async () => {
@@ -164,20 +176,29 @@ describe('broken stores fail the clause they break', () => {
     const base = copyingStore();
     const rounding: SecretStore = {
       load: base.load,
-      save: async (record) => base.save({ ...record, createdAt: new Date(Math.floor(record.createdAt.getTime() / 1000) * 1000) }),
+      save: async (record) =>
+        base.save({ ...record, createdAt: new Date(Math.floor(record.createdAt.getTime() / 1000) * 1000) }),
     };
     const report = await checkSecretStore(() => rounding);
     expect(failed(report)).toContain('save() then load() returns a random 32-byte key exactly');
-    expect(detailOf(report, 'save() then load() returns a random 32-byte key exactly')).toBe('createdAt differs (compared to the millisecond)');
+    expect(detailOf(report, 'save() then load() returns a random 32-byte key exactly')).toBe(
+      'createdAt differs (compared to the millisecond)',
+    );
   });
 
   it('a store that forgets what it saved, and one that is not empty at first', async () => {
     const forgetful: SecretStore = { load: async () => undefined, save: async () => undefined };
     const forgot = await checkSecretStore(() => forgetful);
     expect(failed(forgot)).toEqual(CLAUSES.slice(2));
-    expect(detailOf(forgot, 'save() then load() returns a random 32-byte key exactly')).toBe('load() returned nothing after save()');
+    expect(detailOf(forgot, 'save() then load() returns a random 32-byte key exactly')).toBe(
+      'load() returned nothing after save()',
+    );
 
-    const stale = new MemorySecretStore({ id: 'old', key: new Uint8Array(32).map((_, i) => 7 + i), createdAt: new Date() });
+    const stale = new MemorySecretStore({
+      id: 'old',
+      key: new Uint8Array(32).map((_, i) => 7 + i),
+      createdAt: new Date(),
+    });
     expect(failed(await checkSecretStore(() => stale))).toEqual(['load() is undefined while nothing is stored']);
   });
 
@@ -203,11 +224,18 @@ describe('broken stores fail the clause they break', () => {
     const throwing = await checkSecretStore(() => {
       throw new Error('no keychain');
     });
-    expect(throwing).toEqual({ ok: false, cases: [{ name: 'makeStore() returns a store', ok: false, detail: 'threw: no keychain' }] });
+    expect(throwing).toEqual({
+      ok: false,
+      cases: [{ name: 'makeStore() returns a store', ok: false, detail: 'threw: no keychain' }],
+    });
     const notAStore = await checkSecretStore(() => ({ load: async () => undefined }) as unknown as SecretStore);
     expect(notAStore.ok).toBe(false);
     expect(notAStore.cases).toEqual([
-      { name: 'makeStore() returns a store', ok: false, detail: 'threw: makeStore() did not return an object with load() and save()' },
+      {
+        name: 'makeStore() returns a store',
+        ok: false,
+        detail: 'threw: makeStore() did not return an object with load() and save()',
+      },
     ]);
   });
 });
@@ -215,8 +243,12 @@ describe('broken stores fail the clause they break', () => {
 describe('checkSecretStore options and report', () => {
   it('bad options throw a TypeError naming the option', async () => {
     await expect(checkSecretStore('store' as unknown as () => SecretStore)).rejects.toThrow(/`makeStore`/);
-    await expect(checkSecretStore(() => new MemorySecretStore(), { sameBacking: 'yes' as unknown as boolean })).rejects.toThrow(/`sameBacking`/);
-    await expect(checkSecretStore(() => new MemorySecretStore(), { concurrentSaves: 1 })).rejects.toThrow(/`concurrentSaves`/);
+    await expect(
+      checkSecretStore(() => new MemorySecretStore(), { sameBacking: 'yes' as unknown as boolean }),
+    ).rejects.toThrow(/`sameBacking`/);
+    await expect(checkSecretStore(() => new MemorySecretStore(), { concurrentSaves: 1 })).rejects.toThrow(
+      /`concurrentSaves`/,
+    );
   });
 
   it('the report holds no key bytes, in any spelling, even when every clause fails', async () => {
@@ -232,9 +264,12 @@ describe('checkSecretStore options and report', () => {
     const leaked = store.saves.some((saved) => {
       const bytes = Buffer.from(saved.key);
       // Spellings of a random key: long enough that a chance match in the report's words is impossible.
-      return [bytes.toString('hex'), bytes.toString('base64'), bytes.toString('base64url'), bytes.subarray(0, 16).toString('hex')].some(
-        (spelling) => text.includes(spelling),
-      );
+      return [
+        bytes.toString('hex'),
+        bytes.toString('base64'),
+        bytes.toString('base64url'),
+        bytes.subarray(0, 16).toString('hex'),
+      ].some((spelling) => text.includes(spelling));
     });
     expect(leaked).toBe(false);
     expect(store.saves.length).toBeGreaterThan(0);

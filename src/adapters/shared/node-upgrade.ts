@@ -51,8 +51,14 @@ function destroyOnError(this: Duplex): void {
 
 function resolveProtocols(options: UpgradeAuthOptions | undefined): ReadonlySet<string> {
   const protocols = options?.protocols ?? DEFAULT_PROTOCOLS;
-  if (!Array.isArray(protocols) || protocols.length === 0 || !protocols.every((p) => typeof p === 'string' && HTTP_TOKEN.test(p))) {
-    throw new TypeError('withUpgradeAuth: `protocols` must be a non-empty array of protocol names such as "websocket".');
+  if (
+    !Array.isArray(protocols) ||
+    protocols.length === 0 ||
+    !protocols.every((p) => typeof p === 'string' && HTTP_TOKEN.test(p))
+  ) {
+    throw new TypeError(
+      'withUpgradeAuth: `protocols` must be a non-empty array of protocol names such as "websocket".',
+    );
   }
   return new Set(protocols.map((p: string) => p.toLowerCase()));
 }
@@ -60,7 +66,11 @@ function resolveProtocols(options: UpgradeAuthOptions | undefined): ReadonlySet<
 /** True when one of the request's `Upgrade` values names a protocol of `accepted`. */
 function wantsAccepted(rawHeaders: readonly string[], accepted: ReadonlySet<string>): boolean {
   for (let i = 0; i < rawHeaders.length; i += 2) {
-    if ((rawHeaders[i] as string).toLowerCase() === 'upgrade' && namesAcceptedUpgrade(rawHeaders[i + 1] as string, accepted)) return true;
+    if (
+      (rawHeaders[i] as string).toLowerCase() === 'upgrade' &&
+      namesAcceptedUpgrade(rawHeaders[i + 1] as string, accepted)
+    )
+      return true;
   }
   return false;
 }
@@ -160,7 +170,11 @@ export function withUpgradeAuth<Request extends IncomingMessage = IncomingMessag
     }
     let authorization: string | readonly string[] | undefined = authorizationFromRawHeaders(req.rawHeaders);
     if (subprotocolToken) {
-      const offered = protocolCredentials(handshakeOfNode(req.method, req.rawHeaders), authorization, protocolsFromRawHeaders(req.rawHeaders));
+      const offered = protocolCredentials(
+        handshakeOfNode(req.method, req.rawHeaders),
+        authorization,
+        protocolsFromRawHeaders(req.rawHeaders),
+      );
       authorization = offered.authorization;
       if (offered.protocols !== undefined) stripTokenEntry(req, offered.protocols);
     }

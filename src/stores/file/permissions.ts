@@ -71,7 +71,10 @@ export function changedWhileChecked(secret: string, what: string): LauncherAuthE
 async function walk(path: string, secret: string): Promise<Walk> {
   const folders = new Map<string, Stats>();
   const links: Link[] = [];
-  const rest = resolve(path).split(sep).filter((part) => part.length > 0).reverse();
+  const rest = resolve(path)
+    .split(sep)
+    .filter((part) => part.length > 0)
+    .reverse();
   let real = parse(resolve(path)).root;
   folders.set(real, await lstat(real));
   while (rest.length > 0) {
@@ -89,7 +92,8 @@ async function walk(path: string, secret: string): Promise<Walk> {
       continue;
     }
     if (!stats.isSymbolicLink()) throw Object.assign(new Error(`${next} is not a directory`), { code: 'ENOTDIR' });
-    if (links.length === MAX_LINKS) throw Object.assign(new Error(`too many symbolic links at ${next}`), { code: 'ELOOP' });
+    if (links.length === MAX_LINKS)
+      throw Object.assign(new Error(`too many symbolic links at ${next}`), { code: 'ELOOP' });
     let target: string;
     let again: Stats;
     try {
@@ -104,7 +108,12 @@ async function walk(path: string, secret: string): Promise<Walk> {
     }
     links.push({ path: next, folder: real, uid: stats.uid });
     if (isAbsolute(target)) real = parse(target).root;
-    rest.push(...target.split(sep).filter((item) => item.length > 0).reverse());
+    rest.push(
+      ...target
+        .split(sep)
+        .filter((item) => item.length > 0)
+        .reverse(),
+    );
   }
   return { folder: real, folders, links };
 }
@@ -180,7 +189,10 @@ async function checkFolders(
       );
     }
     if ((stats.mode & 0o022) !== 0 && (own || (stats.mode & STICKY) === 0)) {
-      throw new LauncherAuthError('ERR_STORE_PERMISSIONS', `${where} is writable by group or others (mode ${octal(stats.mode)}): ${fix(own, stats, current, what, link)}`);
+      throw new LauncherAuthError(
+        'ERR_STORE_PERMISSIONS',
+        `${where} is writable by group or others (mode ${octal(stats.mode)}): ${fix(own, stats, current, what, link)}`,
+      );
     }
     if (dirname(current) === current) return;
   }

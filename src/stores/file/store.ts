@@ -6,7 +6,15 @@ import { LauncherAuthError } from '../../authority/errors.js';
 import { recordProblem } from '../../authority/record.js';
 import type { SaveOptions, SecretRecord, SecretStore } from '../../authority/types.js';
 import { parseRecord, serializeRecord } from '../record-json.js';
-import { POSIX, changedWhileChecked, checkedFolder, errnoCode, octal, sameIdentity, type CheckedFolder } from './permissions.js';
+import {
+  POSIX,
+  changedWhileChecked,
+  checkedFolder,
+  errnoCode,
+  octal,
+  sameIdentity,
+  type CheckedFolder,
+} from './permissions.js';
 import { watchSecretFile } from './watch.js';
 import { removeStaleTemporaries, syncDirectory, temporaryName, writeTemporary } from './write.js';
 
@@ -40,7 +48,10 @@ function describe(error: unknown): string {
     EISDIR: 'the path is a directory',
   }[code ?? ''];
   // Without a code, the error's own first line names the cause (Deno without --allow-sys: "Requires sys access").
-  const named = error instanceof Error && error.message !== '' ? `an unexpected error: ${error.message.split('\n', 1)[0]}` : 'an unexpected error';
+  const named =
+    error instanceof Error && error.message !== ''
+      ? `an unexpected error: ${error.message.split('\n', 1)[0]}`
+      : 'an unexpected error';
   return code === undefined ? named : text === undefined ? code : `${code}, ${text}`;
 }
 
@@ -157,7 +168,8 @@ export class FileSecretStore implements SecretStore {
             `it must be 0600. Check who could have read it, then run: chmod 600 '${this.path}'`,
         );
       }
-      if (stats.size > MAX_FILE_BYTES) throw this.#corrupt(`it is ${stats.size} bytes, far more than a secret file holds`);
+      if (stats.size > MAX_FILE_BYTES)
+        throw this.#corrupt(`it is ${stats.size} bytes, far more than a secret file holds`);
       const text = await handle.readFile('utf8');
       return this.#parse(text);
     } catch (error) {
@@ -177,7 +189,10 @@ export class FileSecretStore implements SecretStore {
     if (aborted(signal)) throw signal?.reason;
     const problem = recordProblem(record);
     if (problem !== undefined) {
-      throw new LauncherAuthError('ERR_INVALID_RECORD', `Refusing to save an unusable record to ${this.path}: ${problem}.`);
+      throw new LauncherAuthError(
+        'ERR_INVALID_RECORD',
+        `Refusing to save an unusable record to ${this.path}: ${problem}.`,
+      );
     }
     const text = serializeRecord(record);
     const name = basename(this.path);

@@ -9,7 +9,9 @@ import { POSIX, errnoCode } from './permissions.js';
  * A temporary file is always a new file (O_EXCL fails on anything already there, a dangling symlink included),
  * and never reached through a link.
  */
-export const TEMP_FLAGS = POSIX ? constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW : 'wx';
+export const TEMP_FLAGS = POSIX
+  ? constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW
+  : 'wx';
 /**
  * A temporary file older than this is stale whatever its name says of its writer: a save takes milliseconds, and
  * a writer whose pid was reused by another process would otherwise keep its leftover forever.

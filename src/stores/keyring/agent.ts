@@ -19,8 +19,7 @@ export interface AgentRequest {
  * time, the package missing); `failed`: the keychain answered with an error. `detail` never holds a secret.
  */
 export type AgentReply =
-  | { ok: true; value: string | null }
-  | { ok: false; kind: 'unavailable' | 'failed' | 'ambiguous'; detail: string };
+  { ok: true; value: string | null } | { ok: false; kind: 'unavailable' | 'failed' | 'ambiguous'; detail: string };
 
 const PACKAGE = '@napi-rs/keyring';
 

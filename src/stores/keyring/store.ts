@@ -37,7 +37,9 @@ const MAX_ENTRY_CHARS = 64 * 1024;
 function checkName(value: unknown, option: string): string {
   // eslint-disable-next-line no-control-regex -- control characters are exactly what the check refuses
   if (typeof value !== 'string' || value.length === 0 || value.length > 256 || /[\x00-\x1f\x7f]/.test(value)) {
-    throw new TypeError(`KeyringSecretStore: \`${option}\` must be a string of 1 to 256 characters without control characters.`);
+    throw new TypeError(
+      `KeyringSecretStore: \`${option}\` must be a string of 1 to 256 characters without control characters.`,
+    );
   }
   return value;
 }
@@ -92,14 +94,18 @@ export class KeyringSecretStore implements SecretStore {
     const text = this.#value(reply, 'read');
     this.#lastText = text;
     if (text === null) return undefined;
-    if (text.length > MAX_ENTRY_CHARS) throw this.#corrupt(`it is ${text.length} characters, far more than a secret entry holds`);
+    if (text.length > MAX_ENTRY_CHARS)
+      throw this.#corrupt(`it is ${text.length} characters, far more than a secret entry holds`);
     return parseRecord(text, (problem) => this.#corrupt(problem));
   }
 
   async save(record: SecretRecord, options: SaveOptions = {}): Promise<void> {
     const problem = recordProblem(record);
     if (problem !== undefined) {
-      throw new LauncherAuthError('ERR_INVALID_RECORD', `Refusing to save an unusable record to ${this.#entry()}: ${problem}.`);
+      throw new LauncherAuthError(
+        'ERR_INVALID_RECORD',
+        `Refusing to save an unusable record to ${this.#entry()}: ${problem}.`,
+      );
     }
     const text = serializeRecord(record);
     // Given up on before the write: change nothing. Once sent, a keychain write cannot be taken back.

@@ -61,7 +61,8 @@ export class AckReader {
       // Again at once when an acknowledgement was announced after this read was sent (its answer may lack it);
       // otherwise at the next poll, or at the bound if that comes first.
       const poll = Math.min(read < 3 ? 2 ** read : Infinity, this.#pollInterval);
-      if (this.#heard === heard) await this.#pause(now < wait.bound ? Math.min(poll, Math.ceil(wait.bound - now)) : poll);
+      if (this.#heard === heard)
+        await this.#pause(now < wait.bound ? Math.min(poll, Math.ceil(wait.bound - now)) : poll);
     }
   }
 

@@ -131,7 +131,10 @@ export interface RedisConnection {
    * leaves the subscription in place). Messages published while that connection is down are lost: a store must
    * re-check on its own schedule as well.
    */
-  subscribe(channels: readonly string[], onMessage: (message: string, channel: string) => void): Promise<RedisSubscription>;
+  subscribe(
+    channels: readonly string[],
+    onMessage: (message: string, channel: string) => void,
+  ): Promise<RedisSubscription>;
 }
 
 interface ClientOptions {
@@ -159,7 +162,8 @@ export function endpointOf(client: object): string {
 
 /** An `ERR_STORE_UNAVAILABLE` error for `what` (a short phrase such as "read the secret"). */
 export function unavailable(endpoint: string, what: string, cause?: unknown): LauncherAuthError {
-  const reason = cause === undefined ? 'no answer in time' : cause instanceof Error ? cause.name : 'an unexpected error';
+  const reason =
+    cause === undefined ? 'no answer in time' : cause instanceof Error ? cause.name : 'an unexpected error';
   return new LauncherAuthError('ERR_STORE_UNAVAILABLE', `Cannot ${what} in Redis at ${endpoint}: ${reason}.`, {
     ...(cause === undefined ? {} : { cause }),
   });

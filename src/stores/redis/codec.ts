@@ -67,7 +67,8 @@ export function decodeRecord(value: unknown, key: string): { record: SecretRecor
   const corrupt = refused('ERR_STORE_CORRUPT');
   if (typeof value !== 'string') throw corrupt('it is not a string value');
   if (isMarker(value)) throw rollbackError(key);
-  if (value.length > MAX_VALUE_CHARS) throw corrupt(`it is ${value.length} characters, far more than a secret record holds`);
+  if (value.length > MAX_VALUE_CHARS)
+    throw corrupt(`it is ${value.length} characters, far more than a secret record holds`);
   const record = parseRecord(value, corrupt, refused('ERR_INVALID_RECORD'));
   // parseRecord has parsed it as a JSON object already.
   const { generation, prev = '' } = JSON.parse(value) as { generation?: unknown; prev?: unknown };

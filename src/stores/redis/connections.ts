@@ -15,7 +15,9 @@ import {
 /** What `CLIENT INFO` says of a connection: `id=… addr=… laddr=…`, the same only for the same connection. */
 function connectionName(reply: unknown): string | undefined {
   if (typeof reply !== 'string') return undefined;
-  const fields = new Map(reply.split(' ').map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
+  const fields = new Map(
+    reply.split(' ').map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+  );
   const id = fields.get('id');
   const addr = fields.get('addr');
   if (id === undefined || addr === undefined) return undefined;
@@ -103,7 +105,9 @@ function sentinelConnection(sentinel: RedisSentinelLike): RedisConnection {
   return {
     get endpoint() {
       const primary = sentinel.getMasterNode();
-      return primary === undefined ? 'the primary named by Redis Sentinel' : `${primary.host}:${primary.port} (primary named by Redis Sentinel)`;
+      return primary === undefined
+        ? 'the primary named by Redis Sentinel'
+        : `${primary.host}:${primary.port} (primary named by Redis Sentinel)`;
     },
     get isOpen() {
       return sentinel.isOpen;
@@ -115,7 +119,8 @@ function sentinelConnection(sentinel: RedisSentinelLike): RedisConnection {
       checkedOptions(options);
       const command = evalArgs(script, keys, args);
       // One leased connection of the primary's pool for the script and its WAIT; otherwise the shared one.
-      if (needsPinning(options)) return sentinel.use((lease) => runPinned((a) => lease.sendCommand(false, a), command, options));
+      if (needsPinning(options))
+        return sentinel.use((lease) => runPinned((a) => lease.sendCommand(false, a), command, options));
       return { reply: await sentinel.sendCommand(false, command) };
     },
     async subscribe(channels, onMessage) {
@@ -175,7 +180,9 @@ function clusterConnection(cluster: RedisClusterLike): RedisConnection {
   return {
     get endpoint() {
       const nodes = cluster.masters.map((node) => `${node.host}:${node.port}`);
-      return nodes.length === 0 ? 'the Redis Cluster' : `the Redis Cluster at ${nodes.slice(0, 3).join(', ')}${nodes.length > 3 ? ', …' : ''}`;
+      return nodes.length === 0
+        ? 'the Redis Cluster'
+        : `the Redis Cluster at ${nodes.slice(0, 3).join(', ')}${nodes.length > 3 ? ', …' : ''}`;
     },
     get isOpen() {
       return cluster.isOpen;
@@ -210,7 +217,11 @@ function isSentinel(client: object): client is RedisSentinelLike {
 /** True for a node-redis Cluster client (it finds the node that owns a key). */
 function isCluster(client: object): client is RedisClusterLike {
   const c = client as Partial<Record<keyof RedisClusterLike, unknown>>;
-  return typeof c.getNodeClientForKey === 'function' && typeof c.nodeClient === 'function' && typeof c.sendCommand === 'function';
+  return (
+    typeof c.getNodeClientForKey === 'function' &&
+    typeof c.nodeClient === 'function' &&
+    typeof c.sendCommand === 'function'
+  );
 }
 
 function isPlain(client: object): client is RedisClientLike {
@@ -229,4 +240,3 @@ export function connectionOf(client: unknown): RedisConnection | undefined {
   if (isPlain(client)) return plainConnection(client);
   return undefined;
 }
-

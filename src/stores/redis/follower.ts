@@ -4,7 +4,14 @@
 import { performance } from 'node:perf_hooks';
 import type { StoreLink } from '../../authority/types.js';
 import type { RedisSubscription } from './client.js';
-import { MARKER_PREFIX, type ConfirmReply, type Condition, type Lease, type LeaseStep, type Overwrite } from './lease.js';
+import {
+  MARKER_PREFIX,
+  type ConfirmReply,
+  type Condition,
+  type Lease,
+  type LeaseStep,
+  type Overwrite,
+} from './lease.js';
 
 export interface FollowerIo {
   /** Runs CONFIRM; `undefined` when Redis did not answer in time (or failed). */
@@ -59,10 +66,12 @@ export class Follower {
     clearTimeout(this.#timer);
     this.#subscription?.close();
     // After a renewal in flight, which would otherwise put the entry back for a rotation to wait on.
-    return (this.#renewing ?? Promise.resolve()).then(() => this.#io.leave()).then(
-      () => undefined,
-      () => undefined,
-    );
+    return (this.#renewing ?? Promise.resolve())
+      .then(() => this.#io.leave())
+      .then(
+        () => undefined,
+        () => undefined,
+      );
   }
 
   /** Asks the authority to reload; never awaited by a renewal, so a reload queued behind a rotation holds up nothing. */
@@ -133,7 +142,8 @@ export class Follower {
       if (step.report === 'rollback' || step.report === 'missing') this.reload();
     }
     if (step.reload === true) this.reload();
-    if (step.writeForward !== undefined) await this.#io.overwrite(step.writeForward, { marker: false }).catch(() => undefined);
+    if (step.writeForward !== undefined)
+      await this.#io.overwrite(step.writeForward, { marker: false }).catch(() => undefined);
     if (step.marker !== undefined) await this.#io.overwrite(step.marker, { marker: true }).catch(() => undefined);
   }
 }

@@ -61,14 +61,19 @@ const MAX_MS = 2 ** 31 - 1;
 function milliseconds(name: string, value: unknown, fallback: number, min: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > MAX_MS) {
-    throw new TypeError(`RedisSecretStore: \`${name}\` must be a whole number of milliseconds from ${min} to ${MAX_MS}.`);
+    throw new TypeError(
+      `RedisSecretStore: \`${name}\` must be a whole number of milliseconds from ${min} to ${MAX_MS}.`,
+    );
   }
   return value;
 }
 
 function replicasOption(value: unknown): { count: number; timeout: number } | undefined {
   if (value === undefined) return undefined;
-  const { count, timeout } = (typeof value === 'object' && value !== null ? value : {}) as { count?: unknown; timeout?: unknown };
+  const { count, timeout } = (typeof value === 'object' && value !== null ? value : {}) as {
+    count?: unknown;
+    timeout?: unknown;
+  };
   if (typeof count !== 'number' || !Number.isInteger(count) || count < 1 || count > 1000) {
     throw new TypeError('RedisSecretStore: `replicas.count` must be a whole number from 1 to 1000.');
   }
@@ -89,7 +94,8 @@ export interface ResolvedRedisOptions {
 /** Validates every option but `client` (which the caller checks first); the `TypeError` names the option. */
 export function resolveRedisOptions(options: RedisSecretStoreOptions): ResolvedRedisOptions {
   const { key = DEFAULT_KEY } = options;
-  if (typeof key !== 'string' || key.length === 0) throw new TypeError('RedisSecretStore: `key` must be a non-empty string.');
+  if (typeof key !== 'string' || key.length === 0)
+    throw new TypeError('RedisSecretStore: `key` must be a non-empty string.');
   const leaseMs = milliseconds('leaseMs', options.leaseMs, 5000, 100);
   const driftMargin = milliseconds('driftMargin', options.driftMargin, 250, 0);
   const renewInterval = milliseconds('renewInterval', options.renewInterval, 1000, 1);

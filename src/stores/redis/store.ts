@@ -110,7 +110,12 @@ export class RedisSecretStore implements SecretStore {
     // Each answer is judged against the highest record seen when its read was sent (see Lease.see).
     for (;;) {
       const sent = this.#lease.highest;
-      const reply = await this.#run(LOAD, [this.#names.record, this.#names.instances], [this.#instanceId], 'read the secret');
+      const reply = await this.#run(
+        LOAD,
+        [this.#names.record, this.#names.instances],
+        [this.#instanceId],
+        'read the secret',
+      );
       const head = loadOf(reply);
       if (head === undefined) throw unavailable(this.#endpoint, 'read the secret', new Error('an unexpected answer'));
       const { value } = head;
@@ -189,7 +194,13 @@ export class RedisSecretStore implements SecretStore {
             this.#endpoint,
             'subscribe to rotations',
           ),
-        leave: () => this.#run("return redis.call('HDEL', KEYS[1], ARGV[1])", [names.instances], [this.#instanceId], 'leave the instance table'),
+        leave: () =>
+          this.#run(
+            "return redis.call('HDEL', KEYS[1], ARGV[1])",
+            [names.instances],
+            [this.#instanceId],
+            'leave the instance table',
+          ),
         savingId: () => this.#savingId,
         renewHeld: () => this.#renewHeld,
         holds: (id) => this.#records.has(id),
@@ -219,7 +230,10 @@ export class RedisSecretStore implements SecretStore {
   async #saveNow(record: SecretRecord, signal: AbortSignal | undefined): Promise<void> {
     const problem = recordProblem(record);
     if (problem !== undefined) {
-      throw new LauncherAuthError('ERR_INVALID_RECORD', `Refusing to save an unusable record to Redis key "${this.key}": ${problem}.`);
+      throw new LauncherAuthError(
+        'ERR_INVALID_RECORD',
+        `Refusing to save an unusable record to Redis key "${this.key}": ${problem}.`,
+      );
     }
     if (this.#corrupt) throw corruptError(this.key);
     signal?.throwIfAborted();
@@ -237,7 +251,13 @@ export class RedisSecretStore implements SecretStore {
       const value = encodeRecord(record, generation, expectedId);
       let result: { reply: unknown; replicas?: number };
       try {
-        result = await this.#runFull(SAVE, this.#saveKeys(), this.#saveArgs(expected, expectedId, value), 'save the secret', true);
+        result = await this.#runFull(
+          SAVE,
+          this.#saveKeys(),
+          this.#saveArgs(expected, expectedId, value),
+          'save the secret',
+          true,
+        );
       } catch (error) {
         // Sent and not answered: Redis may still run it. The follower adopts whatever Redis finally holds.
         if (error instanceof LauncherAuthError && error.code === 'ERR_STORE_UNAVAILABLE') {
@@ -260,13 +280,18 @@ export class RedisSecretStore implements SecretStore {
       }
       lease.wrote(generation, record.id);
       if (this.#replicas !== undefined && (result.replicas ?? -1) < this.#replicas.count) {
-        throw uncertainError(this.key, `Redis WAIT did not confirm the save on ${this.#replicas.count} replica(s) in time`);
+        throw uncertainError(
+          this.key,
+          `Redis WAIT did not confirm the save on ${this.#replicas.count} replica(s) in time`,
+        );
       }
-      await this.#acks.wait(new AckWait(generation, record.id, savedAt, head.observed, lease.era, {
-        leaseMs: lease.options.leaseMs,
-        driftMargin: lease.options.driftMargin,
-        commandTimeout: this.#commandTimeout,
-      }));
+      await this.#acks.wait(
+        new AckWait(generation, record.id, savedAt, head.observed, lease.era, {
+          leaseMs: lease.options.leaseMs,
+          driftMargin: lease.options.driftMargin,
+          commandTimeout: this.#commandTimeout,
+        }),
+      );
     } finally {
       this.#savingId = '';
     }
@@ -277,10 +302,17 @@ export class RedisSecretStore implements SecretStore {
     const held = this.#link?.keyId;
     const record = held === undefined ? undefined : this.#records.get(held);
     if (!marker && record === undefined) return;
-    const value = marker || record === undefined
-      ? encodeMarker(randomBytes(9).toString('base64url'), over.generation, over.expectedId)
-      : encodeRecord(record, over.generation, over.expectedId);
-    const result = await this.#runFull(SAVE, this.#saveKeys(), this.#saveArgs(over.expected, over.expectedId, value), 'write the secret back', false);
+    const value =
+      marker || record === undefined
+        ? encodeMarker(randomBytes(9).toString('base64url'), over.generation, over.expectedId)
+        : encodeRecord(record, over.generation, over.expectedId);
+    const result = await this.#runFull(
+      SAVE,
+      this.#saveKeys(),
+      this.#saveArgs(over.expected, over.expectedId, value),
+      'write the secret back',
+      false,
+    );
     const head = observation(result.reply);
     if (head?.status === 'ok' && head.observed.id !== null) this.#lease.wrote(over.generation, head.observed.id);
   }
@@ -290,7 +322,14 @@ export class RedisSecretStore implements SecretStore {
   }
 
   #saveArgs(expected: number, expectedId: string, value: string): string[] {
-    return [String(expected), expectedId, this.#names.channel, this.#instanceId, ...Array<string>(SAVE_PADDING).fill(''), value];
+    return [
+      String(expected),
+      expectedId,
+      this.#names.channel,
+      this.#instanceId,
+      ...Array<string>(SAVE_PADDING).fill(''),
+      value,
+    ];
   }
 
   #keep(record: SecretRecord): void {
@@ -312,7 +351,10 @@ export class RedisSecretStore implements SecretStore {
     this.#rollbackUntold = true;
     // The next load() tells the host through onStoreError when it has one; a warning is for a host without.
     if (this.#link?.reportsErrors === true) return;
-    process.emitWarning(rollbackError(this.key).message, { code: 'LAUNCHER_AUTH_STORE_ROLLBACK', type: 'LauncherAuthWarning' });
+    process.emitWarning(rollbackError(this.key).message, {
+      code: 'LAUNCHER_AUTH_STORE_ROLLBACK',
+      type: 'LauncherAuthWarning',
+    });
   }
 
   async #run(script: string, keys: string[], args: string[], what: string): Promise<unknown> {
@@ -331,7 +373,12 @@ export class RedisSecretStore implements SecretStore {
     const replicas = waitReplicas ? this.#replicas : undefined;
     let sent: Promise<{ reply: unknown; replicas?: number }>;
     try {
-      sent = this.#client.run(script, keys, args, replicas === undefined ? undefined : { wait: { replicas: replicas.count, timeout: replicas.timeout } });
+      sent = this.#client.run(
+        script,
+        keys,
+        args,
+        replicas === undefined ? undefined : { wait: { replicas: replicas.count, timeout: replicas.timeout } },
+      );
     } catch (error) {
       sent = Promise.reject(error);
     }

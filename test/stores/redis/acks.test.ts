@@ -8,7 +8,14 @@ import type { Observed } from '../../../src/stores/redis/reply.js';
 const OPTIONS = { leaseMs: 1000, driftMargin: 100, commandTimeout: 500 } as const;
 const STALE = OPTIONS.leaseMs + OPTIONS.driftMargin;
 
-const observed = (generation: number, id: string): Observed => ({ generation, id, prev: '', runId: 'run', epoch: 'epoch', ownSeq: 1 });
+const observed = (generation: number, id: string): Observed => ({
+  generation,
+  id,
+  prev: '',
+  runId: 'run',
+  epoch: 'epoch',
+  ownSeq: 1,
+});
 
 function pending(generation: number, id: string, waiting: PendingReply['waiting']): PendingReply {
   return { ...observed(generation, id), waiting };

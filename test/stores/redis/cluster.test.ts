@@ -23,9 +23,13 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore on Redis Cluster', 
     await deployment?.stop();
   });
 
-  it('passes the conformance kit', async () => {
-    await expectConformance(await deployment.client(), uniqueKey());
-  }, budget(30_000));
+  it(
+    'passes the conformance kit',
+    async () => {
+      await expectConformance(await deployment.client(), uniqueKey());
+    },
+    budget(30_000),
+  );
 
   it("runs a script on the key's primary, with WAIT on the script's connection", async () => {
     const client = await deployment.client();
@@ -68,29 +72,47 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore on Redis Cluster', 
     await deployment.moveSlot({ to: before });
   });
 
-  it("three instances rotating while the key's slot moves: no revoked token accepted, and service resumes", async () => {
-    const authorities = await openInstances(() => deployment.client(), uniqueKey());
-    const before = await deployment.ownerPort();
-    await expectSafeThrough('Cluster slot move during rotations', authorities, () => deployment.moveSlot({ pauseMs: 100 }));
-    expect(await deployment.ownerPort()).not.toBe(before);
-    // Back to the primary that has the replica, for the failover case.
-    await deployment.moveSlot({ to: before });
-  }, budget(60_000));
+  it(
+    "three instances rotating while the key's slot moves: no revoked token accepted, and service resumes",
+    async () => {
+      const authorities = await openInstances(() => deployment.client(), uniqueKey());
+      const before = await deployment.ownerPort();
+      await expectSafeThrough('Cluster slot move during rotations', authorities, () =>
+        deployment.moveSlot({ pauseMs: 100 }),
+      );
+      expect(await deployment.ownerPort()).not.toBe(before);
+      // Back to the primary that has the replica, for the failover case.
+      await deployment.moveSlot({ to: before });
+    },
+    budget(60_000),
+  );
 
-  it("three instances with replicas: 1 rotating while the key's primary fails over: no revoked token accepted, and service resumes", async () => {
-    const authorities = await openInstances(() => deployment.client(), uniqueKey(), { replicas: { count: 1, timeout: 1000 } });
-    const before = await deployment.ownerPort();
-    await expectSafeThrough('Cluster failover during rotations', authorities, () => deployment.failover());
-    expect(await deployment.ownerPort()).not.toBe(before);
-  }, budget(60_000));
+  it(
+    "three instances with replicas: 1 rotating while the key's primary fails over: no revoked token accepted, and service resumes",
+    async () => {
+      const authorities = await openInstances(() => deployment.client(), uniqueKey(), {
+        replicas: { count: 1, timeout: 1000 },
+      });
+      const before = await deployment.ownerPort();
+      await expectSafeThrough('Cluster failover during rotations', authorities, () => deployment.failover());
+      expect(await deployment.ownerPort()).not.toBe(before);
+    },
+    budget(60_000),
+  );
 
-  it("three instances with replicas: 1 rotating while the key's primary freezes and the cluster fails it over: no revoked token accepted", async () => {
-    await deployment.replicated();
-    const authorities = await openInstances(() => deployment.client(), uniqueKey(), { replicas: { count: 1, timeout: 1000 } });
-    await expectSafeThrough('Cluster failover of a frozen primary during rotations', authorities, async () => {
-      const failover = await deployment.freezePrimary();
+  it(
+    "three instances with replicas: 1 rotating while the key's primary freezes and the cluster fails it over: no revoked token accepted",
+    async () => {
       await deployment.replicated();
-      return failover;
-    });
-  }, budget(60_000));
+      const authorities = await openInstances(() => deployment.client(), uniqueKey(), {
+        replicas: { count: 1, timeout: 1000 },
+      });
+      await expectSafeThrough('Cluster failover of a frozen primary during rotations', authorities, async () => {
+        const failover = await deployment.freezePrimary();
+        await deployment.replicated();
+        return failover;
+      });
+    },
+    budget(60_000),
+  );
 });

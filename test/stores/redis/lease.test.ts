@@ -6,7 +6,13 @@ import { Lease, type ConfirmReply } from '../../../src/stores/redis/lease.js';
 
 const OPTIONS = { leaseMs: 1000, renewInterval: 200, driftMargin: 100 } as const;
 
-function answer(seq: number, generation: number, id: string | null, prev: string, status: 'ok' | 'stale' = 'ok'): ConfirmReply {
+function answer(
+  seq: number,
+  generation: number,
+  id: string | null,
+  prev: string,
+  status: 'ok' | 'stale' = 'ok',
+): ConfirmReply {
   return { status, generation, id, prev, runId: 'run', epoch: 'epoch', ownSeq: seq };
 }
 
@@ -15,41 +21,65 @@ function holdingFirst(): Lease {
   const lease = new Lease(OPTIONS);
   expect(lease.see(1, 'a', '')).toBe('adopted');
   const seq = lease.nextSeq();
-  expect(lease.renewed(answer(seq, 1, 'a', ''), { seq, sentAt: 0, now: 1, heldId: 'a', canWriteForward: true })).toMatchObject({ trustUntil: 900 });
+  expect(
+    lease.renewed(answer(seq, 1, 'a', ''), { seq, sentAt: 0, now: 1, heldId: 'a', canWriteForward: true }),
+  ).toMatchObject({ trustUntil: 900 });
   return lease;
 }
 
 describe('Lease: renewal answers taken after a newer record', () => {
-  it('a renewal run before the instance\'s own save, taken after the save\'s answer, is not a rollback', () => {
+  it("a renewal run before the instance's own save, taken after the save's answer, is not a rollback", () => {
     const lease = holdingFirst();
     const seq = lease.nextSeq();
     // The save of generation 2 was sent after the renewal; its answer is taken first.
     lease.wrote(2, 'b');
-    expect(lease.renewed(answer(seq, 1, 'a', ''), { seq, sentAt: 10, now: 11, heldId: 'a', canWriteForward: true })).toEqual({});
+    expect(
+      lease.renewed(answer(seq, 1, 'a', ''), { seq, sentAt: 10, now: 11, heldId: 'a', canWriteForward: true }),
+    ).toEqual({});
     expect(lease.condition).toBe('ok');
     expect(lease.highest).toEqual({ generation: 2, id: 'b' });
   });
 
-  it('a renewal run before another instance\'s rotation, taken after the reload that read it, is not a rollback', () => {
+  it("a renewal run before another instance's rotation, taken after the reload that read it, is not a rollback", () => {
     const lease = holdingFirst();
     const seq = lease.nextSeq();
     expect(lease.see(2, 'b', 'a')).toBe('adopted');
     for (const status of ['ok', 'stale'] as const) {
       // Neither a rollback nor a trust in the key it held: the next renewal speaks for the present.
-      expect(lease.renewed(answer(seq, 1, 'a', '', status), { seq, sentAt: 10, now: 11, heldId: 'a', canWriteForward: true })).toEqual({});
+      expect(
+        lease.renewed(answer(seq, 1, 'a', '', status), {
+          seq,
+          sentAt: 10,
+          now: 11,
+          heldId: 'a',
+          canWriteForward: true,
+        }),
+      ).toEqual({});
     }
     expect(lease.condition).toBe('ok');
     const next = lease.nextSeq();
-    expect(lease.renewed(answer(next, 2, 'b', 'a'), { seq: next, sentAt: 20, now: 21, heldId: 'b', canWriteForward: true })).toEqual({ trustUntil: 920 });
+    expect(
+      lease.renewed(answer(next, 2, 'b', 'a'), { seq: next, sentAt: 20, now: 21, heldId: 'b', canWriteForward: true }),
+    ).toEqual({ trustUntil: 920 });
   });
 
   it('the next renewal still catches Redis holding the older record', () => {
     const lease = holdingFirst();
     const seq = lease.nextSeq();
     lease.wrote(2, 'b');
-    expect(lease.renewed(answer(seq, 1, 'a', ''), { seq, sentAt: 10, now: 11, heldId: 'a', canWriteForward: true })).toEqual({});
+    expect(
+      lease.renewed(answer(seq, 1, 'a', ''), { seq, sentAt: 10, now: 11, heldId: 'a', canWriteForward: true }),
+    ).toEqual({});
     const next = lease.nextSeq();
-    expect(lease.renewed(answer(next, 1, 'a', '', 'stale'), { seq: next, sentAt: 20, now: 21, heldId: 'b', canWriteForward: true })).toEqual({
+    expect(
+      lease.renewed(answer(next, 1, 'a', '', 'stale'), {
+        seq: next,
+        sentAt: 20,
+        now: 21,
+        heldId: 'b',
+        canWriteForward: true,
+      }),
+    ).toEqual({
       writeForward: { expected: 1, expectedId: 'a', generation: 3 },
       report: 'rollback',
     });
@@ -61,7 +91,9 @@ describe('Lease: rollbacks seen by a renewal sent after the newer record', () =>
     const lease = holdingFirst();
     lease.wrote(2, 'b');
     const seq = lease.nextSeq();
-    expect(lease.renewed(answer(seq, 1, 'a', ''), { seq, sentAt: 10, now: 11, heldId: 'a', canWriteForward: true })).toEqual({
+    expect(
+      lease.renewed(answer(seq, 1, 'a', ''), { seq, sentAt: 10, now: 11, heldId: 'a', canWriteForward: true }),
+    ).toEqual({
       marker: { expected: 1, expectedId: 'a', generation: 3 },
       report: 'rollback',
     });
@@ -71,7 +103,15 @@ describe('Lease: rollbacks seen by a renewal sent after the newer record', () =>
     const lease = holdingFirst();
     expect(lease.see(2, 'b', 'a')).toBe('adopted');
     const seq = lease.nextSeq();
-    expect(lease.renewed(answer(seq, 2, 'c', 'x', 'stale'), { seq, sentAt: 10, now: 11, heldId: 'a', canWriteForward: true })).toEqual({
+    expect(
+      lease.renewed(answer(seq, 2, 'c', 'x', 'stale'), {
+        seq,
+        sentAt: 10,
+        now: 11,
+        heldId: 'a',
+        canWriteForward: true,
+      }),
+    ).toEqual({
       marker: { expected: 2, expectedId: 'c', generation: 3 },
       report: 'rollback',
     });
@@ -80,7 +120,15 @@ describe('Lease: rollbacks seen by a renewal sent after the newer record', () =>
   it('a missing record', () => {
     const lease = holdingFirst();
     const seq = lease.nextSeq();
-    expect(lease.renewed(answer(seq, 0, null, '', 'stale'), { seq, sentAt: 10, now: 11, heldId: 'a', canWriteForward: true })).toEqual({
+    expect(
+      lease.renewed(answer(seq, 0, null, '', 'stale'), {
+        seq,
+        sentAt: 10,
+        now: 11,
+        heldId: 'a',
+        canWriteForward: true,
+      }),
+    ).toEqual({
       writeForward: { expected: 0, expectedId: '', generation: 2 },
       report: 'missing',
     });
@@ -91,12 +139,14 @@ describe('Lease: rollbacks seen by a renewal sent after the newer record', () =>
     lease.wrote(2, 'b');
     const seq = lease.nextSeq();
     lease.wrote(3, 'c');
-    expect(lease.renewed(answer(seq, 1, 'a', ''), { seq, sentAt: 10, now: 11, heldId: 'b', canWriteForward: true })).toMatchObject({ report: 'rollback' });
+    expect(
+      lease.renewed(answer(seq, 1, 'a', ''), { seq, sentAt: 10, now: 11, heldId: 'b', canWriteForward: true }),
+    ).toMatchObject({ report: 'rollback' });
   });
 });
 
 describe('Lease: records read by load(), judged against the highest seen when the read was sent', () => {
-  it('a read run before the instance\'s own save, taken after the save\'s answer, is late, not a rollback', () => {
+  it("a read run before the instance's own save, taken after the save's answer, is late, not a rollback", () => {
     const lease = holdingFirst();
     const sent = lease.highest;
     lease.wrote(2, 'b');
@@ -114,17 +164,25 @@ describe('Lease: records read by load(), judged against the highest seen when th
     expect(lease.see(0, null, '', sent)).toBe('rollback');
   });
 
-  it('a read run before another instance\'s rotation, taken after a renewal that saw it, is late', () => {
+  it("a read run before another instance's rotation, taken after a renewal that saw it, is late", () => {
     const lease = holdingFirst();
     const sent = lease.highest;
     const seq = lease.nextSeq();
-    expect(lease.renewed(answer(seq, 2, 'b', 'a', 'stale'), { seq, sentAt: 10, now: 11, heldId: 'a', canWriteForward: true })).toEqual({ reload: true });
+    expect(
+      lease.renewed(answer(seq, 2, 'b', 'a', 'stale'), {
+        seq,
+        sentAt: 10,
+        now: 11,
+        heldId: 'a',
+        canWriteForward: true,
+      }),
+    ).toEqual({ reload: true });
     expect(lease.see(1, 'a', '', sent)).toBe('late');
     // Read again: the newer record is adopted.
     expect(lease.see(2, 'b', 'a', lease.highest)).toBe('adopted');
   });
 
-  it('nothing stored yet, read before the instance\'s first save and taken after it: late', () => {
+  it("nothing stored yet, read before the instance's first save and taken after it: late", () => {
     const lease = new Lease(OPTIONS);
     const sent = lease.highest;
     lease.wrote(1, 'a');

@@ -43,7 +43,7 @@ function descendants(root: number): Proc[] {
     .map((name) => proc(Number(name)))
     .filter((found): found is Proc => found !== undefined);
   const below: Proc[] = [];
-  for (let parents = new Set([root]); parents.size > 0; ) {
+  for (let parents = new Set([root]); parents.size > 0;) {
     const children = all.filter((candidate) => parents.has(candidate.ppid));
     below.push(...children);
     parents = new Set(children.map((child) => child.pid));
@@ -64,34 +64,41 @@ function running({ pid, started }: Proc): boolean {
 
 const ENDINGS = ['SIGKILL', 'SIGTERM', 'an uncaught error'] as const;
 
-describe.skipIf(SKIP_REASON !== undefined || proc(process.pid) === undefined)('the processes of a test that dies', () => {
-  it.concurrent.for(ENDINGS)('ended by %s: none of them keeps running', { timeout: budget(20_000) }, async (ending, { onTestFinished }) => {
-    // In this process's group, as vitest starts a worker; it exits when its stdin ends, should this test die first.
-    const parent = spawn(process.execPath, ['--import', 'tsx', PARENT], { cwd: REPO, stdio: 'pipe' });
-    const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => {
-      parent.once('exit', (code, signal) => resolve([code, signal]));
-    });
-    let output = '';
-    parent.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-    parent.stderr.resume();
-    let started: Proc[] = [];
-    onTestFinished(() => {
-      // Whatever the outcome, nothing of this test is left behind.
-      for (const survivor of started.filter(running)) process.kill(survivor.pid, 'SIGKILL');
-      parent.kill('SIGKILL');
-    });
-    expect(await until(() => output === 'started\n' || parent.exitCode !== null, 15_000, 20)).toBe(true);
-    expect(output).toBe('started\n');
-    started = descendants(parent.pid as number);
-    // The redis-server and the instance, whatever tsx started besides.
-    expect(started.filter(({ command }) => command.startsWith('redis-server'))).toHaveLength(1);
-    expect(started.filter(({ command }) => command.includes('fixtures/instance.ts'))).toHaveLength(1);
-    expect(started.every(running)).toBe(true);
+describe.skipIf(SKIP_REASON !== undefined || proc(process.pid) === undefined)(
+  'the processes of a test that dies',
+  () => {
+    it.concurrent.for(ENDINGS)(
+      'ended by %s: none of them keeps running',
+      { timeout: budget(20_000) },
+      async (ending, { onTestFinished }) => {
+        // In this process's group, as vitest starts a worker; it exits when its stdin ends, should this test die first.
+        const parent = spawn(process.execPath, ['--import', 'tsx', PARENT], { cwd: REPO, stdio: 'pipe' });
+        const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => {
+          parent.once('exit', (code, signal) => resolve([code, signal]));
+        });
+        let output = '';
+        parent.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+        parent.stderr.resume();
+        let started: Proc[] = [];
+        onTestFinished(() => {
+          // Whatever the outcome, nothing of this test is left behind.
+          for (const survivor of started.filter(running)) process.kill(survivor.pid, 'SIGKILL');
+          parent.kill('SIGKILL');
+        });
+        expect(await until(() => output === 'started\n' || parent.exitCode !== null, 15_000, 20)).toBe(true);
+        expect(output).toBe('started\n');
+        started = descendants(parent.pid as number);
+        // The redis-server and the instance, whatever tsx started besides.
+        expect(started.filter(({ command }) => command.startsWith('redis-server'))).toHaveLength(1);
+        expect(started.filter(({ command }) => command.includes('fixtures/instance.ts'))).toHaveLength(1);
+        expect(started.every(running)).toBe(true);
 
-    if (ending === 'an uncaught error') parent.stdin.write('throw\n');
-    else parent.kill(ending);
-    expect(await exited).toEqual(ending === 'an uncaught error' ? [1, null] : [null, ending]);
-    await until(() => !started.some(running), 3000, 20);
-    expect(started.filter(running).map(({ command }) => command)).toEqual([]);
-  });
-});
+        if (ending === 'an uncaught error') parent.stdin.write('throw\n');
+        else parent.kill(ending);
+        expect(await exited).toEqual(ending === 'an uncaught error' ? [1, null] : [null, ending]);
+        await until(() => !started.some(running), 3000, 20);
+        expect(started.filter(running).map(({ command }) => command)).toEqual([]);
+      },
+    );
+  },
+);

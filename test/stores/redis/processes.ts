@@ -22,7 +22,10 @@ export interface Instance {
 
 /** Starts an instance and waits for its "ready" line; it dies with this process (see children.ts), even frozen. */
 export async function startInstance(url: string, key: string, leaseMs: number): Promise<Instance> {
-  const child = spawnOwned(process.execPath, ['--import', 'tsx', INSTANCE, url, key, String(leaseMs)], { cwd: REPO, stdio: 'pipe' });
+  const child = spawnOwned(process.execPath, ['--import', 'tsx', INSTANCE, url, key, String(leaseMs)], {
+    cwd: REPO,
+    stdio: 'pipe',
+  });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const lines: string[] = [];
   let partial = '';
@@ -44,7 +47,9 @@ export async function startInstance(url: string, key: string, leaseMs: number): 
       const index = lines.findIndex((line) => prefixes.some((prefix) => line.startsWith(prefix)));
       if (index !== -1) return lines.splice(0, index + 1).pop() as string;
       if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
-        throw new Error(`instance gave no "${prefixes.join('|')}" line (exit ${child.exitCode ?? child.signalCode}): ${stderr.slice(-800)}`);
+        throw new Error(
+          `instance gave no "${prefixes.join('|')}" line (exit ${child.exitCode ?? child.signalCode}): ${stderr.slice(-800)}`,
+        );
       }
       await new Promise<void>((resolve) => {
         wake = resolve;
@@ -74,10 +79,13 @@ const agent = new Agent({ keepAlive: true, maxSockets: 8 });
 /** The status of GET / with `token`; 0 when the connection failed. */
 export function statusWith(port: number, token: string): Promise<number> {
   return new Promise((resolve) => {
-    const outgoing = request({ host: '127.0.0.1', port, path: '/', agent, headers: { authorization: `Bearer ${token}` } }, (response) => {
-      response.resume();
-      response.on('end', () => resolve(response.statusCode ?? 0));
-    });
+    const outgoing = request(
+      { host: '127.0.0.1', port, path: '/', agent, headers: { authorization: `Bearer ${token}` } },
+      (response) => {
+        response.resume();
+        response.on('end', () => resolve(response.statusCode ?? 0));
+      },
+    );
     outgoing.on('error', () => resolve(0));
     outgoing.end();
   });

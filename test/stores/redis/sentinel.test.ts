@@ -22,9 +22,13 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore on Redis Sentinel',
     await deployment?.stop();
   });
 
-  it('passes the conformance kit', async () => {
-    await expectConformance(await deployment.client(), uniqueKey());
-  }, budget(30_000));
+  it(
+    'passes the conformance kit',
+    async () => {
+      await expectConformance(await deployment.client(), uniqueKey());
+    },
+    budget(30_000),
+  );
 
   it("runs a script on the primary and counts the replica's acknowledgement on the script's connection", async () => {
     const client = await deployment.client();
@@ -69,20 +73,28 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore on Redis Sentinel',
     expect(moved?.replicas).toBeUndefined();
   });
 
-  it('three instances with replicas: 1 rotating through a Sentinel failover: no revoked token accepted, and service resumes', async () => {
-    const authorities = await openInstances(() => deployment.client(), uniqueKey(), { replicas: ONE_REPLICA });
-    const before = await deployment.primaryPort();
-    await expectSafeThrough('Sentinel failover during rotations', authorities, () => deployment.failover());
-    expect(await deployment.primaryPort()).not.toBe(before);
-  }, budget(60_000));
+  it(
+    'three instances with replicas: 1 rotating through a Sentinel failover: no revoked token accepted, and service resumes',
+    async () => {
+      const authorities = await openInstances(() => deployment.client(), uniqueKey(), { replicas: ONE_REPLICA });
+      const before = await deployment.primaryPort();
+      await expectSafeThrough('Sentinel failover during rotations', authorities, () => deployment.failover());
+      expect(await deployment.primaryPort()).not.toBe(before);
+    },
+    budget(60_000),
+  );
 
-  it('three instances with replicas: 1 rotating while the primary freezes, is failed over, and wakes still a primary: no revoked token accepted', async () => {
-    await deployment.replicated();
-    const authorities = await openInstances(() => deployment.client(), uniqueKey(), { replicas: ONE_REPLICA });
-    await expectSafeThrough('Sentinel failover of a frozen primary during rotations', authorities, async () => {
-      const failover = await deployment.freezePrimary();
+  it(
+    'three instances with replicas: 1 rotating while the primary freezes, is failed over, and wakes still a primary: no revoked token accepted',
+    async () => {
       await deployment.replicated();
-      return failover;
-    });
-  }, budget(60_000));
+      const authorities = await openInstances(() => deployment.client(), uniqueKey(), { replicas: ONE_REPLICA });
+      await expectSafeThrough('Sentinel failover of a frozen primary during rotations', authorities, async () => {
+        const failover = await deployment.freezePrimary();
+        await deployment.replicated();
+        return failover;
+      });
+    },
+    budget(60_000),
+  );
 });

@@ -77,7 +77,7 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore', () => {
     expect(sameRecord(await first.load(), fixtureRecord('cas-after-reading'))).toBe(true);
   });
 
-  it('a load() read by Redis before this store\'s own save, whose answer is taken in after the save\'s, is no rollback', async () => {
+  it("a load() read by Redis before this store's own save, whose answer is taken in after the save's, is no rollback", async () => {
     const key = uniqueKey();
     const store = new RedisSecretStore({ client, key, leaseMs: 100, renewInterval: 20, driftMargin: 10 });
     await store.save(fixtureRecord('cross-0'));
@@ -116,8 +116,16 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore', () => {
     ['garbage', 'not json {', 'ERR_STORE_CORRUPT'],
     ['an empty value', '', 'ERR_STORE_CORRUPT'],
     ['a JSON array', '[]', 'ERR_STORE_CORRUPT'],
-    ['a short key', stored({ ...valid(fixtureRecord('short')), key: Buffer.alloc(16, 7).toString('base64url') }), 'ERR_INVALID_RECORD'],
-    ['an all-same-byte key', stored({ ...valid(fixtureRecord('same')), key: Buffer.alloc(32, 0).toString('base64url') }), 'ERR_INVALID_RECORD'],
+    [
+      'a short key',
+      stored({ ...valid(fixtureRecord('short')), key: Buffer.alloc(16, 7).toString('base64url') }),
+      'ERR_INVALID_RECORD',
+    ],
+    [
+      'an all-same-byte key',
+      stored({ ...valid(fixtureRecord('same')), key: Buffer.alloc(32, 0).toString('base64url') }),
+      'ERR_INVALID_RECORD',
+    ],
     ['no generation', stored({ ...valid(fixtureRecord('nogen')), generation: undefined }), 'ERR_STORE_CORRUPT'],
     ['a negative generation', stored({ ...valid(fixtureRecord('neg')), generation: -1 }), 'ERR_STORE_CORRUPT'],
     ['an unknown version', stored({ ...valid(fixtureRecord('v2')), version: 2 }), 'ERR_STORE_CORRUPT'],
@@ -135,7 +143,9 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore', () => {
       expect(await client.get(key)).toBe(value);
       // A save over it is refused too: a damaged value is the operator's to repair.
       const refused = await authErrorOf(store.save(fixtureRecord('over-damaged')));
-      expect(isLauncherAuthError(refused, 'ERR_STORE_CORRUPT') || isLauncherAuthError(refused, 'ERR_SAVE_CONFLICT')).toBe(true);
+      expect(
+        isLauncherAuthError(refused, 'ERR_STORE_CORRUPT') || isLauncherAuthError(refused, 'ERR_SAVE_CONFLICT'),
+      ).toBe(true);
       expect(await client.get(key)).toBe(value);
     });
   }
@@ -173,70 +183,83 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore', () => {
     }
   });
 
-  it('a waiting rotate() reads the table as soon as an acknowledgement is announced, not at its next poll', async () => {
-    const key = uniqueKey();
-    // No poll after the first few (ackPollInterval): only the announcement on `key:acked` can end the wait before
-    // the bound (leaseMs + driftMargin after the save), at which a rotation resolves whoever acknowledged.
-    const slow = { leaseMs: 4_000, renewInterval: 200, driftMargin: 400, ackPollInterval: 60_000 } as const;
-    const proxy = await startProxy(server.port);
-    const viaProxy = await connectedClient(`redis://127.0.0.1:${proxy.port}`);
-    const listener = client.duplicate();
-    const announced: string[] = [];
-    await listener.connect();
-    await listener.subscribe(`${key}:acked`, (id) => announced.push(id));
-    onTestFinished(async () => {
-      viaProxy.destroy();
-      listener.destroy();
-      await proxy.close();
-    });
-    const a = await TokenAuthority.open({ store: new RedisSecretStore({ client, key, ...slow }) });
-    const b = await TokenAuthority.open({ store: new RedisSecretStore({ client: viaProxy, key, ...slow }) });
-    onTestFinished(async () => {
-      await a.close();
-      await b.close();
-    });
-    // A rotation resolves early only on a table known for longer than any lease.
-    await new Promise((resolve) => setTimeout(resolve, slow.leaseMs + slow.driftMargin + 200));
-    // b hears of the rotation only after a's quick first reads (1, 2 and 4 ms after the save) are over.
-    proxy.cut();
-    const rotating = a.rotate();
-    // Half the bound, from the same clock as the store's own: a rotation that waited for the bound ends after it.
-    const halfBound = new Promise<string>((resolve) => setTimeout(() => resolve('half the bound'), (slow.leaseMs + slow.driftMargin) / 2));
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    proxy.heal();
-    // Woken by b's acknowledgement, some 300 ms in: first of the two events.
-    expect(await Promise.race([rotating.then(() => 'rotation'), halfBound])).toBe('rotation');
-    const fresh = await rotating;
-    expect(b.keyId).toBe(a.keyId);
-    expect((await b.verify(fresh)).ok).toBe(true);
-    // Each instance announces a record once: when it first acknowledges it, never at a later renewal. Several
-    // renewals of both (scripts Redis ran) give the announcement its chances to repeat.
-    const scripts = async (): Promise<number> =>
-      [...(await client.info('commandstats')).matchAll(/^cmdstat_(?:eval|evalsha):calls=(\d+)/gm)].reduce((sum, [, calls]) => sum + Number(calls), 0);
-    const scriptsBefore = await scripts();
-    expect(await until(async () => (await scripts()) >= scriptsBefore + 10, 10_000, 50)).toBe(true);
-    expect(announced.filter((id) => id === a.keyId)).toHaveLength(2);
-  }, budget(20_000));
+  it(
+    'a waiting rotate() reads the table as soon as an acknowledgement is announced, not at its next poll',
+    async () => {
+      const key = uniqueKey();
+      // No poll after the first few (ackPollInterval): only the announcement on `key:acked` can end the wait before
+      // the bound (leaseMs + driftMargin after the save), at which a rotation resolves whoever acknowledged.
+      const slow = { leaseMs: 4_000, renewInterval: 200, driftMargin: 400, ackPollInterval: 60_000 } as const;
+      const proxy = await startProxy(server.port);
+      const viaProxy = await connectedClient(`redis://127.0.0.1:${proxy.port}`);
+      const listener = client.duplicate();
+      const announced: string[] = [];
+      await listener.connect();
+      await listener.subscribe(`${key}:acked`, (id) => announced.push(id));
+      onTestFinished(async () => {
+        viaProxy.destroy();
+        listener.destroy();
+        await proxy.close();
+      });
+      const a = await TokenAuthority.open({ store: new RedisSecretStore({ client, key, ...slow }) });
+      const b = await TokenAuthority.open({ store: new RedisSecretStore({ client: viaProxy, key, ...slow }) });
+      onTestFinished(async () => {
+        await a.close();
+        await b.close();
+      });
+      // A rotation resolves early only on a table known for longer than any lease.
+      await new Promise((resolve) => setTimeout(resolve, slow.leaseMs + slow.driftMargin + 200));
+      // b hears of the rotation only after a's quick first reads (1, 2 and 4 ms after the save) are over.
+      proxy.cut();
+      const rotating = a.rotate();
+      // Half the bound, from the same clock as the store's own: a rotation that waited for the bound ends after it.
+      const halfBound = new Promise<string>((resolve) =>
+        setTimeout(() => resolve('half the bound'), (slow.leaseMs + slow.driftMargin) / 2),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      proxy.heal();
+      // Woken by b's acknowledgement, some 300 ms in: first of the two events.
+      expect(await Promise.race([rotating.then(() => 'rotation'), halfBound])).toBe('rotation');
+      const fresh = await rotating;
+      expect(b.keyId).toBe(a.keyId);
+      expect((await b.verify(fresh)).ok).toBe(true);
+      // Each instance announces a record once: when it first acknowledges it, never at a later renewal. Several
+      // renewals of both (scripts Redis ran) give the announcement its chances to repeat.
+      const scripts = async (): Promise<number> =>
+        [...(await client.info('commandstats')).matchAll(/^cmdstat_(?:eval|evalsha):calls=(\d+)/gm)].reduce(
+          (sum, [, calls]) => sum + Number(calls),
+          0,
+        );
+      const scriptsBefore = await scripts();
+      expect(await until(async () => (await scripts()) >= scriptsBefore + 10, 10_000, 50)).toBe(true);
+      expect(announced.filter((id) => id === a.keyId)).toHaveLength(2);
+    },
+    budget(20_000),
+  );
 
-  it("a dead instance's table entry is removed once its lease is over, after the rotation that waited for it", async () => {
-    const key = uniqueKey();
-    const a = await openAuthority(key);
-    const other = await connectedClient(server.url);
-    const b = await TokenAuthority.open({ store: new RedisSecretStore({ client: other, key, ...FAST }) });
-    const entries = async (): Promise<number> =>
-      Object.keys(await client.hGetAll(`{${key}}:instances`)).filter((name) => name !== '@epoch').length;
-    expect(await entries()).toBe(2);
-    // b dies without leaving: its connection is gone, its entry stays.
-    other.destroy();
-    await a.rotate();
-    let left = await entries();
-    for (let attempt = 0; attempt < 100 && left > 1; attempt += 1) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      left = await entries();
-    }
-    expect(left).toBe(1);
-    await b.close();
-  }, budget(15_000));
+  it(
+    "a dead instance's table entry is removed once its lease is over, after the rotation that waited for it",
+    async () => {
+      const key = uniqueKey();
+      const a = await openAuthority(key);
+      const other = await connectedClient(server.url);
+      const b = await TokenAuthority.open({ store: new RedisSecretStore({ client: other, key, ...FAST }) });
+      const entries = async (): Promise<number> =>
+        Object.keys(await client.hGetAll(`{${key}}:instances`)).filter((name) => name !== '@epoch').length;
+      expect(await entries()).toBe(2);
+      // b dies without leaving: its connection is gone, its entry stays.
+      other.destroy();
+      await a.rotate();
+      let left = await entries();
+      for (let attempt = 0; attempt < 100 && left > 1; attempt += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        left = await entries();
+      }
+      expect(left).toBe(1);
+      await b.close();
+    },
+    budget(15_000),
+  );
 
   it('the periodic re-check follows a change whose pub/sub message never came', async () => {
     const key = uniqueKey();
@@ -261,7 +284,8 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore', () => {
     const key = uniqueKey();
     const authority = await TokenAuthority.open({ store: new RedisSecretStore({ client, key, ...FAST }) });
     // The table's epoch, and this instance's entry.
-    const entries = async (): Promise<string[]> => Object.keys(await client.hGetAll(`{${key}}:instances`)).filter((name) => name !== '@epoch');
+    const entries = async (): Promise<string[]> =>
+      Object.keys(await client.hGetAll(`{${key}}:instances`)).filter((name) => name !== '@epoch');
     expect(await entries()).toHaveLength(1);
     // close() resolves once the entry is gone: the host may close its client right after.
     await authority.close();
@@ -271,7 +295,10 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore', () => {
 
   it('Redis down at open(): ERR_STORE_UNAVAILABLE naming host:port, never the password', async () => {
     const port = await freePort();
-    const down = createClient({ url: `redis://someone:hunter2-password@127.0.0.1:${port}`, socket: { reconnectStrategy: () => 50 } });
+    const down = createClient({
+      url: `redis://someone:hunter2-password@127.0.0.1:${port}`,
+      socket: { reconnectStrategy: () => 50 },
+    });
     down.on('error', () => undefined);
     down.connect().catch(() => undefined);
     onTestFinished(() => {

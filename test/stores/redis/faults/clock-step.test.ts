@@ -19,7 +19,8 @@ const MISSING = missingTool('faketime', 'faketime');
 function libfaketime(): string {
   const dirs = ['/usr/local/lib', ...readdirSync('/usr/lib').map((name) => join('/usr/lib', name))];
   const found = dirs.map((dir) => join(dir, 'faketime', 'libfaketime.so.1')).find((path) => existsSync(path));
-  if (found === undefined) throw new Error('faketime is installed but libfaketime.so.1 was not found under /usr/lib/*/faketime');
+  if (found === undefined)
+    throw new Error('faketime is installed but libfaketime.so.1 was not found under /usr/lib/*/faketime');
   return found;
 }
 
@@ -85,94 +86,104 @@ async function startSteppedRedis(): Promise<SteppedRedis> {
 const TABLE_KNOWN = TIMING.leaseMs + TIMING.driftMargin + 200;
 
 describe.skipIf(MISSING !== undefined)("RedisSecretStore when Redis's wall clock steps", () => {
-  it('forward by an hour while an instance is cut off: 0 old tokens accepted after rotate() resolved', async () => {
-    const server = await startSteppedRedis();
-    const proxy = await startProxy(server.redis.port);
-    try {
-      const key = 'clock:forward';
-      const a = await member(server.redis.port, key);
-      const b = await member(server.redis.port, key);
-      const c = await member(proxy.port, key);
-      await sleep(TABLE_KNOWN);
-      const old = a.authority.issue();
-      expect((await c.authority.verify(old)).ok).toBe(true);
-      proxy.cut();
-      const cutAt = performance.now();
-      // When the cut-off instance last accepted the old token, taken before each check began: its trust lasted at
-      // least until then.
-      let lastAcceptedAt = cutAt;
-      let watching = true;
-      const watcher = (async () => {
-        while (watching) {
-          const at = performance.now();
-          if ((await c.authority.verify(old)).ok) lastAcceptedAt = at;
-          await sleep(2);
-        }
-      })();
-      const jump = await server.step('+1h');
-      expect(jump).toBeGreaterThan(3599);
-      expect(jump).toBeLessThan(3610);
-      // The rotation has an instance to wait for: the cut-off one still trusts the old key.
-      expect((await c.authority.verify(old)).ok).toBe(true);
-      const started = performance.now();
-      const fresh = await a.authority.rotate();
-      const resolvedAt = performance.now();
-      const after = await acceptances([a, b, c], old, 1500);
-      watching = false;
-      await watcher;
-      console.log(
-        `Redis's clock +1 h, one instance cut off: rotate() took ${(resolvedAt - started).toFixed(0)} ms; the cut-off ` +
-          `instance last accepted the old token ${(lastAcceptedAt - cutAt).toFixed(0)} ms after the cut; old token ` +
-          `accepted ${after.accepted} of ${after.checks} checks after rotate() resolved`,
-      );
-      expect(after.accepted).toBe(0);
-      expect(after.checks).toBeGreaterThan(30);
-      // The cut-off instance's trust ended before rotate() resolved: an order, not a duration. (That it ends within
-      // a lease of its last confirmed renewal is the lease's rule, checked on its own clock by test/sim/.)
-      expect(lastAcceptedAt).toBeLessThan(resolvedAt);
-      expect((await b.authority.verify(fresh)).ok).toBe(true);
-      proxy.heal();
-      expect(await eventually(async () => (await c.authority.verify(fresh)).ok)).toBe(true);
-    } finally {
-      await proxy.close();
-      await server.close();
-    }
-  }, budget(20_000));
-
-  it('back an hour with a killed instance in the table: rotate() does not wait out the lease over and over', async () => {
-    const server = await startSteppedRedis();
-    const key = 'clock:back';
-    const killed = await startInstance(server.redis.url, key, TIMING.leaseMs);
-    try {
-      const a = await member(server.redis.port, key);
-      const b = await member(server.redis.port, key);
-      await sleep(TABLE_KNOWN);
-      // SIGKILL: its entry stays in the table, never renewed again.
-      await killed.kill();
-      const jump = await server.step('-1h');
-      expect(jump).toBeGreaterThan(-3601);
-      expect(jump).toBeLessThan(-3590);
-      // Until every lease the killed instance was granted has run out.
-      await sleep(TIMING.leaseMs + TIMING.driftMargin);
-      const took: number[] = [];
-      const entries = async (): Promise<number> =>
-        Object.keys(await server.probe.hGetAll(`{${key}}:instances`)).filter((name) => name !== '@epoch').length;
-      expect(await entries()).toBe(3);
-      for (let rotation = 0; rotation < 5; rotation += 1) {
-        const before = a.authority.issue();
+  it(
+    'forward by an hour while an instance is cut off: 0 old tokens accepted after rotate() resolved',
+    async () => {
+      const server = await startSteppedRedis();
+      const proxy = await startProxy(server.redis.port);
+      try {
+        const key = 'clock:forward';
+        const a = await member(server.redis.port, key);
+        const b = await member(server.redis.port, key);
+        const c = await member(proxy.port, key);
+        await sleep(TABLE_KNOWN);
+        const old = a.authority.issue();
+        expect((await c.authority.verify(old)).ok).toBe(true);
+        proxy.cut();
+        const cutAt = performance.now();
+        // When the cut-off instance last accepted the old token, taken before each check began: its trust lasted at
+        // least until then.
+        let lastAcceptedAt = cutAt;
+        let watching = true;
+        const watcher = (async () => {
+          while (watching) {
+            const at = performance.now();
+            if ((await c.authority.verify(old)).ok) lastAcceptedAt = at;
+            await sleep(2);
+          }
+        })();
+        const jump = await server.step('+1h');
+        expect(jump).toBeGreaterThan(3599);
+        expect(jump).toBeLessThan(3610);
+        // The rotation has an instance to wait for: the cut-off one still trusts the old key.
+        expect((await c.authority.verify(old)).ok).toBe(true);
         const started = performance.now();
         const fresh = await a.authority.rotate();
-        took.push(performance.now() - started);
-        expect((await b.authority.verify(before)).ok).toBe(false);
+        const resolvedAt = performance.now();
+        const after = await acceptances([a, b, c], old, 1500);
+        watching = false;
+        await watcher;
+        console.log(
+          `Redis's clock +1 h, one instance cut off: rotate() took ${(resolvedAt - started).toFixed(0)} ms; the cut-off ` +
+            `instance last accepted the old token ${(lastAcceptedAt - cutAt).toFixed(0)} ms after the cut; old token ` +
+            `accepted ${after.accepted} of ${after.checks} checks after rotate() resolved`,
+        );
+        expect(after.accepted).toBe(0);
+        expect(after.checks).toBeGreaterThan(30);
+        // The cut-off instance's trust ended before rotate() resolved: an order, not a duration. (That it ends within
+        // a lease of its last confirmed renewal is the lease's rule, checked on its own clock by test/sim/.)
+        expect(lastAcceptedAt).toBeLessThan(resolvedAt);
         expect((await b.authority.verify(fresh)).ok).toBe(true);
+        proxy.heal();
+        expect(await eventually(async () => (await c.authority.verify(fresh)).ok)).toBe(true);
+      } finally {
+        await proxy.close();
+        await server.close();
       }
-      console.log(`Redis's clock -1 h, one instance killed: 5 rotate() took ${took.map((ms) => ms.toFixed(0)).join(', ')} ms`);
-      // A rotation waits out the lease only for an entry still in the table: the dead one is dropped, whatever
-      // Redis's clock says, and the two live ones stay. Each later rotation has nobody dead to wait for.
-      expect(await until(async () => (await entries()) === 2)).toBe(true);
-    } finally {
-      await killed.kill();
-      await server.close();
-    }
-  }, budget(20_000));
+    },
+    budget(20_000),
+  );
+
+  it(
+    'back an hour with a killed instance in the table: rotate() does not wait out the lease over and over',
+    async () => {
+      const server = await startSteppedRedis();
+      const key = 'clock:back';
+      const killed = await startInstance(server.redis.url, key, TIMING.leaseMs);
+      try {
+        const a = await member(server.redis.port, key);
+        const b = await member(server.redis.port, key);
+        await sleep(TABLE_KNOWN);
+        // SIGKILL: its entry stays in the table, never renewed again.
+        await killed.kill();
+        const jump = await server.step('-1h');
+        expect(jump).toBeGreaterThan(-3601);
+        expect(jump).toBeLessThan(-3590);
+        // Until every lease the killed instance was granted has run out.
+        await sleep(TIMING.leaseMs + TIMING.driftMargin);
+        const took: number[] = [];
+        const entries = async (): Promise<number> =>
+          Object.keys(await server.probe.hGetAll(`{${key}}:instances`)).filter((name) => name !== '@epoch').length;
+        expect(await entries()).toBe(3);
+        for (let rotation = 0; rotation < 5; rotation += 1) {
+          const before = a.authority.issue();
+          const started = performance.now();
+          const fresh = await a.authority.rotate();
+          took.push(performance.now() - started);
+          expect((await b.authority.verify(before)).ok).toBe(false);
+          expect((await b.authority.verify(fresh)).ok).toBe(true);
+        }
+        console.log(
+          `Redis's clock -1 h, one instance killed: 5 rotate() took ${took.map((ms) => ms.toFixed(0)).join(', ')} ms`,
+        );
+        // A rotation waits out the lease only for an entry still in the table: the dead one is dropped, whatever
+        // Redis's clock says, and the two live ones stay. Each later rotation has nobody dead to wait for.
+        expect(await until(async () => (await entries()) === 2)).toBe(true);
+      } finally {
+        await killed.kill();
+        await server.close();
+      }
+    },
+    budget(20_000),
+  );
 });

@@ -20,7 +20,8 @@ async function commandsSent(port: number): Promise<number> {
   let sent = 0;
   for (const [, name, calls] of info.matchAll(/^cmdstat_([a-z|]+):calls=(\d+)/gm)) {
     // Commands run inside scripts are counted under their own names too: count what clients send.
-    if (name === 'eval' || name === 'evalsha' || name === 'publish' || name === 'subscribe' || name === 'ping') sent += Number(calls);
+    if (name === 'eval' || name === 'evalsha' || name === 'publish' || name === 'subscribe' || name === 'ping')
+      sent += Number(calls);
   }
   return sent;
 }
@@ -29,94 +30,109 @@ async function commandsSent(port: number): Promise<number> {
 const CEILING_MS = Math.max(TIMING.renewInterval, 1000);
 
 describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore when Redis restarts empty', () => {
-  it('a cut-off instance and a restart: 0 pre-restart tokens accepted after rotate() resolved', async () => {
-    // The restart is a move: the empty server is started first and the front proxy sends every connection to it at
-    // once. A restart that took longer than the trust, as a kill and a spawn may on a loaded machine, would test the
-    // end of trust (the next test) and not the write-back.
-    const first = await startRedis();
-    const front = await startProxy(first.port);
-    const proxy = await startProxy(front.port);
-    let restarted: RedisServer | undefined;
-    try {
-      const key = 'restart:cut';
-      const a = await member(front.port, key);
-      const b = await member(front.port, key);
-      const c = await member(proxy.port, key);
-      const old = a.authority.issue();
-      expect((await c.authority.verify(old)).ok).toBe(true);
-      proxy.cut();
-      restarted = await startRedis();
-      front.moveTo(restarted.port);
-      await first.kill();
-      // The instances that still trust their key write it back; once the quarantine after the restart is over, they
-      // trust it again (polled: the quarantine's length is the store's business); then a rotation.
-      const probe = createClient({ url: restarted.url });
-      probe.on('error', () => undefined);
-      await probe.connect();
-      expect(await eventually(async () => (await probe.get(key)) !== null)).toBe(true);
-      probe.destroy();
-      expect(await eventually(async () => (await a.authority.verify(old)).ok && (await b.authority.verify(old)).ok)).toBe(true);
-      expect(a.errors).toEqual(['ERR_STORE_ROLLBACK']);
-      // A write-back still in flight from b can win the race with this rotation (ERR_SAVE_CONFLICT: nothing
-      // changed): not the fault under test, so the rotation is tried again, counted, and bounded.
-      let conflicts = 0;
-      const rotated = async (): Promise<string> => {
-        for (;;) {
-          const outcome = await outcomeOf(a.authority.rotate());
-          if (outcome.token !== undefined) return outcome.token;
-          expect(outcome.outcome).toBe('ERR_SAVE_CONFLICT');
-          conflicts += 1;
-          expect(conflicts).toBeLessThanOrEqual(2);
-        }
-      };
-      const fresh = await rotated();
-      const after = await acceptances([a, b, c], old, 1500);
-      console.log(`empty restart, one instance cut off: old token accepted ${after.accepted} of ${after.checks} checks after rotate() resolved`);
-      expect(after.accepted).toBe(0);
-      expect(after.checks).toBeGreaterThan(30);
-      expect((await b.authority.verify(fresh)).ok).toBe(true);
-      proxy.heal();
-      expect(await eventually(async () => (await c.authority.verify(fresh)).ok)).toBe(true);
-    } finally {
-      await proxy.close();
-      await front.close();
-      await first.kill();
-      await restarted?.kill();
-    }
-  }, budget(30_000));
+  it(
+    'a cut-off instance and a restart: 0 pre-restart tokens accepted after rotate() resolved',
+    async () => {
+      // The restart is a move: the empty server is started first and the front proxy sends every connection to it at
+      // once. A restart that took longer than the trust, as a kill and a spawn may on a loaded machine, would test the
+      // end of trust (the next test) and not the write-back.
+      const first = await startRedis();
+      const front = await startProxy(first.port);
+      const proxy = await startProxy(front.port);
+      let restarted: RedisServer | undefined;
+      try {
+        const key = 'restart:cut';
+        const a = await member(front.port, key);
+        const b = await member(front.port, key);
+        const c = await member(proxy.port, key);
+        const old = a.authority.issue();
+        expect((await c.authority.verify(old)).ok).toBe(true);
+        proxy.cut();
+        restarted = await startRedis();
+        front.moveTo(restarted.port);
+        await first.kill();
+        // The instances that still trust their key write it back; once the quarantine after the restart is over, they
+        // trust it again (polled: the quarantine's length is the store's business); then a rotation.
+        const probe = createClient({ url: restarted.url });
+        probe.on('error', () => undefined);
+        await probe.connect();
+        expect(await eventually(async () => (await probe.get(key)) !== null)).toBe(true);
+        probe.destroy();
+        expect(
+          await eventually(async () => (await a.authority.verify(old)).ok && (await b.authority.verify(old)).ok),
+        ).toBe(true);
+        expect(a.errors).toEqual(['ERR_STORE_ROLLBACK']);
+        // A write-back still in flight from b can win the race with this rotation (ERR_SAVE_CONFLICT: nothing
+        // changed): not the fault under test, so the rotation is tried again, counted, and bounded.
+        let conflicts = 0;
+        const rotated = async (): Promise<string> => {
+          for (;;) {
+            const outcome = await outcomeOf(a.authority.rotate());
+            if (outcome.token !== undefined) return outcome.token;
+            expect(outcome.outcome).toBe('ERR_SAVE_CONFLICT');
+            conflicts += 1;
+            expect(conflicts).toBeLessThanOrEqual(2);
+          }
+        };
+        const fresh = await rotated();
+        const after = await acceptances([a, b, c], old, 1500);
+        console.log(
+          `empty restart, one instance cut off: old token accepted ${after.accepted} of ${after.checks} checks after rotate() resolved`,
+        );
+        expect(after.accepted).toBe(0);
+        expect(after.checks).toBeGreaterThan(30);
+        expect((await b.authority.verify(fresh)).ok).toBe(true);
+        proxy.heal();
+        expect(await eventually(async () => (await c.authority.verify(fresh)).ok)).toBe(true);
+      } finally {
+        await proxy.close();
+        await front.close();
+        await first.kill();
+        await restarted?.kill();
+      }
+    },
+    budget(30_000),
+  );
 
-  it('Redis back empty after every lease ran out: no busy loop, one report each, every token refused until rotate()', async () => {
-    let redis = await startRedis();
-    try {
-      const key = 'restart:late';
-      const members = [await member(redis.port, key), await member(redis.port, key), await member(redis.port, key)];
-      const [a] = members as [Awaited<ReturnType<typeof member>>];
-      const old = a.authority.issue();
-      await redis.kill();
-      // Until the lease is over: nobody trusts the key any more, so nobody may write it back.
-      for (const { authority } of members) expect(await eventually(async () => !(await authority.verify(old)).ok)).toBe(true);
-      redis = await startRedis({ port: redis.port });
-      // The instances have met the empty Redis: the rollback is reported.
-      expect(await eventually(() => members.some(({ errors }) => errors.includes('ERR_STORE_ROLLBACK')))).toBe(true);
-      const before = await commandsSent(redis.port);
-      const started = performance.now();
-      // An observation window of a few backoff periods, not a deadline: nothing waits on it to happen.
-      await new Promise((resolve) => setTimeout(resolve, 3 * CEILING_MS));
-      const sent = (await commandsSent(redis.port)) - before;
-      const periods = Math.ceil((performance.now() - started) / CEILING_MS);
-      console.log(`Redis back empty, trust gone: ${sent} commands from 3 instances in ${periods} backoff periods`);
-      // No busy loop: per instance, at most two commands (a renewal and its pub/sub) in each backoff period, and
-      // one more period for the window's edges. A loaded machine sends fewer, never more.
-      expect(sent).toBeLessThanOrEqual(members.length * 2 * (periods + 1));
-      for (const { authority } of members) expect((await authority.verify(old)).ok).toBe(false);
-      for (const { errors } of members) expect(errors.filter((code) => code === 'ERR_STORE_ROLLBACK').length).toBeLessThanOrEqual(1);
-      expect(members.some(({ errors }) => errors.includes('ERR_STORE_ROLLBACK'))).toBe(true);
-      // The operator regenerates: service resumes everywhere with the new token.
-      const fresh = await a.authority.rotate();
-      for (const { authority } of members) expect(await eventually(async () => (await authority.verify(fresh)).ok)).toBe(true);
-      expect((await a.authority.verify(old)).ok).toBe(false);
-    } finally {
-      await redis.kill();
-    }
-  }, budget(30_000));
+  it(
+    'Redis back empty after every lease ran out: no busy loop, one report each, every token refused until rotate()',
+    async () => {
+      let redis = await startRedis();
+      try {
+        const key = 'restart:late';
+        const members = [await member(redis.port, key), await member(redis.port, key), await member(redis.port, key)];
+        const [a] = members as [Awaited<ReturnType<typeof member>>];
+        const old = a.authority.issue();
+        await redis.kill();
+        // Until the lease is over: nobody trusts the key any more, so nobody may write it back.
+        for (const { authority } of members)
+          expect(await eventually(async () => !(await authority.verify(old)).ok)).toBe(true);
+        redis = await startRedis({ port: redis.port });
+        // The instances have met the empty Redis: the rollback is reported.
+        expect(await eventually(() => members.some(({ errors }) => errors.includes('ERR_STORE_ROLLBACK')))).toBe(true);
+        const before = await commandsSent(redis.port);
+        const started = performance.now();
+        // An observation window of a few backoff periods, not a deadline: nothing waits on it to happen.
+        await new Promise((resolve) => setTimeout(resolve, 3 * CEILING_MS));
+        const sent = (await commandsSent(redis.port)) - before;
+        const periods = Math.ceil((performance.now() - started) / CEILING_MS);
+        console.log(`Redis back empty, trust gone: ${sent} commands from 3 instances in ${periods} backoff periods`);
+        // No busy loop: per instance, at most two commands (a renewal and its pub/sub) in each backoff period, and
+        // one more period for the window's edges. A loaded machine sends fewer, never more.
+        expect(sent).toBeLessThanOrEqual(members.length * 2 * (periods + 1));
+        for (const { authority } of members) expect((await authority.verify(old)).ok).toBe(false);
+        for (const { errors } of members)
+          expect(errors.filter((code) => code === 'ERR_STORE_ROLLBACK').length).toBeLessThanOrEqual(1);
+        expect(members.some(({ errors }) => errors.includes('ERR_STORE_ROLLBACK'))).toBe(true);
+        // The operator regenerates: service resumes everywhere with the new token.
+        const fresh = await a.authority.rotate();
+        for (const { authority } of members)
+          expect(await eventually(async () => (await authority.verify(fresh)).ok)).toBe(true);
+        expect((await a.authority.verify(old)).ok).toBe(false);
+      } finally {
+        await redis.kill();
+      }
+    },
+    budget(30_000),
+  );
 });

@@ -44,7 +44,11 @@ export async function member(port: number, key: string, timing: Timing = TIMING)
 }
 
 /** Checks `token` on every member for `ms` milliseconds; how many checks accepted it. */
-export async function acceptances(members: readonly Member[], token: string, ms: number): Promise<{ accepted: number; checks: number }> {
+export async function acceptances(
+  members: readonly Member[],
+  token: string,
+  ms: number,
+): Promise<{ accepted: number; checks: number }> {
   let accepted = 0;
   let checks = 0;
   const deadline = performance.now() + ms;

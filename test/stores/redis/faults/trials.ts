@@ -40,7 +40,8 @@ export async function setUp<T>(step: () => Promise<T>): Promise<T> {
   try {
     return await step();
   } catch (error) {
-    if (isLauncherAuthError(error, 'ERR_STORE_UNAVAILABLE')) throw new PreconditionMissed('an instance could not reach Redis in time');
+    if (isLauncherAuthError(error, 'ERR_STORE_UNAVAILABLE'))
+      throw new PreconditionMissed('an instance could not reach Redis in time');
     throw error;
   }
 }
@@ -65,7 +66,11 @@ export async function trials(
       const redis = await startRedis();
       try {
         const key = `trial:${index}`;
-        const members = await setUp(async () => [await member(redis.port, key), await member(redis.port, key), await member(redis.port, key)]);
+        const members = await setUp(async () => [
+          await member(redis.port, key),
+          await member(redis.port, key),
+          await member(redis.port, key),
+        ]);
         const { outcome, token, oldKeyId } = await run({ redis, members, key });
         await settled({ redis, members, key }, outcome, token, oldKeyId);
         tally[outcome] = (tally[outcome] ?? 0) + 1;
@@ -97,15 +102,21 @@ async function settled(trial: Trial, outcome: Outcome, token: string | undefined
   expect(['resolved', 'ERR_SAVE_FAILED', 'ERR_SAVE_UNCERTAIN']).toContain(outcome);
   const client = await connectedClient(trial.redis.url);
   try {
-    const storedId = async (): Promise<string | undefined> => (await new RedisSecretStore({ client, key: trial.key }).load())?.id;
+    const storedId = async (): Promise<string | undefined> =>
+      (await new RedisSecretStore({ client, key: trial.key }).load())?.id;
     // Every instance converges on what Redis holds, and accepts its token.
-    const converged = await until(async () => {
-      const id = await storedId();
-      return trial.members.every(({ authority }) => authority.keyId === id);
-    }, 8000, 20);
+    const converged = await until(
+      async () => {
+        const id = await storedId();
+        return trial.members.every(({ authority }) => authority.keyId === id);
+      },
+      8000,
+      20,
+    );
     expect(converged).toBe(true);
     const current = trial.members[0]?.authority.issue() ?? '';
-    for (const { authority } of trial.members) expect(await until(async () => (await authority.verify(current)).ok, 5000, 20)).toBe(true);
+    for (const { authority } of trial.members)
+      expect(await until(async () => (await authority.verify(current)).ok, 5000, 20)).toBe(true);
     const finalId = await storedId();
     if (outcome === 'resolved') expect(token).toBeSameToken(current);
     // ERR_SAVE_FAILED promises that nothing changed: the old key is still the one.
