@@ -115,8 +115,7 @@ export async function forgeTokens(
   previous: string,
 ): Promise<Tokens> {
   const record = await store.load();
-  if (record === undefined || record.id !== authority.keyId)
-    throw new Error('forgeTokens: the store does not hold the current key');
+  if (record?.id !== authority.keyId) throw new Error('forgeTokens: the store does not hold the current key');
   const current = authority.issue();
   const [header = '', payload = '', signature = ''] = current.split('.');
   const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>;

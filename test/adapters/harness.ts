@@ -237,7 +237,7 @@ async function expressHost(make: typeof express, authority: TokenAuthority, opti
   });
   app.post('/apps/:id/launch', (req, res) => {
     rec.ran('launch', (req as AuthenticatedRequest<typeof req>).auth);
-    res.type('text/plain').send(`launched ${String(req.params['id'])}`);
+    res.type('text/plain').send(`launched ${req.params.id}`);
   });
   app.get('/events', (req, res) => {
     rec.events(res, (req as AuthenticatedRequest).auth);

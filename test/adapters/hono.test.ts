@@ -31,7 +31,7 @@ const get = (target: string, extra = ''): string => `GET ${target} HTTP/1.1\r\nH
 
 function firstMessage(ws: WebSocket): Promise<string> {
   const first = new Promise<string>((resolve, reject) => {
-    ws.once('message', (data) => resolve(String(data)));
+    ws.once('message', (data) => resolve((data as Buffer).toString()));
     ws.once('error', reject);
   });
   return within(first, 'the first message');

@@ -34,7 +34,7 @@ describe('koaAuth in an app with an error handler, a body-setting middleware and
       }
       // And a middleware that decorates every answer after the fact.
       ctx.set('X-After', 'yes');
-      if (ctx.body === undefined || ctx.body === null) ctx.body = 'default body';
+      ctx.body ??= 'default body';
     });
     app.use(koaAuth(authority, { health: (ctx) => void (runs.health++, (ctx.body = 'ok')) }));
     app.use((ctx) => {

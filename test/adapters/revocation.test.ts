@@ -183,7 +183,7 @@ describe.each(HOST_KINDS)('%s: a WebSocket', (kind) => {
     );
     const first = await within(
       new Promise<string>((resolve, reject) => {
-        ws.once('message', (data) => resolve(String(data)));
+        ws.once('message', (data) => resolve((data as Buffer).toString()));
         ws.once('error', reject);
       }),
       'the first WebSocket message',

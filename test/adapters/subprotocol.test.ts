@@ -97,7 +97,7 @@ interface Opened {
 function open(url: string, protocols: string[]): Promise<Opened> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, protocols);
-    ws.once('message', (data) => resolve({ ws, protocol: ws.protocol, first: String(data) }));
+    ws.once('message', (data) => resolve({ ws, protocol: ws.protocol, first: (data as Buffer).toString() }));
     ws.once('unexpected-response', (_req, res) => reject(new Error(`refused with ${res.statusCode}`)));
     ws.once('error', reject);
   });

@@ -107,11 +107,11 @@ describe('launcher-auth/node', () => {
   it('withAuth without a health handler: req.auth is AuthContext | undefined, and the result fits createServer', () => {
     const listener = withAuth(authority, (req, res) => {
       expectTypeOf(req.auth).toEqualTypeOf<AuthContext | undefined>();
-      expectTypeOf(req).toMatchTypeOf<IncomingMessage>();
-      expectTypeOf(res).toEqualTypeOf<ServerResponse<IncomingMessage>>();
+      expectTypeOf(req).toExtend<IncomingMessage>();
+      expectTypeOf(res).toEqualTypeOf<ServerResponse>();
       res.end(req.auth?.keyId);
     });
-    expectTypeOf(listener).toEqualTypeOf<(req: IncomingMessage, res: ServerResponse<IncomingMessage>) => void>();
+    expectTypeOf(listener).toEqualTypeOf<(req: IncomingMessage, res: ServerResponse) => void>();
     createServer(listener);
     expectTypeOf<NodeAuthenticatedRequest['auth']>().toEqualTypeOf<AuthContext>();
   });
@@ -143,7 +143,7 @@ describe('launcher-auth/node', () => {
     // Inferred from where it is passed, without annotations.
     createHttp2Server(
       withAuth(authority, (req, res) => {
-        expectTypeOf(req).toMatchTypeOf<Http2ServerRequest>();
+        expectTypeOf(req).toExtend<Http2ServerRequest>();
         expectTypeOf(res).toEqualTypeOf<Http2ServerResponse>();
       }),
     );
@@ -176,7 +176,7 @@ describe('launcher-auth/node', () => {
   });
 
   it('withUpgradeAuth takes protocols besides AuthOptions', () => {
-    expectTypeOf<UpgradeAuthOptions>().toMatchTypeOf<AuthOptions>();
+    expectTypeOf<UpgradeAuthOptions>().toExtend<AuthOptions>();
     expectTypeOf<UpgradeAuthOptions['protocols']>().toEqualTypeOf<readonly string[] | undefined>();
     withUpgradeAuth(authority, () => undefined, { protocols: ['websocket'], realm: 'launcher' });
   });
@@ -239,7 +239,7 @@ describe('launcher-auth/fetch', () => {
   it('fetchAuth resolves with a Response, the context, or undefined for the health check', async () => {
     const guard = fetchAuth(authority);
     expectTypeOf(guard).toEqualTypeOf<FetchGuard>();
-    expectTypeOf(guard).toMatchTypeOf<(request: Request, peer?: Peer) => Promise<FetchAuthResult>>();
+    expectTypeOf(guard).toExtend<(request: Request, peer?: Peer) => Promise<FetchAuthResult>>();
     expectTypeOf(guard.cors).toEqualTypeOf<(request: Request, response: Response) => Response>();
     expectTypeOf<Peer>().toEqualTypeOf<{ readonly remoteAddress?: string | undefined }>();
     expectTypeOf<FetchAuthResult>().toEqualTypeOf<Response | AuthContext | undefined>();

@@ -68,8 +68,11 @@ function withSignatureOf(token: string, other: string): string {
 }
 
 /** The answer and how many HMACs it took, through verify() and through authenticate() in two spellings. */
-async function answers(authority: TokenAuthority, token: string): Promise<{ result: VerifyResult; hmacs: number }[]> {
-  const out: { result: VerifyResult; hmacs: number }[] = [];
+async function answers(
+  authority: TokenAuthority,
+  token: string,
+): Promise<Array<{ result: VerifyResult; hmacs: number }>> {
+  const out: Array<{ result: VerifyResult; hmacs: number }> = [];
   for (const call of [
     () => authority.verify(token),
     () => authority.authenticate(`Bearer ${token}`),

@@ -91,7 +91,7 @@ describe('isLauncherAuthError', () => {
     expect(isLauncherAuthError(value, 'ERR_KEY_ROTATED')).toBe(true);
     if (isLauncherAuthError(value, 'ERR_KEY_ROTATED')) {
       expectTypeOf(value.code).toEqualTypeOf<'ERR_KEY_ROTATED'>();
-      expectTypeOf(value).toMatchTypeOf<LauncherAuthError>();
+      expectTypeOf(value).toExtend<LauncherAuthError>();
     } else {
       expect.unreachable('the guard refused a LauncherAuthError');
     }

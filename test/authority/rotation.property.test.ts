@@ -253,7 +253,7 @@ class ModelStore implements SecretStore {
         case 'honour': {
           let done = false;
           signal?.addEventListener('abort', () => {
-            if (!done) reject(signal.reason);
+            if (!done) reject(signal.reason as Error);
             done = true;
           });
           after(plan.at, () => {
@@ -342,7 +342,7 @@ async function run(steps: readonly Step[], writeBacks: readonly Behaviour[], rot
   const rotations = new Rotations(store, SAVE_TIMEOUT, holder, clock.timer);
   store.watch(() => rotations.reload());
 
-  const settled: Promise<void>[] = [];
+  const settled: Array<Promise<void>> = [];
   for (const step of steps) {
     await clock.advance(step.gap);
     const { action } = step;

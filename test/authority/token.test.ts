@@ -362,7 +362,7 @@ describe('refused, with the exact reason', () => {
     const header = b64(JSON.stringify(HS256));
     const payload = b64('{"n":1}'); // 7 bytes: 10 characters, the last one carries 4 unused bits
     const bump = (segment: string): string =>
-      segment.slice(0, -1) + ALPHABET[ALPHABET.indexOf(segment.at(-1) as string) ^ 1];
+      `${segment.slice(0, -1)}${ALPHABET.charAt(ALPHABET.indexOf(segment.at(-1) as string) ^ 1)}`;
     const loose = bump(payload);
     // Node decodes both to the same bytes: only the canonical check tells them apart.
     expect(Buffer.from(loose, 'base64url').equals(Buffer.from(payload, 'base64url'))).toBe(true);

@@ -3,7 +3,7 @@
 // host's server) and reads an event stream with examples/clients/event-stream.js (fetch, the header sent). Both
 // end when the token is regenerated; an old, forged or absent token never reaches a handler.
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -114,7 +114,7 @@ describe('browser clients in chromium', () => {
     api = createServer(
       withAuth(
         authority,
-        (req, res: ServerResponse<IncomingMessage>) => {
+        (req, res: ServerResponse) => {
           if (req.url !== '/events') return void res.writeHead(404).end();
           seen.streams++;
           res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' });

@@ -319,7 +319,7 @@ describe('launcher-auth usage', () => {
       expect(code).toBe(EXIT.usage);
       expect(code).toBe(2);
       expect(out).toBe('');
-      expect(err).toBe(`launcher-auth: ${message} See launcher-auth --help.\n`);
+      expect(err).toBe(`launcher-auth: ${message as string} See launcher-auth --help.\n`);
     },
   );
 

@@ -122,7 +122,7 @@ describe('npm pack', () => {
       await copyFile(join(ROOT, 'scripts/pack-manifest.mjs'), join(clone, 'scripts/pack-manifest.mjs'));
       const failed = await promisify(execFile)(npm, ['pack', '--pack-destination', clone], { cwd: clone, shell: process.platform === 'win32' }).then(
         () => undefined,
-        (error: { code?: unknown; stderr?: string }) => error,
+        (error: unknown) => error as { code?: unknown; stderr?: string },
       );
       expect(failed?.code).toBe(1);
       const ours = (failed?.stderr ?? '').split('\n').filter((line) => !/^npm (?:error|warn)/.test(line) && line.trim() !== '');

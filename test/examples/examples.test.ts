@@ -260,7 +260,7 @@ describe('examples/node-http.ts, started as a user would', () => {
       const banner = await new Promise<string>((resolve, reject) => {
         child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
           stdout += chunk;
-          if (/\/api\/running\n/.test(stdout)) resolve(stdout);
+          if (stdout.includes('/api/running\n')) resolve(stdout);
         });
         child.once('exit', (code) => reject(new Error(`the example exited (${code}) before its banner: ${stderr}`)));
       });

@@ -227,7 +227,7 @@ describe('README code blocks, run', { timeout: budget(60_000) }, () => {
     const opened = await new Promise<{ protocol: string; first: string }>((resolve, reject) => {
       const ws = new WebSocket(`ws://127.0.0.1:${port}/`, ['launcher.v1', `authorization.bearer.${token}`]);
       ws.once('message', (data) => {
-        resolve({ protocol: ws.protocol, first: String(data) });
+        resolve({ protocol: ws.protocol, first: (data as Buffer).toString() });
         ws.close();
       });
       ws.once('error', reject);

@@ -89,7 +89,7 @@ class ControlledStore implements SecretStore {
     return { ...this.#record, key: new Uint8Array(this.#record.key) };
   }
   /** The signal of each save, in order: the authority aborts the ones it gives up on. */
-  readonly signals: (AbortSignal | undefined)[] = [];
+  readonly signals: Array<AbortSignal | undefined> = [];
   save(record: SecretRecord, options?: { signal?: AbortSignal }): Promise<void> {
     this.saves++;
     this.signals.push(options?.signal);
@@ -101,7 +101,7 @@ class ControlledStore implements SecretStore {
       return Promise.resolve();
     }
     return new Promise<void>((resolve, reject) => {
-      if (this.honoursSignal) options?.signal?.addEventListener('abort', () => reject(options.signal?.reason));
+      if (this.honoursSignal) options?.signal?.addEventListener('abort', () => reject(options.signal?.reason as Error));
       this.pending.push({
         id: copy.id,
         resolve: () => {

@@ -52,8 +52,8 @@ describe('a fresh clone', () => {
         maxBuffer: 64 * 1024 * 1024,
       }).then(
         ({ stderr }) => ({ outcome: 'installed', stderr }),
-        (error: { code?: number; stderr?: string }) => ({
-          outcome: `npm ci exited with ${error.code}:\n${error.stderr ?? ''}`,
+        (error: unknown) => ({
+          outcome: `npm ci exited with ${String((error as { code?: number }).code)}:\n${(error as { stderr?: string }).stderr ?? ''}`,
           stderr: '',
         }),
       );

@@ -76,7 +76,7 @@ function expectPassed(ran: Ran, checks: number): void {
   const lines = ran.out.trimEnd().split('\n');
   expect(lines.at(-1)).toBe('done');
   expect(lines.filter((line) => line.startsWith('ok ')).length).toBe(checks);
-  expect(/eyJ/.test(ran.out)).toBe(false);
+  expect(ran.out.includes('eyJ')).toBe(false);
 }
 
 const ADAPTER_CHECKS = 1 + 2 * 9 + 1;

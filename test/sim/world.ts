@@ -357,7 +357,7 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
   const confirm = (name: string, heldId: string, savingId: string, seq: number, epoch: string): ConfirmReply => {
     const record = state.record;
     if (record !== null && (record.id === heldId || (savingId !== '' && record.id === savingId))) {
-      if (state.epoch === null) state.epoch = epoch;
+      state.epoch ??= epoch;
       const acked = record.id === heldId ? record.id : (state.table.get(name)?.acked ?? '');
       state.table.set(name, { seq, acked });
       return { status: 'ok', ...observed(name) };

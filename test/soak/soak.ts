@@ -203,7 +203,7 @@ for (const line of (await readFile(reportPath, 'utf8')).split('\n')) {
 await rm(work, { recursive: true, force: true });
 
 const fmt = (value: number | string | undefined): string =>
-  typeof value === 'number' ? value.toLocaleString('en-US') : value === undefined ? 'n/a' : value;
+  typeof value === 'number' ? value.toLocaleString('en-US') : (value ?? 'n/a');
 const ms = (value: number): string => `${value.toFixed(2)} ms`;
 const properties = figures.get('properties') ?? {};
 const crash = figures.get('crash') ?? {};
@@ -218,7 +218,7 @@ const status = (name: string): string => {
   return stage === undefined ? 'not run' : `${stage.status} (${stage.seconds.toFixed(1)} s)`;
 };
 
-const rows: [string, string][] = [
+const rows: Array<[string, string]> = [
   ['Date', new Date().toISOString()],
   [
     'Machine',
@@ -239,7 +239,7 @@ const rows: [string, string][] = [
     'Corrupt files / lost secrets / exposed files',
     `${fmt(crash['corrupt'])} / ${fmt(crash['lost'])} / ${fmt(crash['exposed'])}`,
   ],
-  ['Child start', `${fmt(crash['start'])}`],
+  ['Child start', fmt(crash['start'])],
   ['Memory test', status('memory')],
   [
     'Forged tokens refused',

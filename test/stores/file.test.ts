@@ -327,7 +327,7 @@ describe.runIf(POSIX)('FileSecretStore: modes', () => {
       `,
       { eval: true, workerData: { dir, flags } },
     );
-    const report = new Promise<{ scans: number; seen: [string, number[]][] }>((resolve, reject) => {
+    const report = new Promise<{ scans: number; seen: Array<[string, number[]]> }>((resolve, reject) => {
       observer.once('message', resolve);
       observer.once('error', reject);
     });
@@ -804,13 +804,13 @@ describe('FileSecretStore: damaged files', () => {
   const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
   const last = KEY.at(-1) as string;
   // 43 characters carry 258 bits for 256: flipping the lowest bit of the last one decodes to the same bytes.
-  const nonCanonicalKey = KEY.slice(0, -1) + ALPHABET[ALPHABET.indexOf(last) ^ 1];
+  const nonCanonicalKey = `${KEY.slice(0, -1)}${ALPHABET.charAt(ALPHABET.indexOf(last) ^ 1)}`;
   const key31 = Buffer.from(base.key.subarray(0, 31)).toString('base64url');
 
   const NOT_B64 = /"key" is not base64url/;
   const NOT_ISO = /"createdAt" is not an ISO 8601 date/;
   type Content = string | Buffer | { directory: true } | { fifo: true };
-  const cases: [name: string, content: Content, problem: RegExp][] = [
+  const cases: Array<[name: string, content: Content, problem: RegExp]> = [
     ['an empty file', '', /it is empty/],
     ['a file of blanks', ' \n\t\n', /it is empty/],
     ['truncated JSON', fileText(valid).slice(0, -12), /not valid JSON/],
@@ -844,7 +844,7 @@ describe('FileSecretStore: damaged files', () => {
   if (POSIX) cases.push(['a FIFO at the path', { fifo: true }, /not a regular file/]);
   const allSame = (byte: number): string => Buffer.alloc(32, byte).toString('base64url');
   // Well-formed files whose record no authority may use: the code core gives such a record from any store.
-  const invalid: [name: string, content: Content, problem: RegExp][] = [
+  const invalid: Array<[name: string, content: Content, problem: RegExp]> = [
     ['a key of 31 bytes', fileText({ ...valid, key: key31 }), /the key is 31 bytes/],
     ['an empty key', fileText({ ...valid, key: '' }), /the key is 0 bytes/],
     ['an all-zero key', fileText({ ...valid, key: allSame(0) }), /every byte of the key has the same value/],
@@ -1102,7 +1102,7 @@ describe('FileSecretStore: save() with a signal', () => {
     const path = join(dir, 'secret.json');
     await new FileSecretStore(path).save(fixtureRecord('before-slow'));
     const inner = new FileSecretStore(path);
-    const late: Promise<unknown>[] = [];
+    const late: Array<Promise<unknown>> = [];
     let slowNext = true;
     let release = (): void => undefined;
     const answered = new Promise<void>((resolve) => (release = resolve));
@@ -1166,7 +1166,7 @@ describe.runIf(POSIX)('FileSecretStore: watch() and changes from elsewhere', () 
     const path = join(dir, 'secret.json');
     const authority = await TokenAuthority.open({ store: new FileSecretStore(path) });
     onTestFinished(() => authority.close());
-    const noticed: { keyId: string; previousKeyId: string; at: number }[] = [];
+    const noticed: Array<{ keyId: string; previousKeyId: string; at: number }> = [];
     authority.onRotate((event) => noticed.push({ ...event, at: performance.timeOrigin + performance.now() }));
 
     const child = runFixture('rotate.ts', [path]);

@@ -16,7 +16,7 @@ function remap(args: unknown[], to: () => number): boolean {
   const list = Array.isArray(args[0]) ? (args[0] as unknown[]) : args;
   const first = list[0];
   if (typeof first === 'object' && first !== null && 'port' in first) {
-    const options = first as { port: unknown };
+    const options = first;
     if (!isReadmePort(options.port)) return false;
     options.port = to();
     return true;
@@ -46,4 +46,4 @@ net.Socket.prototype.connect = function (this: net.Socket, ...args: unknown[]) {
     return port;
   });
   return Reflect.apply(connect, this, args) as net.Socket;
-} as typeof connect;
+};

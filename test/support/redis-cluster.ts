@@ -90,7 +90,7 @@ export async function startCluster(key: string): Promise<ClusterDeployment> {
   const nodes: ClusterNode[] = [];
   const clients: ClusterClient[] = [];
   const stop = async (): Promise<void> => {
-    for (const client of clients) if (client.isOpen) await client.destroy();
+    for (const client of clients) if (client.isOpen) client.destroy();
     await Promise.all(nodes.map((node) => node.kill()));
     await rm(dir, { recursive: true, force: true });
   };

@@ -162,7 +162,7 @@ describe('broken stores fail the clause they break', () => {
         // Promise.all the id of the last save ends up beside the key of the first.
         const turn = ++sequence;
         id = record.id;
-        for (let wait = 0; wait < 1_000 - turn; wait++) await null;
+        for (let wait = 0; wait < 1_000 - turn; wait++) await Promise.resolve();
         key = new Uint8Array(record.key);
         createdAt = new Date(record.createdAt);
       },

@@ -59,7 +59,7 @@ function running({ pid, started }: Proc): boolean {
     return false;
   }
   const now = proc(pid);
-  return now !== undefined && now.started === started && !now.zombie;
+  return now?.started === started && !now.zombie;
 }
 
 const ENDINGS = ['SIGKILL', 'SIGTERM', 'an uncaught error'] as const;

@@ -18,7 +18,7 @@ describe.skipIf(SKIP_REASON !== undefined)('rotate() while Redis is paused (CLIE
         try {
           await probe.connect();
           // Redis said OK: the pause holds from here on, for FAULT_MS.
-          if (String(await probe.sendCommand(['CLIENT', 'PAUSE', String(FAULT_MS)])) !== 'OK')
+          if ((await probe.sendCommand<string>(['CLIENT', 'PAUSE', String(FAULT_MS)])) !== 'OK')
             throw new PreconditionMissed('CLIENT PAUSE refused');
           const result = await outcomeOf(a?.authority.rotate() ?? Promise.reject(new Error('no instance')));
           // A command of this client's own is answered only once the pause is over: then the dust may settle.

@@ -63,7 +63,7 @@ async function startSteppedRedis(): Promise<SteppedRedis> {
   });
   const probe = await connectedClient(redis.url);
   const redisTime = async (): Promise<number> => {
-    const [seconds, micros] = (await probe.sendCommand(['TIME'])) as [string, string];
+    const [seconds, micros] = await probe.sendCommand<[string, string]>(['TIME']);
     return Number(seconds) + Number(micros) / 1e6;
   };
   return {

@@ -89,7 +89,7 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore when Redis loses wr
         const a = await member(redis.port, 'slowlog:key');
         await a.authority.rotate();
         const stored = JSON.parse((await probe.get('slowlog:key')) ?? '{}') as { key?: string };
-        const entries = (await probe.sendCommand(['SLOWLOG', 'GET', '1000'])) as unknown[][];
+        const entries = await probe.sendCommand<unknown[][]>(['SLOWLOG', 'GET', '1000']);
         const argumentsSeen = entries.flatMap((entry) => (entry[3] as unknown[]).map(String));
         expect(typeof stored.key === 'string' && stored.key.length > 40).toBe(true);
         // No 16-character piece of the key's text in any kept argument.
