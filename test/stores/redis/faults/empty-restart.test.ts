@@ -61,7 +61,14 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore when Redis restarts
         expect(
           await eventually(async () => (await a.authority.verify(old)).ok && (await b.authority.verify(old)).ok),
         ).toBe(true);
-        expect(a.errors).toEqual(['ERR_STORE_ROLLBACK']);
+        // The instance whose renewal meets the empty server first reports the rollback and writes its record back; one
+        // whose first renewal comes after that write-back finds its record in place, with nothing to report. So: at
+        // least one report between a and b, at most one each, and no other error.
+        const reports = [...a.errors, ...b.errors];
+        expect(reports.length).toBeGreaterThanOrEqual(1);
+        expect(reports.filter((code) => code !== 'ERR_STORE_ROLLBACK')).toEqual([]);
+        expect(a.errors.length).toBeLessThanOrEqual(1);
+        expect(b.errors.length).toBeLessThanOrEqual(1);
         // A write-back still in flight from b can win the race with this rotation (ERR_SAVE_CONFLICT: nothing
         // changed): not the fault under test, so the rotation is tried again, counted, and bounded.
         let conflicts = 0;
