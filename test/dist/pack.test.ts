@@ -78,7 +78,8 @@ describe('npm pack', () => {
   });
 
   it('builds on `npm ci` in a clone (prepare), so that the bin exists before any publish', () => {
-    expect(manifest.scripts.prepare).toBe('npm run build');
+    // Electron's types for the recipe's typecheck are taken first (scripts/electron-types.mjs), then the build.
+    expect(manifest.scripts.prepare).toBe('node scripts/electron-types.mjs && npm run build');
   });
 
   it('ships a package.json with no install-time script, and leaves the repository\'s package.json as it was', async () => {
@@ -119,7 +120,8 @@ describe('npm pack', () => {
     try {
       await mkdir(join(clone, 'scripts'));
       await copyFile(join(ROOT, 'package.json'), join(clone, 'package.json'));
-      await copyFile(join(ROOT, 'scripts/pack-manifest.mjs'), join(clone, 'scripts/pack-manifest.mjs'));
+      for (const script of ['pack-manifest.mjs', 'entries.mjs'])
+        await copyFile(join(ROOT, 'scripts', script), join(clone, 'scripts', script));
       const failed = await promisify(execFile)(npm, ['pack', '--pack-destination', clone], { cwd: clone, shell: process.platform === 'win32' }).then(
         () => undefined,
         (error: unknown) => error as { code?: unknown; stderr?: string },
