@@ -227,7 +227,7 @@ export class RedisSecretStore implements SecretStore {
     };
   }
 
-  async #saveNow(record: SecretRecord, signal: AbortSignal | undefined): Promise<void> {
+  async #saveNow(record: SecretRecord, signal: AbortSignal | undefined, retried = false): Promise<void> {
     const problem = recordProblem(record);
     if (problem !== undefined) {
       throw new LauncherAuthError(
@@ -273,6 +273,14 @@ export class RedisSecretStore implements SecretStore {
         // Two instances creating the first secret at once: the other one's stands, and this instance adopts it
         // before it trusts any key (its lease is confirmed only for the key Redis holds).
         if (expected === 0 && this.#link === undefined) return;
+        // The record this save replaces, only written forward by another instance since this one last looked (after
+        // Redis lost it): the same record at a later generation, not another rotation. Taken in, and saved over once.
+        const { observed } = head;
+        if (!retried && expectedId !== '' && observed.id === expectedId && observed.generation > expected) {
+          lease.see(observed.generation, observed.id, observed.prev);
+          await this.#saveNow(record, signal, true);
+          return;
+        }
         throw new LauncherAuthError(
           'ERR_SAVE_CONFLICT',
           `Another instance rotated the secret in Redis key "${this.key}" first; nothing was changed. Try again.`,

@@ -77,6 +77,33 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore', () => {
     expect(sameRecord(await first.load(), fixtureRecord('cas-after-reading'))).toBe(true);
   });
 
+  it('a save over its record written forward by another instance (same record, later generation) is no conflict', async () => {
+    const key = uniqueKey();
+    const first = new RedisSecretStore({ client, key });
+    await first.save(fixtureRecord('forward-start'));
+    const second = new RedisSecretStore({ client, key });
+    await second.load();
+    // What another instance's write-back after Redis lost the record leaves: the same record, one generation later,
+    // replacing nothing.
+    const stored = JSON.parse((await client.get(key)) ?? 'null') as { generation: number; prev: string };
+    await client.set(key, JSON.stringify({ ...stored, generation: stored.generation + 1, prev: '' }));
+    await second.save(fixtureRecord('forward-next'));
+    const saved = JSON.parse((await client.get(key)) ?? 'null') as { generation: number; prev: string; id: string };
+    expect({ generation: saved.generation, prev: saved.prev, id: saved.id }).toEqual({
+      generation: stored.generation + 2,
+      prev: fixtureRecord('forward-start').id,
+      id: fixtureRecord('forward-next').id,
+    });
+    // Another record at that later generation is another rotation: still a conflict, and nothing changes.
+    const third = new RedisSecretStore({ client, key });
+    await third.load();
+    await first.load();
+    await third.save(fixtureRecord('forward-winner'));
+    const before = await client.get(key);
+    expect((await authErrorOf(first.save(fixtureRecord('forward-late')))).code).toBe('ERR_SAVE_CONFLICT');
+    expect(await client.get(key)).toBe(before);
+  });
+
   it("a load() read by Redis before this store's own save, whose answer is taken in after the save's, is no rollback", async () => {
     const key = uniqueKey();
     const store = new RedisSecretStore({ client, key, leaseMs: 100, renewInterval: 20, driftMargin: 10 });

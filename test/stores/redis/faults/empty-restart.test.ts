@@ -69,19 +69,11 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore when Redis restarts
         expect(reports.filter((code) => code !== 'ERR_STORE_ROLLBACK')).toEqual([]);
         expect(a.errors.length).toBeLessThanOrEqual(1);
         expect(b.errors.length).toBeLessThanOrEqual(1);
-        // A write-back still in flight from b can win the race with this rotation (ERR_SAVE_CONFLICT: nothing
-        // changed): not the fault under test, so the rotation is tried again, counted, and bounded.
-        let conflicts = 0;
-        const rotated = async (): Promise<string> => {
-          for (;;) {
-            const outcome = await outcomeOf(a.authority.rotate());
-            if (outcome.token !== undefined) return outcome.token;
-            expect(outcome.outcome).toBe('ERR_SAVE_CONFLICT');
-            conflicts += 1;
-            expect(conflicts).toBeLessThanOrEqual(2);
-          }
-        };
-        const fresh = await rotated();
+        // A write-back still in flight from b may land after a's view of the record: the same record one generation
+        // on, which the rotation saves over (no ERR_SAVE_CONFLICT: no other rotation happened).
+        const rotation = await outcomeOf(a.authority.rotate());
+        expect(rotation.outcome).toBe('resolved');
+        const fresh = rotation.token as string;
         const after = await acceptances([a, b, c], old, 1500);
         console.log(
           `empty restart, one instance cut off: old token accepted ${after.accepted} of ${after.checks} checks after rotate() resolved`,
