@@ -37,6 +37,7 @@ import {
 } from 'launcher-auth';
 import { fixtureKey, fixtureRecord, sameRecord } from './fixtures/records.js';
 import { authErrorOf as rejectionOf, rejectionOf as anyRejectionOf, nextTurn, until } from '../support/async.js';
+import { budget } from '../support/machine.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url));
@@ -162,7 +163,7 @@ function runFixture(name: string, args: string[], ids: { uid?: number; gid?: num
   onTestFinished(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
-  const next = async (match: (line: string) => boolean, timeout = 10_000): Promise<string> => {
+  const next = async (match: (line: string) => boolean, timeout = budget(10_000)): Promise<string> => {
     const deadline = Date.now() + timeout;
     for (;;) {
       while (cursor < lines.length) {
@@ -336,9 +337,9 @@ describe.runIf(POSIX)('FileSecretStore: modes', () => {
       expect(await until(() => Atomics.load(flags, 1) === 1, 10_000, 1)).toBe(true);
       await withUmask0(async () => {
         const store = new FileSecretStore(path);
-        const started = Date.now();
-        // Bounded in count and time; stops early once a few temporary files have been caught.
-        while (saves < 400 && Date.now() - started < 3_000 && !(saves >= 30 && Atomics.load(flags, 2) >= 3)) {
+        // Bounded in count, not in time (a loaded machine only makes each save slower); stops early once a few
+        // temporary files have been caught.
+        while (saves < 400 && !(saves >= 30 && Atomics.load(flags, 2) >= 3)) {
           await store.save(fixtureRecord(`mode-${saves}`));
           saves++;
         }
@@ -913,7 +914,7 @@ describe.runIf(POSIX)('FileSecretStore: atomicity', () => {
     // Up to 40 rounds within 12 s, and at least 10 however slow the machine (each round starts a process), within
     // a hard bound that only a stuck run reaches.
     const deadline = Date.now() + 12_000;
-    const hardDeadline = Date.now() + 75_000;
+    const hardDeadline = Date.now() + budget(75_000);
     for (; rounds < 40 && (rounds < 10 || Date.now() < deadline) && Date.now() < hardDeadline; rounds++) {
       const logPath = join(dir, `round-${rounds}.log`);
       const child = runFixture('save-loop.ts', [path, `r${rounds}`, logPath]);
@@ -956,7 +957,7 @@ describe.runIf(POSIX)('FileSecretStore: atomicity', () => {
     const authority = await TokenAuthority.open({ store });
     expect(authority.keyId).toBe(current);
     await authority.close();
-  }, 90_000);
+  }, budget(90_000));
 
   it('temporary files left by a crash between write and rename do not affect load(), open() or a later save', async () => {
     const dir = await tempDir();
