@@ -16,6 +16,15 @@ describe('the Redis protocol under deterministic simulation', () => {
     expect(result.events).toBeGreaterThan(SCHEDULES * 100);
   }, 240_000);
 
+  it('seed 88108: an instance whose first renewal was lost, then Redis back from an older dump, never trusts the revoked key', () => {
+    // The instance read its first record from the Redis that was later restored: its first answered renewal finds
+    // another Redis and quarantines, instead of starting its era there on the revoked record.
+    const seed = 88108;
+    const result = simulate(seed, planFor(seed), undefined, true);
+    expect(result.trace.join('\n')).toContain('restarted from a snapshot');
+    expect(result.violation).toBeUndefined();
+  });
+
   it('replays a seed exactly', () => {
     const seed = 4242;
     const first = simulate(seed, planFor(seed), undefined, true);
