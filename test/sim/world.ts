@@ -256,7 +256,7 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
     ownSeq: state.table.get(name)?.seq ?? 0,
   });
   // open()'s load(): the Redis each instance read its first record from starts its era.
-  for (const instance of instances) instance.lease.era.observe(observed(instance.name), instance.local(now));
+  for (const instance of instances) instance.lease.era.begin(observed(instance.name), instance.local(now));
   /** Stores a record as a save or a write-forward (`forward`) does, and publishes it. */
   const setRecord = (generation: number, id: string, forward = false): void => {
     const prev = state.record === null ? '' : state.record.id === id ? state.record.prev : state.record.id;
@@ -423,8 +423,8 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
       (answer) => {
         if (answer === undefined) return done();
         const { record, seen } = answer;
-        // As the store's load(): the answer's Redis is an observation of the era.
-        instance.lease.era.observe(seen, instance.local(now));
+        // As the store's load(): the answer's Redis starts the era when no answer has yet.
+        instance.lease.era.begin(seen, instance.local(now));
         if (record?.id.startsWith(MARKER_PREFIX) === true) {
           reported(instance, 'a rollback marker read');
           return done();
@@ -651,7 +651,7 @@ export function simulate(seed: number, plan: Plan, variant: Variant = REAL, trac
         if (state.record === null || rollbackOutstanding || state.record.id.startsWith(MARKER_PREFIX)) return;
         const restarted = new Instance(instance.index, rng, state.record.id, variant.lease);
         restarted.lease.see(state.record.generation, state.record.id, state.record.prev);
-        restarted.lease.era.observe(observed(restarted.name), restarted.local(now));
+        restarted.lease.era.begin(observed(restarted.name), restarted.local(now));
         adopt(restarted, state.record.id);
         instances[instance.index] = restarted;
         subscribers.add(restarted);

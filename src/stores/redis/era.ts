@@ -39,6 +39,15 @@ export class Era {
   }
 
   /**
+   * Starts the era from a read's answer (`load()`), unless an answer already started it. A read is never judged
+   * against the era as a renewal is: sent before a renewal, its answer may be taken in after it, and would then
+   * look like a table that lost this instance's renewals.
+   */
+  begin(observed: Observed, now: number): void {
+    if (Number.isNaN(this.#since)) this.observe(observed, now);
+  }
+
+  /**
    * Whether trust may be granted at `now`. After Redis lost writes (a restart, a failover), the record it holds may
    * be one that a rotation revoked: for one lease, the instances that hold the newer record get the time to see
    * the rollback and write their record forward, and nobody trusts what Redis holds.

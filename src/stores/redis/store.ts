@@ -118,10 +118,10 @@ export class RedisSecretStore implements SecretStore {
       );
       const head = loadOf(reply);
       if (head === undefined) throw unavailable(this.#endpoint, 'read the secret', new Error('an unexpected answer'));
-      // The Redis this record was read from starts the era (open() reads before any renewal): a first renewal
-      // that finds another Redis (a restart from an older dump, a failover) quarantines as any change of era does,
-      // instead of starting the era afresh on a record a rotation may have revoked meanwhile.
-      this.#lease.era.observe(head.observed, performance.now());
+      // The Redis the first record was read from starts the era (open() reads before any renewal): a first
+      // renewal that finds another Redis (a restart from an older dump, a failover) quarantines as any change of
+      // era does, instead of starting the era afresh on a record a rotation may have revoked meanwhile.
+      this.#lease.era.begin(head.observed, performance.now());
       const { value } = head;
       let loaded: { record: SecretRecord; generation: number; prev: string } | undefined;
       if (head.status !== 'missing') {

@@ -1,0 +1,52 @@
+// When an instance may trust the Redis it talks to (era.ts): the era a read starts, and the quarantine after a
+// change of era, on times passed in (no clock read).
+import { describe, expect, it } from 'vitest';
+import { Era } from '../../../src/stores/redis/era.js';
+import type { Observed } from '../../../src/stores/redis/reply.js';
+
+const LEASE = 1000;
+const DRIFT = 100;
+
+const seen = (runId: string, ownSeq: number): Observed => ({
+  generation: 1,
+  id: 'a',
+  prev: '',
+  runId,
+  epoch: 'epoch',
+  ownSeq,
+});
+
+describe('Era', () => {
+  it('a first renewal on the Redis that open() read from starts nothing new: trust at once', () => {
+    const era = new Era(LEASE, DRIFT);
+    era.begin(seen('first', 0), 0);
+    expect(era.observe(seen('first', 1), 10)).toBe(false);
+    expect(era.mayTrust(10)).toBe(true);
+  });
+
+  it('a first renewal answered by another Redis than the one open() read from quarantines for a lease', () => {
+    const era = new Era(LEASE, DRIFT);
+    era.begin(seen('first', 0), 0);
+    // Redis came back from an older dump before this instance's first renewal was answered.
+    expect(era.observe(seen('restored', 1), 500)).toBe(true);
+    expect(era.mayTrust(500 + LEASE + DRIFT - 1)).toBe(false);
+    expect(era.mayTrust(500 + LEASE + DRIFT)).toBe(true);
+  });
+
+  it('without a read first, the first renewal starts the era with no quarantine', () => {
+    const era = new Era(LEASE, DRIFT);
+    expect(era.observe(seen('restored', 1), 500)).toBe(true);
+    expect(era.mayTrust(500)).toBe(true);
+  });
+
+  it('a read taken in after a renewal it was sent before changes nothing, though it shows an older renewal number', () => {
+    const era = new Era(LEASE, DRIFT);
+    era.begin(seen('first', 0), 0);
+    era.observe(seen('first', 3), 10);
+    era.confirmed(3);
+    era.begin(seen('first', 2), 20);
+    expect(era.mayTrust(20)).toBe(true);
+    expect(era.same(seen('first', 3))).toBe(true);
+    expect(era.completeFrom()).toBe(LEASE + DRIFT);
+  });
+});
