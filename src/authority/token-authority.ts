@@ -3,18 +3,11 @@
 import { timingSafeEqual } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { jwtVerify } from 'jose';
-import {
-  MALFORMED,
-  MISSING,
-  SCHEME_LENGTH,
-  bearerToken,
-  resolveMaxTokenLength,
-  singleValue,
-  startsWithScheme,
-} from './bearer.js';
+import { MALFORMED, MISSING, SCHEME_LENGTH, bearerToken, singleValue, startsWithScheme } from './bearer.js';
 import { LauncherAuthError } from './errors.js';
 import { authenticateNow } from './internal.js';
 import { buildState, deepFreeze, type ClaimOptions, type KeyState, type Scratch } from './key-state.js';
+import { openOptions } from './options.js';
 import { copyRecord, generateRecord } from './record.js';
 import { Rotations } from './rotation.js';
 import { checkStructure, isCanonicalBase64url, signatureMatches, splitCompact } from './token.js';
@@ -30,11 +23,6 @@ import type {
 } from './types.js';
 
 type Rejected = Extract<VerifyResult, { ok: false }>;
-
-/** What `rotate()` waits for a save by default: long enough for any disk, short enough to see a hung store. */
-const DEFAULT_SAVE_TIMEOUT = 60_000;
-/** The longest delay `setTimeout` honours; a larger one would fire at once. */
-const MAX_TIMEOUT = 2 ** 31 - 1;
 
 const REJECTED: Readonly<Record<RejectReason, Rejected>> = Object.freeze({
   missing: MISSING,
@@ -102,36 +90,7 @@ export class TokenAuthority {
    * @throws TypeError when an option is wrong; LauncherAuthError when the store cannot be read or saved.
    */
   static async open(options: TokenAuthorityOptions): Promise<TokenAuthority> {
-    if (typeof options !== 'object' || options === null) {
-      throw new TypeError('TokenAuthority.open: options must be an object with a `store`.');
-    }
-    const { store, issuer, audience, onStoreError, saveTimeout = DEFAULT_SAVE_TIMEOUT } = options;
-    const maxTokenLength = resolveMaxTokenLength(options.maxTokenLength, 'TokenAuthority.open');
-    if (
-      typeof store !== 'object' ||
-      store === null ||
-      typeof store.load !== 'function' ||
-      typeof store.save !== 'function'
-    ) {
-      throw new TypeError('TokenAuthority.open: `store` must be a SecretStore (an object with load() and save()).');
-    }
-    if (store.watch !== undefined && typeof store.watch !== 'function') {
-      throw new TypeError('TokenAuthority.open: `store.watch` must be a function when present.');
-    }
-    if (issuer !== undefined && (typeof issuer !== 'string' || issuer.length === 0)) {
-      throw new TypeError('TokenAuthority.open: `issuer` must be a non-empty string when set.');
-    }
-    if (audience !== undefined && (typeof audience !== 'string' || audience.length === 0)) {
-      throw new TypeError('TokenAuthority.open: `audience` must be a non-empty string when set.');
-    }
-    if (onStoreError !== undefined && typeof onStoreError !== 'function') {
-      throw new TypeError('TokenAuthority.open: `onStoreError` must be a function when set.');
-    }
-    if (!Number.isInteger(saveTimeout) || saveTimeout < 0 || saveTimeout > MAX_TIMEOUT) {
-      throw new TypeError(
-        `TokenAuthority.open: \`saveTimeout\` must be a whole number of milliseconds from 0 (no limit) to ${MAX_TIMEOUT}.`,
-      );
-    }
+    const { store, issuer, audience, onStoreError, saveTimeout, maxTokenLength } = openOptions(options);
 
     const loaded = await store.load();
     let record: SecretRecord;

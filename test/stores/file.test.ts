@@ -901,63 +901,67 @@ describe('FileSecretStore: damaged files', () => {
 });
 
 describe.runIf(POSIX)('FileSecretStore: atomicity', () => {
-  it('a process killed (SIGKILL) at random moments of its saves leaves the old or the new record, whole', async () => {
-    const dir = await tempDir();
-    // The logs live beside the store's directory, which must hold nothing but the secret and temp files.
-    const storeDir = join(dir, 'store');
-    const path = join(storeDir, 'secret.json');
-    const store = new FileSecretStore(path);
-    await store.save(fixtureRecord('initial'));
-    let current = 'initial';
-    let rounds = 0;
-    let killedMidSave = 0;
-    // Up to 40 rounds within 12 s, and at least 10 however slow the machine (each round starts a process), within
-    // a hard bound that only a stuck run reaches.
-    const deadline = Date.now() + 12_000;
-    const hardDeadline = Date.now() + budget(75_000);
-    for (; rounds < 40 && (rounds < 10 || Date.now() < deadline) && Date.now() < hardDeadline; rounds++) {
-      const logPath = join(dir, `round-${rounds}.log`);
-      const child = runFixture('save-loop.ts', [path, `r${rounds}`, logPath]);
-      await child.next((line) => line === 'started');
-      // Anywhere from the first save to a few dozen saves later.
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 25));
-      child.process.kill('SIGKILL');
-      expect(await child.closed).toEqual({ code: null, signal: 'SIGKILL' });
+  it(
+    'a process killed (SIGKILL) at random moments of its saves leaves the old or the new record, whole',
+    async () => {
+      const dir = await tempDir();
+      // The logs live beside the store's directory, which must hold nothing but the secret and temp files.
+      const storeDir = join(dir, 'store');
+      const path = join(storeDir, 'secret.json');
+      const store = new FileSecretStore(path);
+      await store.save(fixtureRecord('initial'));
+      let current = 'initial';
+      let rounds = 0;
+      let killedMidSave = 0;
+      // Up to 40 rounds within 12 s, and at least 10 however slow the machine (each round starts a process), within
+      // a hard bound that only a stuck run reaches.
+      const deadline = Date.now() + 12_000;
+      const hardDeadline = Date.now() + budget(75_000);
+      for (; rounds < 40 && (rounds < 10 || Date.now() < deadline) && Date.now() < hardDeadline; rounds++) {
+        const logPath = join(dir, `round-${rounds}.log`);
+        const child = runFixture('save-loop.ts', [path, `r${rounds}`, logPath]);
+        await child.next((line) => line === 'started');
+        // Anywhere from the first save to a few dozen saves later.
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 25));
+        child.process.kill('SIGKILL');
+        expect(await child.closed).toEqual({ code: null, signal: 'SIGKILL' });
 
-      const events = (await readFile(logPath, 'utf8'))
-        .split('\n')
-        .filter((line) => line !== '')
-        .map((line) => line.split(' ') as [string, string]);
-      const lastSaved = events.findLast(([what]) => what === 'saved')?.[1];
-      const lastAnnounced = events.findLast(([what]) => what === 'will')?.[1];
-      const inFlight = events.at(-1)?.[0] === 'will' ? lastAnnounced : undefined;
-      // Either what was last known to be saved (durable once save() resolved) or the save in flight.
-      const allowed = [lastSaved ?? current, ...(inFlight === undefined ? [] : [inFlight])];
-      // Whatever the kill left (the file, stray temporary files), nothing is readable by group or others.
-      for (const name of await readdir(storeDir)) {
-        expect(name === 'secret.json' || TEMP_NAME.test(name)).toBe(true);
-        expect({ name, mode: ((await lstat(join(storeDir, name))).mode & 0o7777).toString(8) }).toEqual({
-          name,
-          mode: '600',
-        });
+        const events = (await readFile(logPath, 'utf8'))
+          .split('\n')
+          .filter((line) => line !== '')
+          .map((line) => line.split(' ') as [string, string]);
+        const lastSaved = events.findLast(([what]) => what === 'saved')?.[1];
+        const lastAnnounced = events.findLast(([what]) => what === 'will')?.[1];
+        const inFlight = events.at(-1)?.[0] === 'will' ? lastAnnounced : undefined;
+        // Either what was last known to be saved (durable once save() resolved) or the save in flight.
+        const allowed = [lastSaved ?? current, ...(inFlight === undefined ? [] : [inFlight])];
+        // Whatever the kill left (the file, stray temporary files), nothing is readable by group or others.
+        for (const name of await readdir(storeDir)) {
+          expect(name === 'secret.json' || TEMP_NAME.test(name)).toBe(true);
+          expect({ name, mode: ((await lstat(join(storeDir, name))).mode & 0o7777).toString(8) }).toEqual({
+            name,
+            mode: '600',
+          });
+        }
+        // A fresh store, as a restarted launcher has: its first load also removes the dead writer's leftovers.
+        const loaded = await new FileSecretStore(path).load();
+        expect(loaded).toBeDefined();
+        const id = (loaded as SecretRecord).id;
+        expect(allowed).toContain(id);
+        expect(sameRecord(loaded, fixtureRecord(id))).toBe(true);
+        expect(await readdir(storeDir)).toEqual(['secret.json']);
+        if (inFlight !== undefined) killedMidSave++;
+        current = id;
       }
-      // A fresh store, as a restarted launcher has: its first load also removes the dead writer's leftovers.
-      const loaded = await new FileSecretStore(path).load();
-      expect(loaded).toBeDefined();
-      const id = (loaded as SecretRecord).id;
-      expect(allowed).toContain(id);
-      expect(sameRecord(loaded, fixtureRecord(id))).toBe(true);
-      expect(await readdir(storeDir)).toEqual(['secret.json']);
-      if (inFlight !== undefined) killedMidSave++;
-      current = id;
-    }
-    expect(rounds).toBeGreaterThanOrEqual(10);
-    expect(killedMidSave).toBeGreaterThanOrEqual(1);
-    // The authority, too, opens on whatever was left.
-    const authority = await TokenAuthority.open({ store });
-    expect(authority.keyId).toBe(current);
-    await authority.close();
-  }, budget(90_000));
+      expect(rounds).toBeGreaterThanOrEqual(10);
+      expect(killedMidSave).toBeGreaterThanOrEqual(1);
+      // The authority, too, opens on whatever was left.
+      const authority = await TokenAuthority.open({ store });
+      expect(authority.keyId).toBe(current);
+      await authority.close();
+    },
+    budget(90_000),
+  );
 
   it('temporary files left by a crash between write and rename do not affect load(), open() or a later save', async () => {
     const dir = await tempDir();

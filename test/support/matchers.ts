@@ -33,7 +33,7 @@ expect.extend({
 
 declare module 'vitest' {
   // The type parameter must read exactly as vitest declares it for the declarations to merge.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- vitest declares Matchers<T = any>; merging needs the same default
   interface Matchers<T = any> {
     /** The same token string as `expected`; a failure says where they differ, never what either holds. */
     toBeSameToken(expected: string): T;
