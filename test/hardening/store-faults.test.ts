@@ -340,11 +340,9 @@ describe('a save that hangs: saveTimeout', () => {
     const token = authority.issue();
 
     store.mode = 'hang';
-    const started = performance.now();
     const loadsBefore = store.loads;
+    // When the signal is aborted and when rotate() rejects is checked on a fake clock below (the default timeout).
     const error = await rejectionOf(authority.rotate());
-    // A lower bound only (saveTimeout, then the grace of as long again): a loaded machine only makes it later.
-    expect(performance.now() - started).toBeGreaterThanOrEqual(195);
     expect(error.code).toBe('ERR_SAVE_UNCERTAIN');
     expect(isLauncherAuthError(error, 'ERR_SAVE_UNCERTAIN')).toBe(true);
     expect(error.message).toMatch(/did not settle within 100 ms \(timed out\), nor 100 ms after it was told to stop/);
