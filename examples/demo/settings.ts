@@ -181,6 +181,8 @@ export function createSettingsServer(
     ['/settings.css', { type: 'text/css; charset=utf-8', body: STYLE }],
     ['/settings.js', { type: 'text/javascript; charset=utf-8', body: SCRIPT }],
     ['/icon.svg', { type: 'image/svg+xml', body: ICON }],
+    // What a browser asks for on a page that names no icon (the launch link's redirect): the same icon, not a 404.
+    ['/favicon.ico', { type: 'image/svg+xml', body: ICON }],
   ]);
 
   return createServer((req, res) => {

@@ -139,6 +139,11 @@ describe('the demo settings page in chromium', () => {
       if (message.type() === 'error' || message.type() === 'warning') problems.push(message.text());
     });
     page.on('pageerror', (error) => problems.push(error.message));
+    // Which resource failed, by path only (a launch link's query holds its key): the console's line names none.
+    page.on('response', (response) => {
+      if (response.status() >= 400 && response.status() !== 403)
+        problems.push(`${response.status()} for ${new URL(response.url()).pathname}`);
+    });
 
     // Without the launch link the page is closed: 403, and a page that says where a fresh link is (its one inline
     // style allowed by its hash: a CSP violation would show in `problems`).
