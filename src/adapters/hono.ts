@@ -89,18 +89,23 @@ function credentialOf(
     // No Node request to strip the entry from (app.request(), a server other than @hono/node-server): a handshake
     // that carries one is refused, never let through with the entry left in place or its token ignored.
     const headers = request.headers;
+    const protocols = headers.get('sec-websocket-protocol');
+    if (protocols === null) return authorization;
     const handshake = {
       method: request.method,
       connection: headers.get('connection'),
       upgrade: headers.get('upgrade'),
     };
-    const offered = protocolCredentials(handshake, authorization, headers.get('sec-websocket-protocol') ?? undefined);
+    const offered = protocolCredentials(handshake, authorization, protocols);
     return offered.protocols === undefined ? authorization : REFUSED;
   }
   const authorization = authorizationFromRawHeaders(node.rawHeaders);
   if (!subprotocolToken) return authorization;
+  // Most requests carry no Sec-WebSocket-Protocol: the handshake's headers are read only when one does.
+  const protocols = protocolsFromRawHeaders(node.rawHeaders);
+  if (protocols === undefined) return authorization;
   const handshake = handshakeOfNode(node.method ?? request.method, node.rawHeaders);
-  const offered = protocolCredentials(handshake, authorization, protocolsFromRawHeaders(node.rawHeaders));
+  const offered = protocolCredentials(handshake, authorization, protocols);
   if (offered.protocols === undefined) return authorization;
   stripTokenEntry(node, offered.protocols);
   try {
