@@ -1,8 +1,23 @@
 // Members of TokenAuthority that the HTTP gate calls and that no export of the package names: the symbol lives only
-// here, and the declarations leave these members out (`@internal`, stripped by the build).
+// here, and the declarations leave these members out (`@internal`, stripped by the build). And the one check that
+// a value handed to an adapter or a settings helper is an authority.
+import type { TokenAuthority } from './token-authority.js';
 
 /**
  * The decision adapters ask for: a result at once when it can be had without waiting (the current token, any cheap
  * rejection), else a promise.
  */
 export const authenticateNow: unique symbol = Symbol('launcher-auth.authenticateNow');
+
+/** Checks that `authority` is a TokenAuthority, at set-up: a `TypeError` that names `where` otherwise. */
+export function assertAuthority(authority: unknown, where: string): asserts authority is TokenAuthority {
+  const candidate = authority as Partial<TokenAuthority> | null;
+  if (
+    typeof candidate !== 'object' ||
+    candidate === null ||
+    typeof candidate.issue !== 'function' ||
+    typeof candidate.rotate !== 'function'
+  ) {
+    throw new TypeError(`${where}: \`authority\` must be a TokenAuthority (from TokenAuthority.open()).`);
+  }
+}

@@ -1,6 +1,7 @@
 // What a settings window needs from the authority: the token to show (and a masked form of it), and "Regenerate
 // token" with every outcome of rotate() turned into something the window can show as is. Never throws for a store.
 import { isLauncherAuthError } from './errors.js';
+import { assertAuthority } from './internal.js';
 import type { TokenAuthority } from './token-authority.js';
 
 /**
@@ -53,26 +54,13 @@ const OUTCOMES = [
   ['ERR_SAVE_UNCERTAIN', 'unconfirmed'],
 ] as const;
 
-function checked(authority: TokenAuthority, name: string): TokenAuthority {
-  const candidate = authority as Partial<TokenAuthority> | null;
-  if (
-    typeof candidate !== 'object' ||
-    candidate === null ||
-    typeof candidate.rotate !== 'function' ||
-    typeof candidate.issue !== 'function'
-  ) {
-    throw new TypeError(`${name}: \`authority\` must be a TokenAuthority.`);
-  }
-  return authority;
-}
-
 /**
  * "Regenerate token" for a settings window: `authority.rotate()`, with each of its outcomes as a result.
  * Resolves, whatever the store did; rejects only with a `TypeError` when `authority` is not a TokenAuthority, or
  * with what is not an outcome of rotate() at all (a bug).
  */
 export async function regenerateToken(authority: TokenAuthority): Promise<RegenerateResult> {
-  checked(authority, 'regenerateToken');
+  assertAuthority(authority, 'regenerateToken');
   try {
     const token = await authority.rotate();
     return { outcome: 'regenerated', token, message: MESSAGES.regenerated };
@@ -89,7 +77,7 @@ export async function regenerateToken(authority: TokenAuthority): Promise<Regene
 
 /** The current token as a settings window shows it: the token, a masked form, and the key id. */
 export function tokenView(authority: TokenAuthority): TokenView {
-  checked(authority, 'tokenView');
+  assertAuthority(authority, 'tokenView');
   const token = authority.issue();
   return { token, masked: `${'•'.repeat(12)}${token.slice(-4)}`, keyId: authority.keyId };
 }

@@ -2,6 +2,7 @@
 // only translate their framework's request into (method, target, authorization) and the answer back.
 import { corsFor, resolveCors, type CorsOptions, type CorsOutcome, type ResolvedCors } from './cors.js';
 import { authenticateNow } from '../authority/internal.js';
+export { assertAuthority } from '../authority/internal.js';
 import type { TokenAuthority } from '../authority/token-authority.js';
 import type { AuthContext, RejectReason, VerifyResult } from '../authority/types.js';
 
@@ -146,17 +147,6 @@ export function namesAcceptedUpgrade(value: string, accepted: ReadonlySet<string
 /** The options with nothing exempt, for upgrade requests: built once per options, never per request. */
 export function withoutExemption(options: ResolvedAuthOptions): ResolvedAuthOptions {
   return options.healthPath === false ? options : Object.freeze({ ...options, healthPath: false });
-}
-
-/** Checks that `authority` is a TokenAuthority, at construction. */
-export function assertAuthority(authority: unknown, where: string): asserts authority is TokenAuthority {
-  if (
-    typeof authority !== 'object' ||
-    authority === null ||
-    typeof (authority as TokenAuthority).issue !== 'function'
-  ) {
-    throw new TypeError(`${where}: \`authority\` must be a TokenAuthority (from TokenAuthority.open()).`);
-  }
 }
 
 /** The `health` option of an adapter that serves the health check itself: a function, or absent. */

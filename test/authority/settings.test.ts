@@ -110,10 +110,10 @@ describe('regenerateToken() on a FileSecretStore', () => {
 
   it('refuses what is not an authority with a TypeError naming `authority`', async () => {
     await expect(regenerateToken({} as TokenAuthority)).rejects.toThrow(
-      new TypeError('regenerateToken: `authority` must be a TokenAuthority.'),
+      new TypeError('regenerateToken: `authority` must be a TokenAuthority (from TokenAuthority.open()).'),
     );
     expect(() => tokenView(null as unknown as TokenAuthority)).toThrow(
-      new TypeError('tokenView: `authority` must be a TokenAuthority.'),
+      new TypeError('tokenView: `authority` must be a TokenAuthority (from TokenAuthority.open()).'),
     );
   });
 });
