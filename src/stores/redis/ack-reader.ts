@@ -41,6 +41,7 @@ export class AckReader {
   async wait(wait: AckWait): Promise<void> {
     for (let read = 0; ; read += 1) {
       const heard = this.#heard;
+      const confirmedAtSend = wait.sending();
       let answer: unknown;
       try {
         answer = await this.#io.pending(wait.id);
@@ -49,7 +50,8 @@ export class AckReader {
       }
       const now = this.#runtime.now();
       const pending = pendingOf(answer);
-      const step = pending === undefined ? wait.unanswered(now) : wait.read(pending, now, this.#io.leaseUntil());
+      const step =
+        pending === undefined ? wait.unanswered(now) : wait.read(pending, now, this.#io.leaseUntil(), confirmedAtSend);
       this.#drop(step.drop);
       if (step.outcome === 'resolved') {
         this.#dropLater(step.dropAt ?? []);

@@ -90,6 +90,8 @@ export class Follower {
         this.#reloading = undefined;
         // A new key adopted: acknowledge it now, not at the next renewal, so that the rotation resolves at once.
         if (this.#link.keyId !== before && !this.#stopped) this.#renewNow();
+        // None (Redis did not answer the read): the next renewal that finds another record asks again.
+        else this.#lease.reloadEnded();
         if (this.#reloadAgain && !this.#stopped) {
           this.#reloadAgain = false;
           this.reload();

@@ -213,8 +213,9 @@ export class Lease {
       return {};
     }
     if (reply.status === 'ok' && !this.era.mayTrust(now)) {
-      // Quarantined after Redis lost writes: renewing, not trusting yet.
+      // Quarantined after Redis lost writes: renewing at the usual pace (Redis answers), not trusting yet.
       this.era.confirmed(seq);
+      this.#failures = 0;
       return {};
     }
     if (reply.status === 'ok') {
@@ -242,6 +243,11 @@ export class Lease {
   /** The record the answer of renewal `seq` is judged against: the highest seen when it was sent. */
   protected sentHighest(seq: number): Seen {
     return seq === this.#sent.seq ? this.#sent.highest : this.#highest;
+  }
+
+  /** A reload ended without a new key: a renewal that finds another record current asks for one again. */
+  reloadEnded(): void {
+    this.#reloadAskedFor = null;
   }
 
   /** A renewal that got no answer (or an error) by `now`: trust simply runs out. */

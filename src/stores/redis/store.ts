@@ -261,6 +261,7 @@ export class RedisSecretStore implements SecretStore {
     this.#keep(record);
     try {
       const value = encodeRecord(record, generation, expectedId);
+      const confirmedAtSend = lease.era.confirmedSeq;
       let result: { reply: unknown; replicas?: number };
       try {
         result = await this.#runFull(
@@ -306,11 +307,19 @@ export class RedisSecretStore implements SecretStore {
         );
       }
       await this.#acks.wait(
-        new AckWait(generation, record.id, savedAt, head.observed, lease.era, {
-          leaseMs: lease.options.leaseMs,
-          driftMargin: lease.options.driftMargin,
-          commandTimeout: this.#commandTimeout,
-        }),
+        new AckWait(
+          generation,
+          record.id,
+          savedAt,
+          head.observed,
+          lease.era,
+          {
+            leaseMs: lease.options.leaseMs,
+            driftMargin: lease.options.driftMargin,
+            commandTimeout: this.#commandTimeout,
+          },
+          confirmedAtSend,
+        ),
       );
     } finally {
       this.#savingId = '';
