@@ -225,4 +225,15 @@ describe('Lease: the pace of renewals', () => {
     expect(lease.era.mayTrust(5001)).toBe(false);
     expect(lease.nextDelay(5001)).toBe(OPTIONS.renewInterval);
   });
+
+  it('backs off to a second at most, and to a quarter of the lease when that is shorter', () => {
+    const short = new Lease({ leaseMs: 300, renewInterval: 60, driftMargin: 30 });
+    const long = new Lease({ leaseMs: 20_000, renewInterval: 100, driftMargin: 500 });
+    for (let index = 0; index < 12; index += 1) {
+      short.unanswered();
+      long.unanswered();
+    }
+    expect(short.nextDelay(0)).toBe(75);
+    expect(long.nextDelay(0)).toBe(1000);
+  });
 });
