@@ -3,14 +3,13 @@ import { createHash } from 'node:crypto';
 import { SimpleError } from 'redis';
 import { describe, expect, it } from 'vitest';
 import { encodeMarker } from '../../src/stores/redis/codec.js';
-import { CONFIRM, DROP, LOAD, PENDING, SAVE, SAVE_PADDING } from '../../src/stores/redis/scripts.js';
+import { CONFIRM, DROP, LEAVE, LOAD, PENDING, SAVE, SAVE_PADDING } from '../../src/stores/redis/scripts.js';
 import { Keyspace } from './keyspace.js';
 
 const KEYS = ['auth', '{auth}:instances'];
 type Value = string | ReadonlyMap<string, string>;
 const INSTANCES = '{auth}:instances';
 const TABLE = [INSTANCES];
-const LEAVE = "return redis.call('HDEL', KEYS[1], ARGV[1])";
 
 function record(id: string, generation: unknown, prev = ''): string {
   return JSON.stringify({
