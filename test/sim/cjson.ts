@@ -178,7 +178,7 @@ class Parser {
 
   descend(): void {
     this.depth += 1;
-    if (this.depth > MAX_DEPTH)
+    if (this.depth > MAX_DEPTH || !lua.lua_checkstack(this.L, 3))
       this.fail(`Found too many nested data structures (${this.depth}) at character ${this.index}`);
   }
 

@@ -20,6 +20,7 @@ declare module 'fengari' {
     readonly LUA_TSTRING: number;
     readonly LUA_TTABLE: number;
     lua_gettop(L: LuaState): number;
+    lua_checkstack(L: LuaState, n: number): boolean;
     lua_settop(L: LuaState, index: number): void;
     lua_pushvalue(L: LuaState, index: number): void;
     lua_pushnil(L: LuaState): void;

@@ -327,12 +327,13 @@ function longLong(n: number): bigint {
   return Number.isFinite(n) && n >= -(2 ** 63) && n < 2 ** 63 ? BigInt(Math.trunc(n)) : -(2n ** 63n);
 }
 
-/** An integer reply as node-redis reads it: digit by digit into a double. */
+/** An integer reply as node-redis reads it: digit by digit into a double (beyond 2^53 each step rounds). */
 function integerReply(n: number): number {
   const value = longLong(n);
   if (value >= -(2n ** 53n) && value <= 2n ** 53n) return Number(value);
   let result = 0;
-  for (const digit of (value < 0n ? -value : value).toString()) result = result * 10 + Number(digit);
+  // In node-redis's order of operations: each step rounds.
+  for (const digit of (value < 0n ? -value : value).toString()) result = result * 10 + digit.charCodeAt(0) - 48;
   return value < 0n ? -result : result;
 }
 
