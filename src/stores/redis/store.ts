@@ -14,7 +14,7 @@ import { storeInternals, type WithInternals } from './internal.js';
 import { Lease, type Condition, type Overwrite } from './lease.js';
 import { resolveRedisOptions, type RedisSecretStoreOptions } from './options.js';
 import { loadOf, observation } from './reply.js';
-import { CONFIRM, DROP, LOAD, PENDING, SAVE, SAVE_PADDING, keyNames, type KeyNames } from './scripts.js';
+import { CONFIRM, DROP, LEAVE, LOAD, PENDING, SAVE, SAVE_PADDING, keyNames, type KeyNames } from './scripts.js';
 
 /** How many records (the held one, the one being saved) the store keeps to write forward after a rollback. */
 const RECORDS_KEPT = 4;
@@ -205,13 +205,7 @@ export class RedisSecretStore implements SecretStore {
             'subscribe to rotations',
             this.#runtime,
           ),
-        leave: () =>
-          this.#run(
-            "return redis.call('HDEL', KEYS[1], ARGV[1])",
-            [names.instances],
-            [this.#instanceId],
-            'leave the instance table',
-          ),
+        leave: () => this.#run(LEAVE, [names.instances], [this.#instanceId], 'leave the instance table'),
         savingId: () => this.#savingId,
         renewHeld: () => this.#renewHeld,
         holds: (id) => this.#records.has(id),
