@@ -38,6 +38,8 @@ export class SimProcess {
   #fromRedisAt = 0;
   #pubsubAt = 0;
   readonly #subscriptions = new Set<{ node: RedisNode; subscriber: Subscriber }>();
+  /** What waits for the present pause to end. */
+  readonly #deferred: Array<{ done: boolean; readonly run: () => void }> = [];
   readonly #scheduler: Scheduler;
   readonly #rng: Prng;
   readonly #redis: Deployment;
@@ -110,10 +112,29 @@ export class SimProcess {
   whenRunning(run: () => void): void {
     const wake = (): void => {
       if (!this.alive) return;
-      if (this.#scheduler.now < this.pausedUntil) this.#scheduler.push(this.pausedUntil, wake);
-      else run();
+      if (this.#scheduler.now >= this.pausedUntil) return run();
+      // Deferred in order; resume() runs them at once if the pause ends early.
+      const entry = { done: false, run: wake };
+      this.#deferred.push(entry);
+      this.#scheduler.push(this.pausedUntil, () => {
+        if (entry.done) return;
+        entry.done = true;
+        wake();
+      });
     };
     wake();
+  }
+
+  /** Ends a pause now: what waited for it runs, in order. */
+  resume(): void {
+    if (this.#scheduler.now >= this.pausedUntil) return;
+    this.pausedUntil = this.#scheduler.now;
+    const waiting = this.#deferred.splice(0);
+    for (const entry of waiting) {
+      if (entry.done) continue;
+      entry.done = true;
+      this.#scheduler.push(this.#scheduler.now, entry.run);
+    }
   }
 
   #timer(ms: number, callback: () => void): () => void {

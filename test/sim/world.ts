@@ -430,7 +430,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       for (const instance of instances) {
         const process = instance.process;
         process.partition = { until: 0, drop: false, way: 'both' };
-        process.pausedUntil = Math.min(process.pausedUntil, scheduler.now);
+        process.resume();
         process.reroute(redis.primary);
       }
     });
