@@ -236,6 +236,19 @@ describe('Keyspace runs the store scripts', () => {
     );
   });
 
+  it('throws what onPublish throws, and the next script runs as usual', () => {
+    const failure = new Error('the world failed');
+    const space = new Keyspace({
+      runId: 'run1',
+      onPublish: () => {
+        throw failure;
+      },
+    });
+    expect(errorOf(() => save(space, 0, '', record('a', 1)))).toBe(failure);
+    space.onPublish = undefined;
+    expect(save(space, 1, 'a', record('b', 2, 'a'))).toEqual(['ok', 2, 'b', 'a', 'run1', '', 0]);
+  });
+
   it('keeps each keyspace, and each snapshot, apart', () => {
     const { space } = world();
     const other = new Keyspace({ runId: 'run9' });

@@ -137,6 +137,8 @@ const OK_FIELD = to_luastring('ok');
 const SOURCE = to_luastring('source');
 const LINE = to_luastring('line');
 let current: Keyspace | undefined;
+/** A JavaScript error thrown while a script ran, to rethrow when it ends. */
+let escaped: { readonly error: unknown } | undefined;
 
 function luaError(message: string): never {
   lua.lua_createtable(L, 0, 1);
@@ -198,10 +200,16 @@ function command(raise: boolean) {
     const [arity, run] = found;
     if ((arity > 0 && arity !== count) || count < -arity)
       return fail('ERR Wrong number of args calling Redis command from script');
-    if (current === undefined) throw new Error('redis.call outside of a script');
-    const reply = run(current, args);
+    let reply: Reply;
+    try {
+      if (current === undefined) throw new Error('redis.call outside of a script');
+      reply = run(current, args);
+    } catch (error) {
+      // A JavaScript error (onPublish's, say) would be swallowed by fengari: it ends the script, and eval throws it.
+      escaped ??= { error };
+      return luaError('ERR the simulated Redis failed');
+    }
     if (reply !== null && typeof reply === 'object' && 'err' in reply) return fail(reply.err);
-    lua.lua_settop(state, 0);
     pushReply(reply);
     return 1;
   };
@@ -441,7 +449,11 @@ export class Keyspace {
     current = this;
     runningSha = sha;
     try {
-      if (lua.lua_pcall(L, 0, 1, 1) === lua.LUA_OK) return replyAt(2, true);
+      escaped = undefined;
+      const status = lua.lua_pcall(L, 0, 1, 1);
+      const failure = escaped as { readonly error: unknown } | undefined;
+      if (failure !== undefined) throw failure.error;
+      if (status === lua.LUA_OK) return replyAt(2, true);
       throw raisedError();
     } finally {
       current = previous;
