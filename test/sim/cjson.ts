@@ -2,6 +2,32 @@
 // leniency (hex, Infinity and NaN numbers, leading zeros, raw control bytes in strings) and the same error texts,
 // since a script tells a damaged record by whether `pcall(cjson.decode, text)` fails.
 import { lauxlib, lua, type LuaState } from 'fengari';
+import { pushsvalue2s } from 'fengari/src/lobject.js';
+import { luaS_bless, type TString } from 'fengari/src/lstring.js';
+
+/** Pushes a Lua string of `bytes` without copying them (Lua never changes a string's bytes). */
+export function pushBytes(L: LuaState, bytes: Uint8Array): void {
+  pushsvalue2s(L, luaS_bless(L, bytes));
+}
+
+/** The Lua strings of the keys seen (records have the same few): Lua hashes each string once, on its first use as a key. */
+const KEYS = new Map<string, TString>();
+
+function pushKey(L: LuaState, bytes: Uint8Array): void {
+  if (bytes.length > 32) {
+    pushBytes(L, bytes);
+    return;
+  }
+  let name = '';
+  for (const byte of bytes) name += String.fromCharCode(byte);
+  let key = KEYS.get(name);
+  if (key === undefined) {
+    if (KEYS.size >= 10_000) KEYS.clear();
+    key = luaS_bless(L, Uint8Array.from(bytes));
+    KEYS.set(name, key);
+  }
+  pushsvalue2s(L, key);
+}
 
 /** `cjson.null`: the light userdata that stands for JSON's null. */
 export const JSON_NULL = Object.freeze({ cjson: 'null' });
@@ -37,7 +63,11 @@ const STRTOD =
   /^[+-]?(?:0[xX](?:[0-9a-fA-F]+(?:\.[0-9a-fA-F]*)?|\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?|(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan(?:\([0-9A-Za-z_]*\))?)/i;
 
 /** The bytes strtod could read as part of a number (the regular expression above then says how many it does). */
-const NUMBER_BYTE = /[0-9a-zA-Z.+\-_()]/;
+const NUMBER_BYTES = Uint8Array.from({ length: 256 }, (_, byte) =>
+  /[0-9a-zA-Z.+\-_()]/.test(String.fromCharCode(byte)) ? 1 : 0,
+);
+/** A plain JSON number, which strtod reads whole as Number() does. */
+const DECIMAL = /^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 
 interface Token {
   type: T;
@@ -114,18 +144,34 @@ class Parser {
   }
 
   number(): Token {
+    const { data } = this;
     const start = this.index;
     let end = start;
-    while (NUMBER_BYTE.test(String.fromCharCode(this.byte(end)))) end += 1;
-    const text = STRTOD.exec(this.ascii(start, end - start))?.[0];
+    while (end < data.length && NUMBER_BYTES[data[end] ?? 0] === 1) end += 1;
+    let candidate = '';
+    for (let at = start; at < end; at += 1) candidate += String.fromCharCode(data[at] ?? 0);
+    const text = DECIMAL.test(candidate) ? candidate : STRTOD.exec(candidate)?.[0];
     if (text === undefined) return { type: T.Error, index: start, value: 'invalid number' };
     this.index += text.length;
     return { type: T.Number, index: start, value: strtod(text) };
   }
 
   string(): Token {
-    const out: number[] = [];
-    this.index += 1;
+    const { data } = this;
+    const open = this.index;
+    let at = open + 1;
+    // Most strings have no escape: their bytes are the value, shared, not copied.
+    while (at < data.length && data[at] !== 34 && data[at] !== 92 && data[at] !== 0) at += 1;
+    if (at < data.length && data[at] === 34) {
+      this.index = at + 1;
+      return {
+        type: T.String,
+        index: open,
+        value: new Uint8Array(data.buffer, data.byteOffset + open + 1, at - open - 1),
+      };
+    }
+    const out: number[] = [...data.subarray(open + 1, at)];
+    this.index = at;
     for (let ch = this.byte(this.index); ch !== 34; ch = this.byte(this.index)) {
       if (ch === 0) return { type: T.Error, index: this.index, value: 'unexpected end of string' };
       if (ch === 92) {
@@ -143,9 +189,8 @@ class Parser {
       out.push(ch);
       this.index += 1;
     }
-    const start = this.index;
     this.index += 1;
-    return { type: T.String, index: start, value: Uint8Array.from(out) };
+    return { type: T.String, index: open, value: Uint8Array.from(out) };
   }
 
   hex4(at: number): number {
@@ -186,7 +231,7 @@ class Parser {
     const { L } = this;
     switch (token.type) {
       case T.String:
-        lua.lua_pushstring(L, token.value as Uint8Array);
+        pushBytes(L, token.value as Uint8Array);
         return;
       case T.Number:
         lua.lua_pushnumber(L, token.value as number);
@@ -219,7 +264,7 @@ class Parser {
     }
     for (;;) {
       if (token.type !== T.String) this.expected('object key string', token);
-      lua.lua_pushstring(L, token.value as Uint8Array);
+      pushKey(L, token.value as Uint8Array);
       token = this.next();
       if (token.type !== T.Colon) this.expected('colon', token);
       this.value(this.next());

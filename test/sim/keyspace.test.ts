@@ -172,6 +172,46 @@ describe('Keyspace runs the store scripts', () => {
     expect(space.eval("return redis.call('PUBLISH', 'c', 'm')", [], [])).toBe(0);
   });
 
+  // The texts redis-server 7.0.15 gives for the same calls.
+  it.each([
+    ['{"a" "b"}', 'Expected colon but found T_STRING at character 6'],
+    ['[1,]', 'Expected value but found T_ARR_END at character 4'],
+    ['{"a":1,}', 'Expected object key string but found T_OBJ_END at character 8'],
+    ['"\\x"', 'Expected value but found invalid escape code at character 2'],
+    ['"abc', 'Expected value but found unexpected end of string at character 5'],
+    ['[1 2]', 'Expected comma or array end but found T_NUMBER at character 4'],
+    ['tru', 'Expected value but found invalid token at character 1'],
+    ['{"a":1', 'Expected comma or object end but found T_END at character 7'],
+    ['[-]', 'Expected value but found invalid number at character 2'],
+    ['[1e]', 'Expected comma or array end but found invalid token at character 3'],
+    ['["\\ud800\\u0041"]', 'Expected value but found invalid unicode escape code at character 3'],
+    ['{"a":[1,{"b":nan}]} x', 'Expected the end but found invalid token at character 21'],
+    [' ', 'Expected value but found T_END at character 2'],
+    ['[0x1p4, -Infinity, 1.5e3, .5]', 'Expected value but found invalid token at character 27'],
+    ['\u0000{}', 'JSON parser does not support UTF-16 or UTF-32'],
+    ['{1:2}', 'Expected object key string but found T_NUMBER at character 2'],
+    [`${'['.repeat(1001)}${']'.repeat(1001)}`, 'Found too many nested data structures (1001) at character 1001'],
+  ])('refuses the JSON %j as cjson does', (text, message) => {
+    const { space } = world();
+    expect(space.eval('local ok, e = pcall(cjson.decode, ARGV[1]) return {tostring(ok), e}', [], [text])).toEqual([
+      'false',
+      message,
+    ]);
+  });
+
+  it('reads the numbers cjson reads, as Lua numbers', () => {
+    const { space } = world();
+    const script = 'local t = cjson.decode(ARGV[1]) for i, v in ipairs(t) do t[i] = tostring(v % 1 ~= 0) end return t';
+    expect(space.eval(script, [], ['[0x1p4, -Infinity, 1.5e3, 1.5, 01, 2]'])).toEqual([
+      'false',
+      'true',
+      'false',
+      'true',
+      'false',
+      'false',
+    ]);
+  });
+
   it('refuses unknown commands, bad arguments and global variables with Redis 7 wording', () => {
     const { space } = world();
     const message = (script: string) => errorOf(() => space.eval(script, [], []))?.message;
@@ -194,6 +234,19 @@ describe('Keyspace runs the store scripts', () => {
     expect(space.eval("return redis.pcall('EXPIRE', 'k', 1)['err']", [], [])).toBe(
       'ERR Unknown Redis command called from script',
     );
+  });
+
+  it('throws what onPublish throws, and the next script runs as usual', () => {
+    const failure = new Error('the world failed');
+    const space = new Keyspace({
+      runId: 'run1',
+      onPublish: () => {
+        throw failure;
+      },
+    });
+    expect(errorOf(() => save(space, 0, '', record('a', 1)))).toBe(failure);
+    space.onPublish = undefined;
+    expect(save(space, 1, 'a', record('b', 2, 'a'))).toEqual(['ok', 2, 'b', 'a', 'run1', '', 0]);
   });
 
   it('keeps each keyspace, and each snapshot, apart', () => {

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { lauxlib, lua, lualib, to_luastring, type LuaState } from 'fengari';
 import { pushsvalue2s } from 'fengari/src/lobject.js';
-import { luaS_bless } from 'fengari/src/lstring.js';
+import { luaS_bless, type TString } from 'fengari/src/lstring.js';
 import { SimpleError } from 'redis';
 import { JSON_NULL, decode, encode } from './cjson.js';
 
@@ -99,18 +99,11 @@ function infoOf(runId: string, sections: readonly string[]): string {
 const L: LuaState = lauxlib.luaL_newstate();
 const REGISTRY = lua.LUA_REGISTRYINDEX;
 // Texts and their bytes, both ways: the same keys, ids and values pass at every call, and a Lua string keeps the
-// array it was pushed with (pushText does not copy it), so each conversion is mostly a lookup.
-const encoded = new Map<string, Uint8Array>();
+// array it was pushed with (pushText pushes the same Lua string for the same text), so each is mostly a lookup.
+const strings = new Map<string, TString>();
 const decoded = new WeakMap<Uint8Array, string>();
 function bytes(text: string): Uint8Array {
-  let data = encoded.get(text);
-  if (data === undefined) {
-    if (encoded.size >= 50_000) encoded.clear();
-    data = Buffer.from(text, 'utf8');
-    encoded.set(text, data);
-    decoded.set(data, text);
-  }
-  return data;
+  return Buffer.from(text, 'utf8');
 }
 function textOf(data: Uint8Array): string {
   const known = decoded.get(data);
@@ -127,7 +120,15 @@ function textOf(data: Uint8Array): string {
   return Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8');
 }
 function pushText(text: string): void {
-  pushsvalue2s(L, luaS_bless(L, bytes(text)));
+  let string = strings.get(text);
+  if (string === undefined) {
+    if (strings.size >= 50_000) strings.clear();
+    const data = bytes(text);
+    string = luaS_bless(L, data);
+    strings.set(text, string);
+    decoded.set(data, text);
+  }
+  pushsvalue2s(L, string);
 }
 const KEYS = to_luastring('KEYS');
 const ARGV = to_luastring('ARGV');
@@ -136,6 +137,8 @@ const OK_FIELD = to_luastring('ok');
 const SOURCE = to_luastring('source');
 const LINE = to_luastring('line');
 let current: Keyspace | undefined;
+/** A JavaScript error thrown while a script ran, to rethrow when it ends. */
+let escaped: { readonly error: unknown } | undefined;
 
 function luaError(message: string): never {
   lua.lua_createtable(L, 0, 1);
@@ -197,10 +200,16 @@ function command(raise: boolean) {
     const [arity, run] = found;
     if ((arity > 0 && arity !== count) || count < -arity)
       return fail('ERR Wrong number of args calling Redis command from script');
-    if (current === undefined) throw new Error('redis.call outside of a script');
-    const reply = run(current, args);
+    let reply: Reply;
+    try {
+      if (current === undefined) throw new Error('redis.call outside of a script');
+      reply = run(current, args);
+    } catch (error) {
+      // A JavaScript error (onPublish's, say) would be swallowed by fengari: it ends the script, and eval throws it.
+      escaped ??= { error };
+      return luaError('ERR the simulated Redis failed');
+    }
     if (reply !== null && typeof reply === 'object' && 'err' in reply) return fail(reply.err);
-    lua.lua_settop(state, 0);
     pushReply(reply);
     return 1;
   };
@@ -440,7 +449,11 @@ export class Keyspace {
     current = this;
     runningSha = sha;
     try {
-      if (lua.lua_pcall(L, 0, 1, 1) === lua.LUA_OK) return replyAt(2, true);
+      escaped = undefined;
+      const status = lua.lua_pcall(L, 0, 1, 1);
+      const failure = escaped as { readonly error: unknown } | undefined;
+      if (failure !== undefined) throw failure.error;
+      if (status === lua.LUA_OK) return replyAt(2, true);
       throw raisedError();
     } finally {
       current = previous;
