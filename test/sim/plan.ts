@@ -137,5 +137,21 @@ export function planFor(seed: number): Plan {
       { at: when + rng.int(0, 5), kind: 'rotate', instance: instances - 1 },
     );
   }
-  return { instances, replicas, waitFor, faults: faults.sort((a, b) => a.at - b.at) };
+  return { instances, replicas, waitFor, faults: faults.map(endByFaultsEnd).sort((a, b) => a.at - b.at) };
+}
+
+/** A fault that lasts ends by {@link FAULTS_END}: what it held back (messages, commands) is out by then. */
+function endByFaultsEnd(fault: Fault): Fault {
+  const left = FAULTS_END - fault.at;
+  switch (fault.kind) {
+    case 'partition':
+    case 'pause':
+    case 'stall':
+    case 'replica-lag':
+      return { ...fault, length: Math.min(fault.length, left) };
+    case 'failover':
+      return fault.split === 0 ? fault : { ...fault, split: Math.min(fault.split, left) };
+    default:
+      return fault;
+  }
 }

@@ -308,7 +308,13 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
   /** The instances that had seen the newest resolved record when Redis lost it (or when it resolved during a loss). */
   let knew = new Set<Instance>();
   let knewOf = -1;
+  /** The last time each instance was routed to a primary that a failover had deposed (a split brain). */
+  const deposedUntil = new Map<Instance, number>();
   function check(): void {
+    for (const instance of instances) {
+      const node = redis.nodes[instance.process.route] as RedisNode;
+      if (node.role === 'primary' && node.index !== redis.primary) deposedUntil.set(instance, scheduler.now);
+    }
     let lost = false;
     for (const node of redis.nodes) {
       // A primary whose record neither is the newest resolved one nor was written over it: Redis lost it there.
@@ -330,7 +336,13 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       // The documented exception: Redis lost the newest resolved record (no replica that took over had it), and
       // this instance never saw it: it cannot know better until an instance that saw it writes it back or replaces
       // it with the marker, and hears of that (pub/sub, or its next renewal: within a lease).
-      if (!knew.has(instance) && scheduler.now <= lostUntil + EXCEPTION_AFTER_REPAIR) {
+      // And a split brain: an instance still served by a deposed primary renews its lease there, where a rotation
+      // on the new primary never hears of it; it trusts until it reaches the new primary, plus a lease.
+      const deposed = deposedUntil.get(instance) ?? -Infinity;
+      if (
+        (!knew.has(instance) && scheduler.now <= lostUntil + EXCEPTION_AFTER_REPAIR) ||
+        scheduler.now <= deposed + EXCEPTION_AFTER_REPAIR
+      ) {
         excused += 1;
         continue;
       }
@@ -458,8 +470,14 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
     await scheduler.run(END, check);
     liveness();
     // With every replica confirming each save, a failover loses no resolved rotation: no exception at all, unless
-    // the primary itself came back from an older dump or empty (its replicas then resync from it).
-    const restarts = plan.faults.some((fault) => fault.kind === 'restart-empty' || fault.kind === 'restart-dump');
+    // the primary itself came back from an older dump or empty (its replicas then resync from it), or a split brain
+    // let instances renew on a deposed primary.
+    const restarts = plan.faults.some(
+      (fault) =>
+        fault.kind === 'restart-empty' ||
+        fault.kind === 'restart-dump' ||
+        (fault.kind === 'failover' && fault.split > 0),
+    );
     if (excused > 0 && plan.waitFor > 0 && plan.waitFor === plan.replicas && !restarts)
       fail(`${excused} acceptances of a revoked token with every replica confirming each save`);
     for (const [id, outcome] of promised) {
