@@ -9,10 +9,11 @@ import { AckWait } from './acks.js';
 import { answered, unavailable, type RedisConnection, type RunResult } from './client.js';
 import { decodeRecord, encodeMarker, encodeRecord, markerOf } from './codec.js';
 import { connectionOf } from './connections.js';
-import { corruptError, notConnectedError, replicasOffError, rollbackError, uncertainError } from './errors.js';
+import { corruptError, notConnectedError, rollbackError, uncertainError } from './errors.js';
 import { Follower } from './follower.js';
 import { Lease, type Condition, type Overwrite } from './lease.js';
-import { MAJORITY, resolveRedisOptions, type RedisSecretStoreOptions, type ReplicasWait } from './options.js';
+import { resolveRedisOptions, type RedisSecretStoreOptions } from './options.js';
+import { ReplicaWait } from './replicas.js';
 import { loadOf, observation } from './reply.js';
 import { CONFIRM, DROP, LOAD, PENDING, SAVE, SAVE_PADDING, keyNames, type KeyNames } from './scripts.js';
 
@@ -43,7 +44,7 @@ export class RedisSecretStore implements SecretStore {
   readonly #names: KeyNames;
   readonly #endpoint: string;
   readonly #commandTimeout: number;
-  readonly #replicas: ReplicasWait | false;
+  readonly #replicas: ReplicaWait;
   /** This instance's name in the instance table. */
   readonly #instanceId = randomBytes(9).toString('base64url');
   /** The protocol's state for this instance: what it has seen, its era, its trust, its backoff. */
@@ -57,8 +58,6 @@ export class RedisSecretStore implements SecretStore {
   #link: StoreLink | undefined;
   /** A rollback seen by a renewal and not yet told to the authority: the next load() rejects with it, once. */
   #rollbackUntold = false;
-  /** A Sentinel or Cluster deployment run with `replicas: false`: said once when watching starts. */
-  #replicasOffUntold = false;
   /** Conditions already told by a process warning (once each). */
   readonly #warned = new Set<string>();
   /** Saves of this store run one after another. */
@@ -81,10 +80,7 @@ export class RedisSecretStore implements SecretStore {
     const { key, leaseMs, driftMargin, renewInterval, commandTimeout, ackPollInterval, replicas } =
       resolveRedisOptions(options);
     this.#commandTimeout = commandTimeout;
-    // A deployment that fails over on its own can promote a replica that lacks the last rotation: wait for a
-    // majority of the replicas unless told otherwise.
-    this.#replicas = replicas ?? (connection.deployment === undefined ? false : MAJORITY);
-    this.#replicasOffUntold = replicas === false && connection.deployment !== undefined;
+    this.#replicas = new ReplicaWait(replicas, connection.deployment, key);
     this.key = key;
     this.#client = connection;
     this.#names = keyNames(key);
@@ -107,11 +103,7 @@ export class RedisSecretStore implements SecretStore {
   }
 
   async load(): Promise<SecretRecord | undefined> {
-    if (this.#replicasOffUntold && this.#link?.reportsErrors === true) {
-      // The reload that watch() asked for tells the host through onStoreError; the next one reads the record.
-      this.#replicasOffUntold = false;
-      throw replicasOffError(this.key);
-    }
+    this.#replicas.tell(this.#link?.reportsErrors === true);
     if (this.#rollbackUntold) {
       // Told even when the record was written back meanwhile: the host learns that Redis lost writes.
       this.#rollbackUntold = false;
@@ -229,16 +221,7 @@ export class RedisSecretStore implements SecretStore {
       this.#link = undefined;
       throw error;
     }
-    if (this.#replicasOffUntold) {
-      if (link.reportsErrors) follower.reload();
-      else {
-        this.#replicasOffUntold = false;
-        process.emitWarning(replicasOffError(this.key).message, {
-          code: 'LAUNCHER_AUTH_REDIS_REPLICAS_OFF',
-          type: 'LauncherAuthWarning',
-        });
-      }
-    }
+    if (this.#replicas.started(link.reportsErrors)) follower.reload();
     // The authority's close() waits for this: the entry is gone from the table (or Redis did not answer within
     // `commandTimeout`) before the host may close its client, so that no rotation waits a lease for it. Not while
     // the connection is down: the goodbye would wait out `commandTimeout` for nothing.
@@ -311,13 +294,7 @@ export class RedisSecretStore implements SecretStore {
         );
       }
       lease.wrote(generation, record.id);
-      // An unknown count (of replicas reached, or of replicas the primary has) is "not confirmed".
-      const replicas = this.#replicas;
-      if (replicas !== false && (result.replicas ?? -1) < (result.required ?? Infinity)) {
-        const wanted =
-          replicas.count === 'majority' ? "a majority of the primary's replicas" : `${replicas.count} replica(s)`;
-        throw uncertainError(this.key, `Redis WAIT did not confirm the save on ${wanted} in time`);
-      }
+      this.#replicas.check(result);
       await this.#acks.wait(
         new AckWait(generation, record.id, savedAt, head.observed, lease.era, {
           leaseMs: lease.options.leaseMs,
@@ -403,18 +380,13 @@ export class RedisSecretStore implements SecretStore {
     waitReplicas: boolean,
   ): Promise<RunResult> {
     if (!this.#client.isOpen) throw notConnectedError(this.#endpoint);
-    const replicas = waitReplicas && this.#replicas !== false ? this.#replicas : undefined;
     let sent: Promise<RunResult>;
     try {
-      sent = this.#client.run(
-        script,
-        keys,
-        args,
-        replicas === undefined ? undefined : { wait: { replicas: replicas.count, timeout: replicas.timeout } },
-      );
+      sent = this.#client.run(script, keys, args, waitReplicas ? this.#replicas.run : undefined);
     } catch (error) {
       sent = Promise.reject(error);
     }
-    return answered(sent, this.#commandTimeout + (replicas?.timeout ?? 0), this.#endpoint, what);
+    const timeout = this.#commandTimeout + (waitReplicas ? this.#replicas.timeout : 0);
+    return answered(sent, timeout, this.#endpoint, what);
   }
 }
