@@ -6,6 +6,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { budget } from './machine.js';
 import type { RedisServer } from './redis-server.js';
 import { freePort } from './redis-server.js';
 import { startProxy, type Proxy } from './redis-proxy.js';
@@ -94,7 +95,9 @@ export async function startSplitSentinel(): Promise<SplitSentinel> {
 
     const sentinels: RedisServer[] = [];
     for (let index = 0; index < 3; index += 1) {
-      const sentinel = await startSentinelProcess(dir, primaryForSentinels.port);
+      // Slower to judge the primary down than the other Sentinel fixture: a loaded machine must not fail it over
+      // before the split.
+      const sentinel = await startSentinelProcess(dir, primaryForSentinels.port, budget(1500));
       started.push(sentinel);
       sentinels.push(sentinel);
     }

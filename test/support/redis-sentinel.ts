@@ -133,8 +133,15 @@ export function startDataServer(dir: string, port: number, extra: readonly strin
   );
 }
 
-/** A sentinel (quorum two, quick failover) watching the primary at 127.0.0.1:`primaryPort`. */
-export async function startSentinelProcess(dir: string, primaryPort: number): Promise<RedisServer> {
+/**
+ * A sentinel (quorum two, quick failover) watching the primary at 127.0.0.1:`primaryPort`, which it judges down
+ * after `downAfterMs` without an answer.
+ */
+export async function startSentinelProcess(
+  dir: string,
+  primaryPort: number,
+  downAfterMs = DOWN_AFTER_MS,
+): Promise<RedisServer> {
   const port = await freePort();
   const config = join(dir, `sentinel-${port}.conf`);
   // Sentinel rewrites its own configuration file, so each gets one of its own.
@@ -145,7 +152,7 @@ export async function startSentinelProcess(dir: string, primaryPort: number): Pr
       'bind 127.0.0.1',
       `dir ${dir}`,
       `sentinel monitor ${PRIMARY_NAME} 127.0.0.1 ${primaryPort} 2`,
-      `sentinel down-after-milliseconds ${PRIMARY_NAME} ${DOWN_AFTER_MS}`,
+      `sentinel down-after-milliseconds ${PRIMARY_NAME} ${downAfterMs}`,
       `sentinel failover-timeout ${PRIMARY_NAME} 2000`,
       `sentinel parallel-syncs ${PRIMARY_NAME} 1`,
       '',
