@@ -27,8 +27,11 @@ export class ReplicaWait {
   /** Rejects the save as `ERR_SAVE_UNCERTAIN` unless `result` confirms it on the replicas asked for. */
   check(result: RunResult): void {
     const wait = this.#wait;
-    // An unknown count (of replicas reached, or of replicas the primary has) is "not confirmed".
-    if (wait === false || (result.replicas ?? -1) >= (result.required ?? Infinity)) return;
+    if (wait === false) return;
+    // An unknown count (of replicas reached, or of replicas the primary has) is "not confirmed". A connection that
+    // does not say how many it required asked for the number given, which only 'majority' leaves unknown.
+    const required = result.required ?? (wait.count === 'majority' ? Infinity : wait.count);
+    if ((result.replicas ?? -1) >= required) return;
     const wanted = wait.count === 'majority' ? "a majority of the primary's replicas" : `${wait.count} replica(s)`;
     throw uncertainError(this.#key, `Redis WAIT did not confirm the save on ${wanted} in time`);
   }
