@@ -380,12 +380,10 @@ export class RedisSecretStore implements SecretStore {
     waitReplicas: boolean,
   ): Promise<RunResult> {
     if (!this.#client.isOpen) throw notConnectedError(this.#endpoint);
-    let sent: Promise<RunResult>;
-    try {
-      sent = this.#client.run(script, keys, args, waitReplicas ? this.#replicas.run : undefined);
-    } catch (error) {
-      sent = Promise.reject(error);
-    }
+    // A synchronous throw (a bad argument) rejects the same way as a failed command.
+    const sent = new Promise<RunResult>((resolve) =>
+      resolve(this.#client.run(script, keys, args, waitReplicas ? this.#replicas.run : undefined)),
+    );
     const timeout = this.#commandTimeout + (waitReplicas ? this.#replicas.timeout : 0);
     return answered(sent, timeout, this.#endpoint, what);
   }
