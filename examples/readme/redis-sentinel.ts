@@ -14,7 +14,7 @@ const client = createSentinel({
 });
 client.on('error', (error: Error) => console.error('redis:', error.message));
 await client.connect();
-// A rotation counts only once a replica has it: the replica Sentinel promotes then holds the last one.
-const store = new RedisSecretStore({ client, replicas: { count: 1, timeout: 1000 } });
+// A rotation resolves only once a majority of the primary's replicas have it (the default on Sentinel).
+const store = new RedisSecretStore({ client });
 const authority = await TokenAuthority.open({ store });
 console.log('current key:', authority.keyId);

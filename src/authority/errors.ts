@@ -48,6 +48,11 @@ export type LauncherAuthErrorCode =
    * lost the last rotation); the older secret is never adopted.
    */
   | 'ERR_STORE_ROLLBACK'
+  /**
+   * Not a failure: a risk the store was configured into, told once through `onStoreError`. `RedisSecretStore` on
+   * Redis Sentinel or Cluster with `replicas: false`: a failover may bring back a revoked secret.
+   */
+  | 'ERR_STORE_UNREPLICATED'
   /** The authority was closed. */
   | 'ERR_CLOSED'
   /** The reason of an `auth.signal` abort: the key that authenticated the request was rotated away. */
@@ -64,6 +69,7 @@ const CODES: ReadonlySet<string> = new Set<LauncherAuthErrorCode>([
   'ERR_SAVE_UNCERTAIN',
   'ERR_ROTATION_SUPERSEDED',
   'ERR_STORE_ROLLBACK',
+  'ERR_STORE_UNREPLICATED',
   'ERR_CLOSED',
   'ERR_KEY_ROTATED',
 ]);

@@ -55,8 +55,11 @@ export interface Plan {
   readonly instances: number;
   /** Redis replicas behind the primary. */
   readonly replicas: number;
-  /** The store's `replicas` option: how many replicas WAIT must confirm; 0 for none. */
-  readonly waitFor: number;
+  /**
+   * How many replicas WAIT must confirm: 0 for none (`replicas: false`), a number, or 'majority' (the default of a
+   * Sentinel client, which the instances use whenever Redis has replicas).
+   */
+  readonly waitFor: number | 'majority';
   readonly faults: readonly Fault[];
 }
 
@@ -79,7 +82,8 @@ export function planFor(seed: number): Plan {
   const rng = new Prng(seed);
   const instances = rng.int(2, 4);
   const replicas = rng.int(0, 2);
-  const waitFor = replicas > 0 && rng.chance(0.5) ? rng.int(1, replicas) : 0;
+  const draw = rng.int(0, 2);
+  const waitFor = replicas === 0 || draw === 0 ? 0 : draw === 1 ? rng.int(1, replicas) : 'majority';
   // The swarm: this schedule's fault kinds, and how many faults in all.
   const kinds = KINDS.filter(() => rng.chance(0.45));
   const count = kinds.length === 0 ? 0 : rng.int(1, 12);

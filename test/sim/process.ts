@@ -43,6 +43,7 @@ export class SimProcess {
   readonly #scheduler: Scheduler;
   readonly #rng: Prng;
   readonly #redis: Deployment;
+  readonly #sentinel: boolean;
   /** Every answer this process took in, for the world's bookkeeping (never for a decision). */
   onAnswer: (reply: unknown) => void = () => undefined;
   /** Every command Redis ran for this process and its answer, for a replay's trace. */
@@ -57,8 +58,11 @@ export class SimProcess {
     rng: Prng;
     redis: Deployment;
     rateSpread: number;
+    /** Whether the client is a Sentinel client (its saves then wait for a majority of replicas by default). */
+    sentinel: boolean;
   }) {
     const { name, slot, scheduler, rng, redis, rateSpread } = options;
+    this.#sentinel = options.sentinel;
     this.name = name;
     this.slot = slot;
     this.#scheduler = scheduler;
@@ -187,6 +191,7 @@ export class SimProcess {
     const process = this;
     return {
       endpoint: 'the simulated Redis',
+      ...(this.#sentinel ? { deployment: 'sentinel' as const } : {}),
       get isOpen() {
         return process.alive;
       },
@@ -219,7 +224,10 @@ export class SimProcess {
               });
             const wait = options?.wait;
             if (wait === undefined) return answer({ reply });
-            redis.wait(node, wait.replicas, wait.timeout, (replicas) => answer({ reply, replicas }));
+            // 'majority': more than half of the replicas the primary has now (none: no wait), as INFO replication tells.
+            const have = redis.replicasOf(node).length;
+            const required = wait.replicas === 'majority' ? (have === 0 ? 0 : Math.floor(have / 2) + 1) : wait.replicas;
+            redis.wait(node, required, wait.timeout, (replicas) => answer({ reply, replicas, required }));
           };
           scheduler.push(at, execute);
         });

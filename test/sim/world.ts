@@ -142,6 +142,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       rng,
       redis,
       rateSpread: RATE_SPREAD,
+      sentinel: plan.replicas > 0,
     });
     return process;
   };
@@ -175,7 +176,10 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       driftMargin: TIMING.driftMargin,
       commandTimeout: TIMING.commandTimeout,
       ackPollInterval: TIMING.ackPollInterval,
-      ...(plan.waitFor > 0 ? { replicas: { count: plan.waitFor, timeout: 50 } } : {}),
+      // 'majority' is the Sentinel client's default: no option given.
+      ...(plan.waitFor === 'majority'
+        ? {}
+        : { replicas: plan.waitFor === 0 ? false : { count: plan.waitFor, timeout: 50 } }),
       [storeInternals]: { connection: process.connection, runtime: process.runtime },
     } as ConstructorParameters<typeof RedisSecretStore>[0]);
     // Only watches what the authority hands the store: which records its rotations saved.
@@ -478,7 +482,8 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
         fault.kind === 'restart-dump' ||
         (fault.kind === 'failover' && fault.split > 0),
     );
-    if (excused > 0 && plan.waitFor > 0 && plan.waitFor === plan.replicas && !restarts)
+    const everyReplica = plan.waitFor === plan.replicas || (plan.waitFor === 'majority' && plan.replicas <= 2);
+    if (excused > 0 && plan.replicas > 0 && everyReplica && !restarts)
       fail(`${excused} acceptances of a revoked token with every replica confirming each save`);
     for (const [id, outcome] of promised) {
       if (outcome === 'ERR_SAVE_CONFLICT' && order.has(id))

@@ -51,10 +51,15 @@ export interface SentinelDeployment {
 
 export type SentinelClient = Awaited<ReturnType<typeof connectSentinel>>;
 
-async function connectSentinel(rootNodes: readonly Endpoint[]) {
+/**
+ * A connected `createSentinel()` client of `rootNodes`. With `addressMap` (`host:port` → where to connect instead),
+ * every node it is told of is reached through the mapped address: a client on one side of a split.
+ */
+export async function connectSentinel(rootNodes: readonly Endpoint[], addressMap?: Record<string, Endpoint>) {
   const client = createSentinel({
     name: PRIMARY_NAME,
     sentinelRootNodes: rootNodes.map((node) => ({ ...node })),
+    ...(addressMap === undefined ? {} : { nodeAddressMap: addressMap }),
     // Two pooled connections: a WAIT on one leaves the other to the host's own commands.
     masterPoolSize: 2,
     nodeClientOptions: { socket: { connectTimeout: 500, reconnectStrategy: () => 50 } },
@@ -89,7 +94,7 @@ export async function waitFor(what: string, check: () => Promise<boolean>, ms = 
 }
 
 /** A Sentinel reply's entry as an object, whether it came as a RESP3 map or a RESP2 flat list. */
-function fieldsOf(entry: unknown): Record<string, string> {
+export function fieldsOf(entry: unknown): Record<string, string> {
   if (!Array.isArray(entry)) return entry as Record<string, string>;
   const fields: Record<string, string> = {};
   for (let i = 0; i + 1 < entry.length; i += 2) fields[String(entry[i])] = String(entry[i + 1]);
@@ -99,6 +104,61 @@ function fieldsOf(entry: unknown): Record<string, string> {
 /** One `name:value` line of an INFO reply. */
 export function field(info: unknown, name: string): string | undefined {
   return new RegExp(`^${name}:(.*?)\\s*$`, 'm').exec(String(info))?.[1];
+}
+
+/** A data server (primary or replica) in `dir`: no persistence, diskless replication that starts at once. */
+export function startDataServer(dir: string, port: number, extra: readonly string[]): Promise<RedisServer> {
+  return launchRedis(
+    REDIS_SERVER,
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      dir,
+      '--dbfilename',
+      `dump-${port}.rdb`,
+      '--repl-diskless-sync',
+      'yes',
+      '--repl-diskless-sync-delay',
+      '0',
+      ...extra,
+    ],
+    port,
+  );
+}
+
+/**
+ * A sentinel (quorum two, quick failover) watching the primary at 127.0.0.1:`primaryPort`, which it judges down
+ * after `downAfterMs` without an answer.
+ */
+export async function startSentinelProcess(
+  dir: string,
+  primaryPort: number,
+  downAfterMs = DOWN_AFTER_MS,
+): Promise<RedisServer> {
+  const port = await freePort();
+  const config = join(dir, `sentinel-${port}.conf`);
+  // Sentinel rewrites its own configuration file, so each gets one of its own.
+  await writeFile(
+    config,
+    [
+      `port ${port}`,
+      'bind 127.0.0.1',
+      `dir ${dir}`,
+      `sentinel monitor ${PRIMARY_NAME} 127.0.0.1 ${primaryPort} 2`,
+      `sentinel down-after-milliseconds ${PRIMARY_NAME} ${downAfterMs}`,
+      `sentinel failover-timeout ${PRIMARY_NAME} 2000`,
+      `sentinel parallel-syncs ${PRIMARY_NAME} 1`,
+      '',
+    ].join('\n'),
+  );
+  return launchRedis(REDIS_SENTINEL, [config], port);
 }
 
 /** Starts the primary, its replica and three sentinels (quorum two), and waits until the sentinels see both. */
@@ -114,29 +174,7 @@ export async function startSentinel(): Promise<SentinelDeployment> {
   };
   try {
     const data = async (port: number, extra: string[]): Promise<RedisServer> => {
-      const server = await launchRedis(
-        REDIS_SERVER,
-        [
-          '--port',
-          String(port),
-          '--bind',
-          '127.0.0.1',
-          '--save',
-          '',
-          '--appendonly',
-          'no',
-          '--dir',
-          dir,
-          '--dbfilename',
-          `dump-${port}.rdb`,
-          '--repl-diskless-sync',
-          'yes',
-          '--repl-diskless-sync-delay',
-          '0',
-          ...extra,
-        ],
-        port,
-      );
+      const server = await startDataServer(dir, port, extra);
       started.push(server);
       servers.set(port, server);
       return server;
@@ -151,23 +189,7 @@ export async function startSentinel(): Promise<SentinelDeployment> {
     );
     const sentinels: RedisServer[] = [];
     for (let index = 0; index < 3; index += 1) {
-      const port = await freePort();
-      const config = join(dir, `sentinel-${port}.conf`);
-      // Sentinel rewrites its own configuration file, so each gets one of its own.
-      await writeFile(
-        config,
-        [
-          `port ${port}`,
-          'bind 127.0.0.1',
-          `dir ${dir}`,
-          `sentinel monitor ${PRIMARY_NAME} 127.0.0.1 ${primary.port} 2`,
-          `sentinel down-after-milliseconds ${PRIMARY_NAME} ${DOWN_AFTER_MS}`,
-          `sentinel failover-timeout ${PRIMARY_NAME} 2000`,
-          `sentinel parallel-syncs ${PRIMARY_NAME} 1`,
-          '',
-        ].join('\n'),
-      );
-      const sentinel = await launchRedis(REDIS_SENTINEL, [config], port);
+      const sentinel = await startSentinelProcess(dir, primary.port);
       started.push(sentinel);
       sentinels.push(sentinel);
     }

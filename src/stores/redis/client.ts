@@ -83,10 +83,12 @@ export type RedisAnyClient = RedisClientLike | RedisSentinelLike | RedisClusterL
 export interface RunOptions {
   /**
    * After the script, `WAIT count timeout` on the connection that carried it: how many replicas have received every
-   * write of that connection so far. Both are whole numbers; `timeout` is in milliseconds (0 would wait forever, so
-   * it must be at least 1).
+   * write of that connection so far. `timeout` is a whole number of milliseconds (0 would wait forever, so it must
+   * be at least 1). `replicas` is a whole number, or `'majority'`: the primary's `INFO replication` on the same
+   * connection, after the script, says how many replicas it has (`n`), and `WAIT` asks for `floor(n / 2) + 1` of
+   * them (no `WAIT` when `n` is 0).
    */
-  readonly wait?: { readonly replicas: number; readonly timeout: number };
+  readonly wait?: { readonly replicas: number | 'majority'; readonly timeout: number };
 }
 
 /** What {@link RedisConnection.run} learned. */
@@ -100,6 +102,12 @@ export interface RunResult {
    * Treat `undefined` as "not confirmed", never as "confirmed".
    */
   readonly replicas?: number;
+  /**
+   * How many replicas `WAIT` had to confirm: the number asked, or for `'majority'` more than half of those the
+   * primary reported. `undefined` when no wait was asked, or when the primary's count cannot be known (the same
+   * cases as `replicas`): "not confirmed".
+   */
+  readonly required?: number;
 }
 
 /** A pub/sub subscription; `close()` ends it (best effort, never throws). */
@@ -119,6 +127,8 @@ export interface RedisSubscription {
 export interface RedisConnection {
   /** Where Redis is, for messages: `host:port`s or a socket path, never a user name or password. */
   readonly endpoint: string;
+  /** A deployment that fails over on its own (its saves default to `replicas: 'majority'`); absent for a plain client. */
+  readonly deployment?: 'sentinel' | 'cluster';
   /** Whether the host's client is open (connected or reconnecting); when false, nothing is sent. */
   readonly isOpen: boolean;
   /** Whether it is connected now (not reconnecting): a command sent now is answered without waiting for a reconnect. */

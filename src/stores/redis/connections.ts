@@ -31,30 +31,59 @@ function evalArgs(script: string, keys: readonly string[], args: readonly string
 }
 
 /**
+ * How many replicas `'majority'` asks `WAIT` for, from the primary's `INFO replication`: more than half of the
+ * replicas it lists (`connected_slaves`, whatever their sync state), 0 when it lists none; `undefined` when the
+ * answer is not a primary's or cannot be read.
+ */
+function majorityOf(info: unknown): number | undefined {
+  const text = typeof info === 'string' ? info : Buffer.isBuffer(info) ? info.toString('utf8') : undefined;
+  if (text === undefined || !/^role:master\s*$/m.test(text)) return undefined;
+  const listed = /^connected_slaves:(\d+)\s*$/m.exec(text)?.[1];
+  if (listed === undefined) return undefined;
+  const replicas = Number(listed);
+  return replicas === 0 ? 0 : Math.floor(replicas / 2) + 1;
+}
+
+/**
  * The script and the commands that must share its connection, issued in one tick so that node-redis writes them in
  * one batch on one socket; `CLIENT INFO` before and after proves it did (the commands of a socket run in order, so
- * equal names around them mean none went elsewhere).
+ * equal names around them mean none went elsewhere). For `'majority'`, `WAIT` goes out once `INFO replication`
+ * (sent with the script) has answered: a second round trip on the same connection, still between the two
+ * `CLIENT INFO`s.
  */
 async function runPinned(send: Send, script: string[], options: RunOptions, asking = false): Promise<RunResult> {
   const { wait } = options;
   const before = send(['CLIENT', 'INFO']);
   if (asking) void send(['ASKING']).catch(() => undefined);
   const reply = send(script);
-  const acked = wait === undefined ? undefined : send(['WAIT', String(wait.replicas), String(wait.timeout)]);
+  let required: number | undefined;
+  let acked: Promise<unknown> | undefined;
+  if (wait?.replicas === 'majority') {
+    const counted = send(['INFO', 'replication']).then(majorityOf, () => undefined);
+    // Settled handlers now: the script's error may arrive while the count is awaited.
+    const started = Promise.allSettled([before, reply]);
+    required = await counted;
+    const [, saved] = await started;
+    if (saved.status === 'fulfilled' && required !== undefined && required > 0) {
+      acked = send(['WAIT', String(required), String(wait.timeout)]);
+    }
+  } else if (wait !== undefined) {
+    required = wait.replicas;
+    acked = send(['WAIT', String(wait.replicas), String(wait.timeout)]);
+  }
   const after = send(['CLIENT', 'INFO']);
-  const settled = await Promise.allSettled([before, reply, acked, after]);
-  const [first, result, count, last] = settled;
+  const [first, result, count, last] = await Promise.allSettled([before, reply, acked, after]);
   if (result.status === 'rejected') throw result.reason;
   const same =
     first.status === 'fulfilled' &&
     last.status === 'fulfilled' &&
     connectionName(first.value) !== undefined &&
     connectionName(first.value) === connectionName(last.value);
-  const replicas = same && count.status === 'fulfilled' && typeof count.value === 'number' ? count.value : undefined;
-  return {
-    reply: result.value,
-    ...(replicas === undefined ? {} : { replicas }),
-  };
+  if (!same || required === undefined) return { reply: result.value };
+  // No replica listed: nothing to wait for, and nothing a failover could promote.
+  const replicas =
+    acked === undefined ? 0 : count.status === 'fulfilled' && typeof count.value === 'number' ? count.value : undefined;
+  return { reply: result.value, required, ...(replicas === undefined ? {} : { replicas }) };
 }
 
 function needsPinning(options: RunOptions | undefined): options is RunOptions {
@@ -64,8 +93,9 @@ function needsPinning(options: RunOptions | undefined): options is RunOptions {
 function checkedOptions(options: RunOptions | undefined): void {
   const wait = options?.wait;
   if (wait === undefined) return;
-  if (!Number.isInteger(wait.replicas) || wait.replicas < 0 || !Number.isInteger(wait.timeout) || wait.timeout < 1) {
-    throw new TypeError('WAIT needs a whole number of replicas and a timeout of at least 1 ms.');
+  const replicas = wait.replicas === 'majority' ? 0 : wait.replicas;
+  if (!Number.isInteger(replicas) || replicas < 0 || !Number.isInteger(wait.timeout) || wait.timeout < 1) {
+    throw new TypeError("WAIT needs 'majority' or a whole number of replicas, and a timeout of at least 1 ms.");
   }
 }
 
@@ -103,6 +133,7 @@ function plainConnection(client: RedisClientLike): RedisConnection {
 
 function sentinelConnection(sentinel: RedisSentinelLike): RedisConnection {
   return {
+    deployment: 'sentinel',
     get endpoint() {
       const primary = sentinel.getMasterNode();
       return primary === undefined
@@ -178,6 +209,7 @@ function clusterConnection(cluster: RedisClusterLike): RedisConnection {
   }
 
   return {
+    deployment: 'cluster',
     get endpoint() {
       const nodes = cluster.masters.map((node) => `${node.host}:${node.port}`);
       return nodes.length === 0

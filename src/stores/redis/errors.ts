@@ -41,3 +41,17 @@ export function supersededError(key: string): LauncherAuthError {
       "instance had confirmed it; the other rotation's secret is current.",
   );
 }
+
+/**
+ * A Sentinel or Cluster deployment whose saves do not wait for replicas: told once, as a risk, not a failure. Names
+ * the option, never a value.
+ */
+export function replicasOffError(key: string): LauncherAuthError {
+  return new LauncherAuthError(
+    'ERR_STORE_UNREPLICATED',
+    `RedisSecretStore for Redis key "${key}" runs on Redis Sentinel or Cluster with \`replicas: false\`: rotate() ` +
+      'resolves before any replica has the new secret, so a failover (or a network split in which a replica is ' +
+      'promoted) can bring back the revoked secret on the instances that follow the promoted replica. Leave ' +
+      "`replicas` at its default ({ count: 'majority' }) to close that window.",
+  );
+}

@@ -48,12 +48,22 @@ export interface RedisSecretStoreOptions {
    */
   ackPollInterval?: number;
   /**
-   * Durability on replicas: `rotate()` resolves only once Redis `WAIT` confirms that the save reached `count`
-   * replicas within `timeout` milliseconds. When it cannot confirm, `rotate()` rejects with `ERR_SAVE_UNCERTAIN`
-   * (the save may be lost by a failover, or may stand).
-   * @default undefined (no wait for replicas)
+   * Durability on replicas: `rotate()` resolves only once Redis `WAIT`, on the connection that carried the save,
+   * confirms that the save reached `count` replicas within `timeout` milliseconds. When it cannot confirm,
+   * `rotate()` rejects with `ERR_SAVE_UNCERTAIN` (the save may be lost by a failover, or may stand).
+   *
+   * - `count: 'majority'`: at each save, the primary is asked how many replicas it has now (`INFO replication`,
+   *   on the same connection), and `WAIT` must confirm more than half of them (none with no replica). An answer
+   *   that cannot be read, or that did not provably come over the save's connection, is "not confirmed".
+   * - `count: n` (a whole number from 1): `n` replicas, however many the primary has.
+   * - `false`: no wait. On a Sentinel or Cluster client the store then says once, when watching starts, that a
+   *   failover may bring back a revoked secret (through `onStoreError`, or a process warning with code
+   *   `LAUNCHER_AUTH_REDIS_REPLICAS_OFF`).
+   *
+   * `timeout` defaults to 1000.
+   * @default { count: 'majority', timeout: 1000 } for a Sentinel or Cluster client; `false` for a plain client
    */
-  replicas?: { count: number; timeout: number };
+  replicas?: { count: number | 'majority'; timeout?: number } | false;
 }
 
 const DEFAULT_KEY = 'launcher-auth:secret';
@@ -68,14 +78,26 @@ function milliseconds(name: string, value: unknown, fallback: number, min: numbe
   return value;
 }
 
-function replicasOption(value: unknown): { count: number; timeout: number } | undefined {
-  if (value === undefined) return undefined;
+/** How many replicas `WAIT` must confirm: a number, or more than half of those the primary reports at save time. */
+export interface ReplicasWait {
+  readonly count: number | 'majority';
+  readonly timeout: number;
+}
+
+/** The default of `replicas` for a Sentinel or Cluster client. */
+export const MAJORITY: ReplicasWait = Object.freeze({ count: 'majority', timeout: 1000 });
+
+/** `undefined` when the option is not given: its default depends on the client (see the store). */
+function replicasOption(value: unknown): ReplicasWait | false | undefined {
+  if (value === undefined || value === false) return value;
   const { count, timeout } = (typeof value === 'object' && value !== null ? value : {}) as {
     count?: unknown;
     timeout?: unknown;
   };
-  if (typeof count !== 'number' || !Number.isInteger(count) || count < 1 || count > 1000) {
-    throw new TypeError('RedisSecretStore: `replicas.count` must be a whole number from 1 to 1000.');
+  if (count !== 'majority' && (typeof count !== 'number' || !Number.isInteger(count) || count < 1 || count > 1000)) {
+    throw new TypeError(
+      "RedisSecretStore: `replicas` must be `false` or `{ count, timeout }`, with `replicas.count` 'majority' or a whole number from 1 to 1000.",
+    );
   }
   return { count, timeout: milliseconds('replicas.timeout', timeout, 1000, 1) };
 }
@@ -88,7 +110,8 @@ export interface ResolvedRedisOptions {
   readonly renewInterval: number;
   readonly commandTimeout: number;
   readonly ackPollInterval: number;
-  readonly replicas: { count: number; timeout: number } | undefined;
+  /** `undefined`: not given (the store picks the default for its client). */
+  readonly replicas: ReplicasWait | false | undefined;
 }
 
 /** Validates every option but `client` (which the caller checks first); the `TypeError` names the option. */

@@ -5,7 +5,7 @@ import { recordProblem } from '../../authority/record.js';
 import type { SaveOptions, SecretRecord, SecretStore, StoreLink } from '../../authority/types.js';
 import { AckReader } from './ack-reader.js';
 import { AckWait } from './acks.js';
-import { answered, unavailable, type RedisConnection } from './client.js';
+import { answered, unavailable, type RedisConnection, type RunResult } from './client.js';
 import { decodeRecord, encodeMarker, encodeRecord, markerOf } from './codec.js';
 import { connectionOf } from './connections.js';
 import { corruptError, notConnectedError, rollbackError, uncertainError } from './errors.js';
@@ -13,6 +13,7 @@ import { Follower } from './follower.js';
 import { storeInternals, type WithInternals } from './internal.js';
 import { Lease, type Condition, type Overwrite } from './lease.js';
 import { resolveRedisOptions, type RedisSecretStoreOptions } from './options.js';
+import { ReplicaWait } from './replicas.js';
 import { loadOf, observation } from './reply.js';
 import { CONFIRM, DROP, LEAVE, LOAD, PENDING, SAVE, SAVE_PADDING, keyNames, type KeyNames } from './scripts.js';
 
@@ -43,7 +44,7 @@ export class RedisSecretStore implements SecretStore {
   readonly #names: KeyNames;
   readonly #endpoint: string;
   readonly #commandTimeout: number;
-  readonly #replicas: { count: number; timeout: number } | undefined;
+  readonly #replicas: ReplicaWait;
   /** This instance's name in the instance table. */
   readonly #instanceId: string;
   /** The monotonic clock, timers and randomness (Node's, or a simulator's). */
@@ -84,7 +85,7 @@ export class RedisSecretStore implements SecretStore {
     this.#runtime = internals?.runtime ?? nodeRuntime;
     this.#instanceId = randomId(this.#runtime, 9);
     this.#commandTimeout = commandTimeout;
-    this.#replicas = replicas;
+    this.#replicas = new ReplicaWait(replicas, connection.deployment, key);
     this.key = key;
     this.#client = connection;
     this.#names = keyNames(key);
@@ -108,6 +109,7 @@ export class RedisSecretStore implements SecretStore {
   }
 
   async load(): Promise<SecretRecord | undefined> {
+    this.#replicas.tell(this.#link?.reportsErrors === true);
     if (this.#rollbackUntold) {
       // Told even when the record was written back meanwhile: the host learns that Redis lost writes.
       this.#rollbackUntold = false;
@@ -221,6 +223,7 @@ export class RedisSecretStore implements SecretStore {
       this.#link = undefined;
       throw error;
     }
+    if (this.#replicas.started(link.reportsErrors)) follower.reload();
     // The authority's close() waits for this: the entry is gone from the table (or Redis did not answer within
     // `commandTimeout`) before the host may close its client, so that no rotation waits a lease for it. Not while
     // the connection is down: the goodbye would wait out `commandTimeout` for nothing.
@@ -256,7 +259,7 @@ export class RedisSecretStore implements SecretStore {
     try {
       const value = encodeRecord(record, generation, expectedId);
       const confirmedAtSend = lease.era.confirmedSeq;
-      let result: { reply: unknown; replicas?: number };
+      let result: RunResult;
       try {
         result = await this.#runFull(
           SAVE,
@@ -294,12 +297,7 @@ export class RedisSecretStore implements SecretStore {
         );
       }
       lease.wrote(generation, record.id);
-      if (this.#replicas !== undefined && (result.replicas ?? -1) < this.#replicas.count) {
-        throw uncertainError(
-          this.key,
-          `Redis WAIT did not confirm the save on ${this.#replicas.count} replica(s) in time`,
-        );
-      }
+      this.#replicas.check(result);
       await this.#acks.wait(
         new AckWait(
           generation,
@@ -391,20 +389,13 @@ export class RedisSecretStore implements SecretStore {
     args: string[],
     what: string,
     waitReplicas: boolean,
-  ): Promise<{ reply: unknown; replicas?: number }> {
+  ): Promise<RunResult> {
     if (!this.#client.isOpen) throw notConnectedError(this.#endpoint);
-    const replicas = waitReplicas ? this.#replicas : undefined;
-    let sent: Promise<{ reply: unknown; replicas?: number }>;
-    try {
-      sent = this.#client.run(
-        script,
-        keys,
-        args,
-        replicas === undefined ? undefined : { wait: { replicas: replicas.count, timeout: replicas.timeout } },
-      );
-    } catch (error) {
-      sent = Promise.reject(error);
-    }
-    return answered(sent, this.#commandTimeout + (replicas?.timeout ?? 0), this.#endpoint, what, this.#runtime);
+    // A synchronous throw (a bad argument) rejects the same way as a failed command.
+    const sent = new Promise<RunResult>((resolve) =>
+      resolve(this.#client.run(script, keys, args, waitReplicas ? this.#replicas.run : undefined)),
+    );
+    const timeout = this.#commandTimeout + (waitReplicas ? this.#replicas.timeout : 0);
+    return answered(sent, timeout, this.#endpoint, what, this.#runtime);
   }
 }

@@ -2,11 +2,14 @@
 // conformance kit, scripts on the key's primary (WAIT and run_id included), and rotations on three instances while
 // the key's slot moves to another primary and while its primary fails over to its replica.
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { TokenAuthority } from 'launcher-auth';
+import { RedisSecretStore } from 'launcher-auth/redis';
 import { connectionOf } from '../../../src/stores/redis/connections.js';
+import { authErrorOf, until } from '../../support/async.js';
 import { SKIP_REASON, startCluster, type ClusterDeployment } from '../../support/redis-cluster.js';
-import { command } from '../../support/redis-sentinel.js';
-import { expectConformance, expectSafeThrough, openInstances } from './topology.js';
+import { command, field } from '../../support/redis-sentinel.js';
+import { FAST, expectConformance, expectSafeThrough, openInstances } from './topology.js';
 import { budget } from '../../support/machine.js';
 
 /** Every key of this file hashes to one slot (the part in braces), the slot the deployment has a replica for. */
@@ -86,6 +89,67 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore on Redis Cluster', 
     },
     budget(60_000),
   );
+
+  it("with the default replicas, a save waits for the replica of the slot's primary; a primary without one needs none", async () => {
+    await deployment.replicated();
+    const owner = await deployment.ownerPort();
+    let replica: (typeof deployment.nodes)[number] | undefined;
+    for (const node of deployment.nodes) {
+      const info = await command(node.port, ['INFO', 'replication']);
+      if (field(info, 'role') === 'slave' && field(info, 'master_port') === String(owner)) replica = node;
+    }
+    if (replica === undefined) throw new Error("no replica of the slot's primary");
+    // A key whose slot another primary owns: those have no replica.
+    const slots = (await command(owner, ['CLUSTER', 'SLOTS'])) as Array<[number, number, [string, number]]>;
+    let elsewhere = '';
+    for (let index = 0; elsewhere === ''; index += 1) {
+      const candidate = `replica-less:${index}`;
+      const slot = Number(await command(owner, ['CLUSTER', 'KEYSLOT', candidate]));
+      const range = slots.find(([start, end]) => start <= slot && slot <= end);
+      if (range !== undefined && range[2][1] !== owner) elsewhere = candidate;
+    }
+    const client = await deployment.client();
+    const authorities: TokenAuthority[] = [];
+    onTestFinished(async () => {
+      await Promise.all(authorities.map((authority) => authority.close()));
+    });
+    const open = async (key: string, replicas?: false): Promise<TokenAuthority> => {
+      const store = new RedisSecretStore({ ...FAST, client, key, ...(replicas === false ? { replicas } : {}) });
+      const authority = await TokenAuthority.open({ store, onStoreError: () => undefined });
+      authorities.push(authority);
+      return authority;
+    };
+    const waiting = await open(uniqueKey());
+    const optedOut = await open(uniqueKey(), false);
+    const alone = await open(elsewhere);
+    const connection = connectionOf(client);
+    const counted = await connection?.run("return redis.call('SET', KEYS[1], ARGV[1])", [`${elsewhere}:x`], ['x'], {
+      wait: { replicas: 'majority', timeout: 1000 },
+    });
+    expect({ replicas: counted?.replicas, required: counted?.required }).toEqual({ replicas: 0, required: 0 });
+    // The replica stopped (its replication link stays open, so the primary still lists it): WAIT cannot count it.
+    replica.process.kill('SIGSTOP');
+    try {
+      expect((await authErrorOf(waiting.rotate())).code).toBe('ERR_SAVE_UNCERTAIN');
+      // The control: the same save without the wait resolves, and so does one on a primary without a replica.
+      expect(typeof (await optedOut.rotate())).toBe('string');
+      expect(typeof (await alone.rotate())).toBe('string');
+    } finally {
+      replica.process.kill('SIGCONT');
+    }
+    expect(
+      await until(
+        () =>
+          waiting.rotate().then(
+            () => true,
+            () => false,
+          ),
+        10_000,
+        50,
+      ),
+    ).toBe(true);
+    await deployment.replicated();
+  });
 
   it(
     "three instances with replicas: 1 rotating while the key's primary fails over: no revoked token accepted, and service resumes",

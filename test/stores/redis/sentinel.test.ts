@@ -3,10 +3,13 @@
 // instances while Sentinel fails the primary over.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { TokenAuthority, isLauncherAuthError } from 'launcher-auth';
+import { RedisSecretStore } from 'launcher-auth/redis';
 import { connectionOf } from '../../../src/stores/redis/connections.js';
+import { until } from '../../support/async.js';
 import { connectedClient } from '../../support/redis-server.js';
 import { SKIP_REASON, command, startSentinel, type SentinelDeployment } from '../../support/redis-sentinel.js';
-import { expectConformance, expectSafeThrough, openInstances } from './topology.js';
+import { FAST, expectConformance, expectSafeThrough, openInstances } from './topology.js';
 import { budget } from '../../support/machine.js';
 
 /** Every rotation waits until the replica has it, so that the replica Sentinel promotes holds the last one. */
@@ -40,8 +43,17 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore on Redis Sentinel',
     });
     expect(result.reply).toBe('OK');
     expect(result.replicas).toBe(1);
+    // 'majority': the primary lists one replica, so one must confirm.
+    const majority = await connection.run("return redis.call('SET', KEYS[1], ARGV[1])", [key], ['y'], {
+      wait: { replicas: 'majority', timeout: 2000 },
+    });
+    expect({ reply: majority.reply, replicas: majority.replicas, required: majority.required }).toEqual({
+      reply: 'OK',
+      replicas: 1,
+      required: 1,
+    });
     const primary = await deployment.primaryPort();
-    expect(String(await command(primary, ['GET', key]))).toBe('x');
+    expect(String(await command(primary, ['GET', key]))).toBe('y');
     expect(connection.endpoint).toBe(`127.0.0.1:${primary} (primary named by Redis Sentinel)`);
   });
 
@@ -71,6 +83,66 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore on Redis Sentinel',
     const moved = await split?.run(script, [uniqueKey()], ['x'], { wait });
     expect(moved?.reply).toBe('OK');
     expect(moved?.replicas).toBeUndefined();
+  });
+
+  it('with `replicas: false`, says once through onStoreError that a failover may bring back a revoked secret; with the default, says nothing', async () => {
+    const key = uniqueKey();
+    const told: string[] = [];
+    const quiet: string[] = [];
+    const codeOf = (error: Error) => (isLauncherAuthError(error) ? error.code : 'other');
+    const optedOut = await TokenAuthority.open({
+      store: new RedisSecretStore({ client: await deployment.client(), key, ...FAST, replicas: false }),
+      onStoreError: (error) => told.push(codeOf(error)),
+    });
+    const byDefault = await TokenAuthority.open({
+      store: new RedisSecretStore({ client: await deployment.client(), key, ...FAST }),
+      onStoreError: (error) => quiet.push(codeOf(error)),
+    });
+    onTestFinished(async () => {
+      await Promise.all([optedOut.close(), byDefault.close()]);
+    });
+    expect(await until(() => told.length > 0)).toBe(true);
+    // Every report had its chance: a rotation made by the other instance was adopted here, by a later reload.
+    const token = await byDefault.rotate();
+    expect(await until(async () => (await optedOut.verify(token)).ok)).toBe(true);
+    expect(told).toEqual(['ERR_STORE_UNREPLICATED']);
+    expect(quiet).toEqual([]);
+  });
+
+  it('without onStoreError, says it once by a process warning naming the option; a plain client says nothing', async () => {
+    const key = uniqueKey();
+    const warnings: Array<{ code: string; namesOption: boolean; hasToken: (token: string) => boolean }> = [];
+    const listener = (warning: Error & { code?: string }) =>
+      warnings.push({
+        code: warning.code ?? '',
+        namesOption: warning.message.includes('`replicas: false`'),
+        hasToken: (token) => warning.message.includes(token),
+      });
+    process.on('warning', listener);
+    const plainClient = await connectedClient(`redis://127.0.0.1:${await deployment.primaryPort()}`);
+    const authorities: TokenAuthority[] = [];
+    onTestFinished(async () => {
+      process.off('warning', listener);
+      await Promise.all(authorities.map((authority) => authority.close()));
+      plainClient.destroy();
+    });
+    const sentinel = await TokenAuthority.open({
+      store: new RedisSecretStore({ client: await deployment.client(), key, ...FAST, replicas: false }),
+    });
+    authorities.push(sentinel);
+    const plain = await TokenAuthority.open({
+      store: new RedisSecretStore({ client: plainClient, key, ...FAST, replicas: false }),
+    });
+    authorities.push(plain);
+    const ours = () => warnings.filter((warning) => warning.code === 'LAUNCHER_AUTH_REDIS_REPLICAS_OFF');
+    expect(await until(() => ours().length > 0)).toBe(true);
+    // Both had their chance: each adopted a rotation made by the other after it opened.
+    const token = await plain.rotate();
+    expect(await until(async () => (await sentinel.verify(token)).ok)).toBe(true);
+    const back = await sentinel.rotate();
+    expect(await until(async () => (await plain.verify(back)).ok)).toBe(true);
+    expect(ours().map(({ namesOption }) => namesOption)).toEqual([true]);
+    expect(ours().some(({ hasToken }) => hasToken(token) || hasToken(sentinel.issue()))).toBe(false);
   });
 
   it(

@@ -57,6 +57,12 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore', () => {
     expect(() => new RedisSecretStore({ client, leaseMs: 1000, driftMargin: 600 })).toThrow(/`driftMargin`/);
     expect(() => new RedisSecretStore({ client, leaseMs: 1000, renewInterval: 950 })).toThrow(/`renewInterval`/);
     expect(() => new RedisSecretStore({ client, commandTimeout: 1.5 })).toThrow(/`commandTimeout`/);
+    for (const replicas of [{ count: 0 }, { count: 'most' }, true, {}]) {
+      expect(() => new RedisSecretStore({ client, replicas: replicas as never })).toThrow(/`replicas.count`/);
+    }
+    expect(() => new RedisSecretStore({ client, replicas: { count: 'majority', timeout: 0 } })).toThrow(
+      /`replicas.timeout`/,
+    );
   });
 
   it('a save that lost to another rotation rejects with ERR_SAVE_CONFLICT and changes nothing', async () => {
