@@ -176,10 +176,8 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       driftMargin: TIMING.driftMargin,
       commandTimeout: TIMING.commandTimeout,
       ackPollInterval: TIMING.ackPollInterval,
-      // 'majority' is the Sentinel client's default: no option given.
-      ...(plan.waitFor === 'majority'
-        ? {}
-        : { replicas: plan.waitFor === 0 ? false : { count: plan.waitFor, timeout: 50 } }),
+      // 'majority' is the Sentinel client's default; its timeout scaled as the lease is (1 s of a 5 s lease).
+      replicas: plan.waitFor === 0 ? false : { count: plan.waitFor, timeout: TIMING.leaseMs / 5 },
       [storeInternals]: { connection: process.connection, runtime: process.runtime },
     } as ConstructorParameters<typeof RedisSecretStore>[0]);
     // Only watches what the authority hands the store: which records its rotations saved.
