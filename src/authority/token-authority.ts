@@ -4,8 +4,8 @@ import { timingSafeEqual } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { jwtVerify } from 'jose';
 import { MALFORMED, MISSING, SCHEME_LENGTH, bearerToken, singleValue, startsWithScheme } from './bearer.js';
-import { LauncherAuthError } from './errors.js';
-import { authenticateNow } from './internal.js';
+import { LauncherAuthError, isLauncherAuthError } from './errors.js';
+import { authenticateNow, holdsPlaceholder } from './internal.js';
 import { buildState, deepFreeze, type ClaimOptions, type KeyState, type Scratch } from './key-state.js';
 import { openOptions } from './options.js';
 import { copyRecord, generateRecord } from './record.js';
@@ -63,6 +63,10 @@ export class TokenAuthority {
   #trustUntil = Infinity;
   /** The last {@link RETIRED_KEPT} rotated-away tokens, newest first. */
   #retired: readonly Buffer[] = [];
+  /** A bound the store set for the key a rotation is saving: it applies when that key becomes current. */
+  #pendingTrust: { readonly keyId: string; readonly deadline: number } | undefined;
+  /** The key is a placeholder, never saved: the store's secret went back (see SecretStore.load). */
+  #placeholder = false;
 
   private constructor(
     state: KeyState,
@@ -92,7 +96,17 @@ export class TokenAuthority {
   static async open(options: TokenAuthorityOptions): Promise<TokenAuthority> {
     const { store, issuer, audience, onStoreError, saveTimeout, maxTokenLength } = openOptions(options);
 
-    const loaded = await store.load();
+    let loaded: SecretRecord | undefined;
+    let lost: LauncherAuthError | undefined;
+    try {
+      loaded = await store.load();
+    } catch (error) {
+      // A watching store whose secret went back: a placeholder that is never saved, trusted only once the store
+      // vouches for a key (see SecretStore.load), so that a rotation can end the refusal from this process too.
+      if (store.watch === undefined || !isLauncherAuthError(error, 'ERR_STORE_ROLLBACK')) throw error;
+      loaded = generateRecord();
+      lost = error;
+    }
     let record: SecretRecord;
     if (loaded === undefined) {
       record = generateRecord();
@@ -115,13 +129,15 @@ export class TokenAuthority {
           `(${authority.issue().length} characters, with this \`issuer\` and \`audience\`).`,
       );
     }
+    authority.#placeholder = lost !== undefined;
+    if (lost !== undefined) authority.#trustUntil = -Infinity;
     if (store.watch !== undefined) {
       const link: StoreLink = Object.freeze({
         get keyId(): string {
           return authority.#state.record.id;
         },
-        trustUntil(deadline: number): void {
-          authority.#setTrust(deadline);
+        trustUntil(deadline: number, keyId?: string): void {
+          authority.#setTrust(deadline, keyId);
         },
         reportsErrors: onStoreError !== undefined,
       });
@@ -134,6 +150,11 @@ export class TokenAuthority {
         );
       }
       authority.#unwatch = unwatch;
+    }
+    try {
+      if (lost !== undefined) onStoreError?.(lost);
+    } catch {
+      // The host's handler failed; the authority is open all the same.
     }
     return authority;
   }
@@ -335,16 +356,27 @@ export class TokenAuthority {
     return until === Infinity || performance.now() < until;
   }
 
-  #setTrust(deadline: number): void {
+  /** @internal For the settings helpers (see {@link #placeholder}). */
+  [holdsPlaceholder](): boolean {
+    return this.#placeholder;
+  }
+
+  #setTrust(deadline: number, keyId: string | undefined): void {
     if (typeof deadline !== 'number' || Number.isNaN(deadline)) {
       throw new TypeError('StoreLink.trustUntil: `deadline` must be a performance.now() time in milliseconds.');
     }
-    if (!this.#closed) this.#trustUntil = deadline;
+    if (this.#closed) return;
+    if (keyId === undefined || keyId === this.#state.record.id) this.#trustUntil = deadline;
+    else this.#pendingTrust = { keyId, deadline };
   }
 
   #install(next: KeyState): void {
     const previous = this.#state;
+    const pending = this.#pendingTrust;
+    this.#pendingTrust = undefined;
+    this.#placeholder = false;
     this.#state = next;
+    if (pending?.keyId === next.record.id) this.#setTrust(Math.max(this.#trustUntil, pending.deadline), undefined);
     // A store may bring back an earlier secret (a restored backup): its token is then current, never retired.
     this.#retired = [previous.tokenBytes, ...this.#retired]
       .filter((retired) => !retired.equals(next.tokenBytes))

@@ -1,5 +1,6 @@
 // The store's errors that name its Redis key or server: never a value, a key's bytes or a password.
 import { LauncherAuthError } from '../../authority/errors.js';
+import type { Condition } from './lease.js';
 
 /** The error for a store whose record went back, or was replaced by a rollback marker. */
 export function rollbackError(key: string): LauncherAuthError {
@@ -40,4 +41,50 @@ export function supersededError(key: string): LauncherAuthError {
     `The new secret was saved in Redis key "${key}", then another rotation replaced it before every ` +
       "instance had confirmed it; the other rotation's secret is current.",
   );
+}
+
+/**
+ * How a rollback reaches the host, once per condition: a load() that rejects with it (the authority's reload hands
+ * it to `onStoreError`) when the host has `onStoreError`, and a process warning when it has none.
+ */
+export class RollbackReports {
+  readonly #key: string;
+  readonly #told = new Set<Condition>();
+  #untold = false;
+
+  constructor(key: string) {
+    this.#key = key;
+  }
+
+  /** The condition a renewal found (on a change only); `reportsErrors`: the host passed `onStoreError`. */
+  entered(condition: Condition, reportsErrors: boolean): void {
+    if (condition !== 'rollback' && condition !== 'missing') {
+      this.#told.clear();
+      return;
+    }
+    if (this.#told.has(condition)) return;
+    this.#told.add(condition);
+    this.#untold = true;
+    if (!reportsErrors) this.warn();
+  }
+
+  /** open() found `condition` and reported it through `onStoreError` (when there is one): told already. */
+  opened(condition: Condition, reportsErrors: boolean): void {
+    this.#told.add(condition);
+    if (!reportsErrors) this.warn();
+  }
+
+  /** Whether a rollback waits to be told by the next load(); true once per report. */
+  takeUntold(): boolean {
+    const untold = this.#untold;
+    this.#untold = false;
+    return untold;
+  }
+
+  warn(): void {
+    process.emitWarning(rollbackError(this.#key).message, {
+      code: 'LAUNCHER_AUTH_STORE_ROLLBACK',
+      type: 'LauncherAuthWarning',
+    });
+  }
 }

@@ -86,6 +86,17 @@ redis.call('PUBLISH', ARGV[3], saved.id)
 return observed('ok', saved, KEYS[2], ARGV[4])
 `;
 
+/** {@link SAVE}'s arguments, the value last (see above). */
+export function saveArgs(
+  names: KeyNames,
+  instance: string,
+  expected: number,
+  expectedId: string,
+  value: string,
+): string[] {
+  return [String(expected), expectedId, names.channel, instance, ...Array<string>(SAVE_PADDING).fill(''), value];
+}
+
 /**
  * The other instances in the table that have not acknowledged the record `id`, as name, renewal number pairs
  * after the observation. KEYS: record, table. ARGV: this instance, the id.
@@ -113,6 +124,9 @@ local entry = redis.call('HGET', KEYS[1], ARGV[1])
 if entry and string.match(entry, '^(%d+):') == ARGV[2] then redis.call('HDEL', KEYS[1], ARGV[1]) end
 return 0
 `;
+
+/** Removes this instance's entry (it stops watching). KEYS: table. ARGV: instance. */
+export const LEAVE = "return redis.call('HDEL', KEYS[1], ARGV[1])";
 
 /** The observation with status 'value' or 'missing', then the stored value. KEYS: record, table. ARGV: this instance. */
 export const LOAD = `${PRELUDE}
