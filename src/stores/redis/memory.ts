@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, unlink } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { basename, dirname, isAbsolute, join } from 'node:path';
+import { basename, dirname, join, posix, win32 } from 'node:path';
 import { LauncherAuthError } from '../../authority/errors.js';
 import { syncDirectory, temporaryName, writeTemporary } from '../file/write.js';
 import type { Seen } from './lease.js';
@@ -31,14 +31,15 @@ export function stateFolder(
   platform: NodeJS.Platform = process.platform,
   home: string = homedir(),
 ): string {
+  const path = platform === 'win32' ? win32 : posix;
   const xdg = env['XDG_STATE_HOME'];
-  if (xdg !== undefined && isAbsolute(xdg)) return xdg;
-  if (platform === 'darwin') return join(home, 'Library', 'Application Support');
+  if (xdg !== undefined && path.isAbsolute(xdg)) return xdg;
+  if (platform === 'darwin') return path.join(home, 'Library', 'Application Support');
   if (platform === 'win32') {
     const local = env['LOCALAPPDATA'];
-    return local !== undefined && isAbsolute(local) ? local : join(home, 'AppData', 'Local');
+    return local !== undefined && path.isAbsolute(local) ? local : path.join(home, 'AppData', 'Local');
   }
-  return join(home, '.local', 'state');
+  return path.join(home, '.local', 'state');
 }
 
 /**
