@@ -9,11 +9,10 @@ import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { TokenAuthority, isLauncherAuthError, tokenView } from 'launcher-auth';
 import { RedisSecretStore } from 'launcher-auth/redis';
-import { authenticateNow } from '../../../../src/authority/internal.js';
 import { encodeMarker } from '../../../../src/stores/redis/codec.js';
 import { budget } from '../../../support/machine.js';
 import { SKIP_REASON, connectedClient, startRedis, type RedisServer } from '../../../support/redis-server.js';
-import { TIMING, eventually, type Member } from './instances.js';
+import { TIMING, acceptingNow, eventually, type Member } from './instances.js';
 
 /** An instance on `port` remembering its newest record in `generationFile` (or none); closed when the test ends. */
 async function instance(port: number, key: string, generationFile: string | false): Promise<Member> {
@@ -28,14 +27,6 @@ async function instance(port: number, key: string, generationFile: string | fals
     client.destroy();
   });
   return { authority, errors };
-}
-
-/** How many of `members` accept `token` now, checked synchronously (the gate's own decision, no await). */
-function acceptingNow(members: readonly Member[], token: string): number {
-  return members.filter(({ authority }) => {
-    const result = authority[authenticateNow](`Bearer ${token}`);
-    return !(result instanceof Promise) && result.ok;
-  }).length;
 }
 
 /** Checks each of `tokens` on every member until `done` holds: how many checks there were, how many accepted. */
