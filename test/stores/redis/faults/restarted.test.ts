@@ -156,4 +156,28 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore: a process started 
     },
     budget(30_000),
   );
+
+  it('open() over the marker without onStoreError: one process warning, and every token refused', async () => {
+    const redis = await startRedis();
+    onTestFinished(() => redis.kill());
+    const key = 'restarted:warned';
+    const client = await connectedClient(redis.url);
+    onTestFinished(() => client.destroy());
+    await client.set(key, encodeMarker('lost', 2, 'before'));
+    const warnings: string[] = [];
+    const onWarning = (warning: Error & { code?: string }): void => void warnings.push(warning.code ?? warning.name);
+    process.on('warning', onWarning);
+    onTestFinished(() => void process.off('warning', onWarning));
+    const store = new RedisSecretStore({ client, key, generationFile: false, ...TIMING });
+    const authority = await TokenAuthority.open({ store });
+    onTestFinished(() => authority.close());
+    // A warning is emitted on the next tick: wait for the event, not for a time.
+    expect(await eventually(() => warnings.includes('LAUNCHER_AUTH_STORE_ROLLBACK'))).toBe(true);
+    expect(await authority.verify(authority.issue())).toEqual({ ok: false, reason: 'suspended' });
+    // A rotation elsewhere (a second instance) ends it: no second warning meanwhile.
+    const other = await instance(redis.port, key, false);
+    await other.authority.rotate();
+    expect(await eventually(() => authority.keyId === other.authority.keyId)).toBe(true);
+    expect(warnings.filter((code) => code === 'LAUNCHER_AUTH_STORE_ROLLBACK')).toHaveLength(1);
+  });
 });
