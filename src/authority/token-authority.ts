@@ -4,18 +4,17 @@ import { timingSafeEqual } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { jwtVerify } from 'jose';
 import { MALFORMED, MISSING, SCHEME_LENGTH, bearerToken, singleValue, startsWithScheme } from './bearer.js';
-import { LauncherAuthError, isLauncherAuthError } from './errors.js';
+import { LauncherAuthError } from './errors.js';
 import { authenticateNow, holdsPlaceholder } from './internal.js';
 import { buildState, deepFreeze, type ClaimOptions, type KeyState, type Scratch } from './key-state.js';
 import { openOptions } from './options.js';
-import { copyRecord, generateRecord } from './record.js';
+import { initialRecord } from './record.js';
 import { Rotations } from './rotation.js';
 import { checkStructure, isCanonicalBase64url, signatureMatches, splitCompact } from './token.js';
 import type {
   JWTPayload,
   RejectReason,
   RotateEvent,
-  SecretRecord,
   SecretStore,
   StoreLink,
   TokenAuthorityOptions,
@@ -96,24 +95,7 @@ export class TokenAuthority {
   static async open(options: TokenAuthorityOptions): Promise<TokenAuthority> {
     const { store, issuer, audience, onStoreError, saveTimeout, maxTokenLength } = openOptions(options);
 
-    let loaded: SecretRecord | undefined;
-    let lost: LauncherAuthError | undefined;
-    try {
-      loaded = await store.load();
-    } catch (error) {
-      // A watching store whose secret went back: a placeholder that is never saved, trusted only once the store
-      // vouches for a key (see SecretStore.load), so that a rotation can end the refusal from this process too.
-      if (store.watch === undefined || !isLauncherAuthError(error, 'ERR_STORE_ROLLBACK')) throw error;
-      loaded = generateRecord();
-      lost = error;
-    }
-    let record: SecretRecord;
-    if (loaded === undefined) {
-      record = generateRecord();
-      await store.save(record);
-    } else {
-      record = copyRecord(loaded);
-    }
+    const { record, lost } = await initialRecord(store);
     const claimOptions: ClaimOptions = Object.freeze({ issuer, audience });
     const authority = new TokenAuthority(
       await buildState(record, claimOptions),

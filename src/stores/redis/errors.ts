@@ -51,6 +51,8 @@ export class RollbackReports {
   readonly #key: string;
   readonly #told = new Set<Condition>();
   #untold = false;
+  /** What the last load() found before the store was watched: `open()` goes on refusing, and reports it. */
+  openedOver: Condition | undefined;
 
   constructor(key: string) {
     this.#key = key;
@@ -74,8 +76,15 @@ export class RollbackReports {
     if (!reportsErrors) this.warn();
   }
 
-  /** Whether a rollback waits to be told by the next load(); true once per report. */
+  /** The error of a load() that found `condition`; `watched`: the store is watched (not open()'s first read). */
+  found(condition: Condition, watched: boolean): LauncherAuthError {
+    if (!watched) this.openedOver = condition;
+    return rollbackError(this.#key);
+  }
+
+  /** A load() begins: whether a rollback waits to be told by it (true once per report). */
   takeUntold(): boolean {
+    this.openedOver = undefined;
     const untold = this.#untold;
     this.#untold = false;
     return untold;

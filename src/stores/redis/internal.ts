@@ -5,7 +5,10 @@ import type { GenerationMemory } from './memory.js';
 export const storeInternals: unique symbol = Symbol('launcher-auth.redis.internals');
 
 export interface StoreInternals {
-  /** Where this instance remembers the newest record it trusted or saved, instead of `generationFile`. */
+  /**
+   * Where this instance remembers the newest record it trusted or saved, instead of `generationFile`; with internals
+   * and without it, nowhere (a simulator never writes a file).
+   */
   readonly memory?: GenerationMemory;
 }
 

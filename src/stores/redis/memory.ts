@@ -170,13 +170,13 @@ export class Recollection {
     this.#memory = memory;
   }
 
-  /** The record remembered from an earlier run, at the first call; `undefined` after it, or when none is. */
-  async recall(): Promise<Seen | undefined> {
-    if (this.#read) return undefined;
+  /** At the first call: the record remembered from an earlier run, taken in by `lease` as seen. */
+  async recall(lease: { see(generation: number, id: string, prev: string): unknown }): Promise<void> {
+    if (this.#read) return;
     const seen = await this.#memory.read();
+    if (seen !== undefined) lease.see(seen.generation, seen.id, '');
     this.#known = seen;
     this.#read = true;
-    return seen;
   }
 
   /** Writes `seen` when it is not what the memory holds (nothing before the first read); never rejects. */

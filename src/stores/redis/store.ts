@@ -12,7 +12,7 @@ import { connectionOf, deploymentOf } from './connections.js';
 import { RollbackReports, corruptError, notConnectedError, rollbackError, uncertainError } from './errors.js';
 import { Follower } from './follower.js';
 import { storeInternals, type WithInternals } from './internal.js';
-import { Lease, type Condition, type Overwrite, type Seen } from './lease.js';
+import { Lease, type Overwrite, type Seen } from './lease.js';
 import { Recollection, defaultGenerationFile, generationMemory } from './memory.js';
 import { resolveRedisOptions, type RedisSecretStoreOptions } from './options.js';
 import { loadOf, observation } from './reply.js';
@@ -67,8 +67,6 @@ export class RedisSecretStore implements SecretStore {
   readonly #acks: AckReader;
   /** Where the newest record trusted or saved is remembered across restarts (`generationFile`). */
   readonly #memory: Recollection;
-  /** The last load() found a rollback before the store was watched: open() goes on refusing and reports it. */
-  #openedOver: Condition | undefined;
   /** Renews the lease while the store is watched. */
   #follower: Follower | undefined;
 
@@ -84,10 +82,10 @@ export class RedisSecretStore implements SecretStore {
     }
     const { key, leaseMs, driftMargin, renewInterval, commandTimeout, ackPollInterval, replicas, generationFile } =
       resolveRedisOptions(options);
-    this.#memory = new Recollection(
-      (options as WithInternals)[storeInternals]?.memory ??
-        generationMemory(generationFile ?? defaultGenerationFile(key, deploymentOf(options.client))),
-    );
+    const internals = (options as WithInternals)[storeInternals];
+    const file =
+      internals === undefined ? (generationFile ?? defaultGenerationFile(key, deploymentOf(options.client))) : false;
+    this.#memory = new Recollection(internals?.memory ?? generationMemory(file));
     this.#reports = new RollbackReports(key);
     this.#commandTimeout = commandTimeout;
     this.#replicas = replicas;
@@ -113,12 +111,10 @@ export class RedisSecretStore implements SecretStore {
   }
 
   async load(): Promise<SecretRecord | undefined> {
-    this.#openedOver = undefined;
-    // Before the first read: a record remembered from an earlier run makes an older one in Redis a rollback.
-    const remembered = await this.#memory.recall();
-    if (remembered !== undefined) this.#lease.see(remembered.generation, remembered.id, '');
     // Told even when the record was written back meanwhile: the host learns that Redis lost writes.
     if (this.#reports.takeUntold()) throw rollbackError(this.key);
+    // Before the first read: a record remembered from an earlier run makes an older one in Redis a rollback.
+    await this.#memory.recall(this.#lease);
     // Each answer is judged against the highest record seen when its read was sent (see Lease.see).
     for (;;) {
       const sent = this.#lease.highest;
@@ -145,14 +141,14 @@ export class RedisSecretStore implements SecretStore {
             // A rollback marker: taken in as a renewal takes it in, so that a save (the rotation that ends the
             // refusal) replaces it, even from a process that has only read it, such as `launcher-auth rotate`.
             this.#lease.see(marker.generation, marker.id, marker.prev, sent);
-            throw this.#rollback('rollback');
+            throw this.#reports.found('rollback', this.#link !== undefined);
           }
           if (this.#lease.highest.generation === 0) this.#corrupt = true;
           throw error;
         }
       }
       const sighting = this.#lease.see(loaded?.generation ?? 0, loaded?.record.id ?? null, loaded?.prev ?? '', sent);
-      if (sighting === 'rollback') throw this.#rollback(loaded === undefined ? 'missing' : 'rollback');
+      if (sighting === 'rollback') throw this.#reports.found(loaded ? 'rollback' : 'missing', this.#link !== undefined);
       if (sighting === 'adopted') {
         if (loaded === undefined) return undefined;
         this.#corrupt = false;
@@ -221,7 +217,7 @@ export class RedisSecretStore implements SecretStore {
       },
       onChange,
     );
-    const openedOver = this.#openedOver;
+    const { openedOver } = this.#reports;
     // open() reported the rollback it found (onStoreError): the renewals report only a change from it.
     if (openedOver !== undefined) this.#lease.assume(openedOver);
     try {
@@ -348,12 +344,6 @@ export class RedisSecretStore implements SecretStore {
     );
     const head = observation(result.reply);
     if (head?.status === 'ok' && head.observed.id !== null) this.#lease.wrote(over.generation, head.observed.id);
-  }
-
-  /** The error of a load() that found `condition`; before the store is watched, open() goes on refusing. */
-  #rollback(condition: Condition): Error {
-    if (this.#link === undefined) this.#openedOver = condition;
-    return rollbackError(this.key);
   }
 
   #keep(record: SecretRecord): void {
