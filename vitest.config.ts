@@ -43,7 +43,7 @@ export default defineConfig({
     // line above measured once for the whole run and handed to the workers.
     testTimeout: budget(20_000),
     hookTimeout: budget(20_000),
-    setupFiles: ['test/support/matchers.ts'],
+    setupFiles: ['test/support/matchers.ts', 'test/support/state-home.ts'],
     expect: { requireAssertions: true },
     // Most long files wait on real processes and timers (Redis faults, a clean install, leases), not on the CPU:
     // four at once fit a 2-core machine, where vitest's default would run them one after another.

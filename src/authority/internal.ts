@@ -10,6 +10,9 @@ import type { TokenAuthority } from './token-authority.js';
  */
 export const authenticateNow: unique symbol = Symbol('launcher-auth.authenticateNow');
 
+/** Whether the authority's key is a placeholder that works nowhere (its store's secret went back), for tokenView(). */
+export const holdsPlaceholder: unique symbol = Symbol('launcher-auth.holdsPlaceholder');
+
 /** Checks that `authority` is a TokenAuthority, at set-up: a `TypeError` that names `where` otherwise. */
 export function assertAuthority(authority: unknown, where: string): asserts authority is TokenAuthority {
   const candidate = authority as Partial<TokenAuthority> | null;

@@ -1,7 +1,7 @@
 // Making and checking SecretRecords: the one place that knows what a usable secret is.
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { LauncherAuthError } from './errors.js';
-import type { SecretRecord } from './types.js';
+import { LauncherAuthError, isLauncherAuthError } from './errors.js';
+import type { SecretRecord, SecretStore } from './types.js';
 
 /** Shortest HMAC-SHA256 key accepted: the hash output size (RFC 7518 §3.2). */
 export const MIN_KEY_BYTES = 32;
@@ -53,4 +53,27 @@ export function sameRecord(a: SecretRecord, b: SecretRecord): boolean {
     a.key.byteLength === b.key.byteLength &&
     timingSafeEqual(a.key, b.key)
   );
+}
+
+/**
+ * The record `open()` starts from: the store's, or a new one saved when the store is empty. A watching store whose
+ * secret went back rejects with `ERR_STORE_ROLLBACK` (see SecretStore.load): then a placeholder that is never
+ * saved, and that error, so that the authority refuses every token until the store vouches for a key, reports the
+ * error once, and a rotation from this very process can end the refusal.
+ */
+export async function initialRecord(
+  store: SecretStore,
+  random: (bytes: number) => Buffer = randomBytes,
+): Promise<{ readonly record: SecretRecord; readonly lost?: LauncherAuthError }> {
+  let loaded: SecretRecord | undefined;
+  try {
+    loaded = await store.load();
+  } catch (error) {
+    if (store.watch === undefined || !isLauncherAuthError(error, 'ERR_STORE_ROLLBACK')) throw error;
+    return { record: generateRecord(random), lost: error };
+  }
+  if (loaded !== undefined) return { record: copyRecord(loaded) };
+  const record = generateRecord(random);
+  await store.save(record);
+  return { record };
 }

@@ -1,7 +1,7 @@
 // What a settings window needs from the authority: the token to show (and a masked form of it), and "Regenerate
 // token" with every outcome of rotate() turned into something the window can show as is. Never throws for a store.
 import { isLauncherAuthError } from './errors.js';
-import { assertAuthority } from './internal.js';
+import { assertAuthority, holdsPlaceholder } from './internal.js';
 import type { TokenAuthority } from './token-authority.js';
 
 /**
@@ -34,6 +34,12 @@ export interface TokenView {
   readonly masked: string;
   /** The id of the key that signs the token (its `kid`); not secret. */
   readonly keyId: string;
+  /**
+   * True when the secret store lost the secret (it went back to an older one: `ERR_STORE_ROLLBACK`) and the
+   * authority holds a placeholder: the token shown works nowhere, and every token is refused until "Regenerate
+   * token" makes one that works. Show that instead of the token.
+   */
+  readonly lost: boolean;
 }
 
 const MESSAGES: Readonly<Record<RegenerateOutcome, string>> = {
@@ -75,9 +81,14 @@ export async function regenerateToken(authority: TokenAuthority): Promise<Regene
   }
 }
 
-/** The current token as a settings window shows it: the token, a masked form, and the key id. */
+/** The current token as a settings window shows it: the token, a masked form, the key id, and whether it is lost. */
 export function tokenView(authority: TokenAuthority): TokenView {
   assertAuthority(authority, 'tokenView');
   const token = authority.issue();
-  return { token, masked: `${'•'.repeat(12)}${token.slice(-4)}`, keyId: authority.keyId };
+  return {
+    token,
+    masked: `${'•'.repeat(12)}${token.slice(-4)}`,
+    keyId: authority.keyId,
+    lost: authority[holdsPlaceholder](),
+  };
 }

@@ -4,10 +4,10 @@ import { timingSafeEqual } from 'node:crypto';
 import { jwtVerify } from 'jose';
 import { MALFORMED, MISSING, SCHEME_LENGTH, bearerToken, singleValue, startsWithScheme } from './bearer.js';
 import { LauncherAuthError } from './errors.js';
-import { authenticateNow } from './internal.js';
+import { authenticateNow, holdsPlaceholder } from './internal.js';
 import { buildState, deepFreeze, type ClaimOptions, type KeyState, type Scratch } from './key-state.js';
 import { openOptions } from './options.js';
-import { copyRecord, generateRecord } from './record.js';
+import { initialRecord } from './record.js';
 import { Rotations } from './rotation.js';
 import type { Runtime } from './runtime.js';
 import { checkStructure, isCanonicalBase64url, signatureMatches, splitCompact } from './token.js';
@@ -15,7 +15,6 @@ import type {
   JWTPayload,
   RejectReason,
   RotateEvent,
-  SecretRecord,
   SecretStore,
   StoreLink,
   TokenAuthorityOptions,
@@ -65,6 +64,10 @@ export class TokenAuthority {
   #retired: readonly Buffer[] = [];
   /** The monotonic clock that {@link #trustUntil} is measured on (Node's `performance.now()` outside a simulator). */
   readonly #now: () => number;
+  /** A bound the store set for the key a rotation is saving: it applies when that key becomes current. */
+  #pendingTrust: { readonly keyId: string; readonly deadline: number } | undefined;
+  /** The key is a placeholder, never saved: the store's secret went back (see SecretStore.load). */
+  #placeholder = false;
 
   private constructor(
     state: KeyState,
@@ -101,14 +104,7 @@ export class TokenAuthority {
   static async open(options: TokenAuthorityOptions): Promise<TokenAuthority> {
     const { store, issuer, audience, onStoreError, saveTimeout, maxTokenLength, runtime } = openOptions(options);
 
-    const loaded = await store.load();
-    let record: SecretRecord;
-    if (loaded === undefined) {
-      record = generateRecord(runtime.random);
-      await store.save(record);
-    } else {
-      record = copyRecord(loaded);
-    }
+    const { record, lost } = await initialRecord(store, runtime.random);
     const claimOptions: ClaimOptions = Object.freeze({ issuer, audience });
     const authority = new TokenAuthority(
       await buildState(record, claimOptions),
@@ -125,13 +121,15 @@ export class TokenAuthority {
           `(${authority.issue().length} characters, with this \`issuer\` and \`audience\`).`,
       );
     }
+    authority.#placeholder = lost !== undefined;
+    if (lost !== undefined) authority.#trustUntil = -Infinity;
     if (store.watch !== undefined) {
       const link: StoreLink = Object.freeze({
         get keyId(): string {
           return authority.#state.record.id;
         },
-        trustUntil(deadline: number): void {
-          authority.#setTrust(deadline);
+        trustUntil(deadline: number, keyId?: string): void {
+          authority.#setTrust(deadline, keyId);
         },
         reportsErrors: onStoreError !== undefined,
       });
@@ -144,6 +142,11 @@ export class TokenAuthority {
         );
       }
       authority.#unwatch = unwatch;
+    }
+    try {
+      if (lost !== undefined) onStoreError?.(lost);
+    } catch {
+      // The host's handler failed; the authority is open all the same.
     }
     return authority;
   }
@@ -345,16 +348,27 @@ export class TokenAuthority {
     return until === Infinity || this.#now() < until;
   }
 
-  #setTrust(deadline: number): void {
+  /** @internal For the settings helpers (see {@link #placeholder}). */
+  [holdsPlaceholder](): boolean {
+    return this.#placeholder;
+  }
+
+  #setTrust(deadline: number, keyId: string | undefined): void {
     if (typeof deadline !== 'number' || Number.isNaN(deadline)) {
       throw new TypeError('StoreLink.trustUntil: `deadline` must be a performance.now() time in milliseconds.');
     }
-    if (!this.#closed) this.#trustUntil = deadline;
+    if (this.#closed) return;
+    if (keyId === undefined || keyId === this.#state.record.id) this.#trustUntil = deadline;
+    else this.#pendingTrust = { keyId, deadline };
   }
 
   #install(next: KeyState): void {
     const previous = this.#state;
+    const pending = this.#pendingTrust;
+    this.#pendingTrust = undefined;
+    this.#placeholder = false;
     this.#state = next;
+    if (pending?.keyId === next.record.id) this.#setTrust(Math.max(this.#trustUntil, pending.deadline), undefined);
     // A store may bring back an earlier secret (a restored backup): its token is then current, never retired.
     this.#retired = [previous.tokenBytes, ...this.#retired]
       .filter((retired) => !retired.equals(next.tokenBytes))

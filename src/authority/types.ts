@@ -37,9 +37,13 @@ export interface StoreLink {
    * refused (reason `suspended`) until the store calls this again with a later deadline. `Infinity` lifts the
    * bound; a time in the past refuses at once. The bound is checked on every request against the monotonic
    * clock, so a process that was frozen past it refuses its very first request after it wakes.
+   *
+   * With `keyId`, the bound is for that key only: for the current key, as without it; for another (the record a
+   * rotation is saving), it applies from the moment the authority makes that key current, and the current key's
+   * bound stays as it is until then.
    * @default Infinity (a store that never calls it is trusted as long as the authority is open)
    */
-  trustUntil(deadline: number): void;
+  trustUntil(deadline: number, keyId?: string): void;
   /**
    * True when the host passed `onStoreError`: the store's failures reach the host through it (a reload that
    * rejects), so a store reports a condition there alone, not also as a process warning.
@@ -49,7 +53,14 @@ export interface StoreLink {
 
 /** Where the launcher keeps its secret: a file, an OS keychain, a database. */
 export interface SecretStore {
-  /** The stored record, or `undefined` when nothing is stored yet. Rejects when what is stored is unusable. */
+  /**
+   * The stored record, or `undefined` when nothing is stored yet. Rejects when what is stored is unusable.
+   *
+   * A store with {@link SecretStore.watch} may reject with `ERR_STORE_ROLLBACK` when what it holds went back to an
+   * older secret than one already in use (or stands for one that was lost): `TokenAuthority.open()` then succeeds
+   * all the same, on a placeholder key that is never saved and whose tokens are refused (`suspended`) until the store
+   * vouches for a key through {@link StoreLink.trustUntil}; a rotation saves over what the store holds.
+   */
   load(): Promise<SecretRecord | undefined>;
   /**
    * Replaces the stored record, atomically. What its outcome tells the authority (and so what `rotate()` says):
@@ -129,7 +140,9 @@ export interface TokenAuthorityOptions {
   audience?: string;
   /**
    * Called when reloading the secret after the store reported an external change fails (for example the
-   * file became corrupt or was deleted). The authority keeps the key it has. Never receives a key.
+   * file became corrupt or was deleted). The authority keeps the key it has. Never receives a key. Also called
+   * once by `open()` when the store's secret went back (`ERR_STORE_ROLLBACK`, see {@link SecretStore.load}): the
+   * authority then refuses every token until a rotation.
    * @default undefined (the failure is ignored)
    */
   onStoreError?: (error: Error) => void;

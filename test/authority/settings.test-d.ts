@@ -19,11 +19,12 @@ test('regenerateToken resolves to an outcome, the token or undefined, and a mess
   expectTypeOf<RegenerateResult['message']>().toEqualTypeOf<string>();
 });
 
-test('tokenView gives the token, its masked form and the key id, all strings', () => {
+test('tokenView gives the token, its masked form and the key id, all strings, and whether the token is lost', () => {
   expectTypeOf(tokenView).returns.toEqualTypeOf<TokenView>();
   expectTypeOf<TokenView>().toEqualTypeOf<{
     readonly token: string;
     readonly masked: string;
     readonly keyId: string;
+    readonly lost: boolean;
   }>();
 });

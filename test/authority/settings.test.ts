@@ -126,6 +126,7 @@ describe('tokenView()', () => {
     expect(view.token === authority.issue()).toBe(true);
     expect(view.keyId).toBe(authority.keyId);
     expect(view.masked).toBe(`${'•'.repeat(12)}${authority.issue().slice(-4)}`);
+    expect(view.lost).toBe(false);
 
     const { token } = await regenerateToken(authority);
     const after = tokenView(authority);

@@ -4,11 +4,12 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { TokenAuthority } from 'launcher-auth';
+import { TokenAuthority, isLauncherAuthError } from 'launcher-auth';
 import { RedisSecretStore } from 'launcher-auth/redis';
 import { EXIT } from '../../src/cli/main.js';
 import { encodeMarker } from '../../src/stores/redis/codec.js';
 import { SKIP_REASON, connectedClient, freePort, startRedis, type RedisServer } from '../support/redis-server.js';
+import { until } from '../support/poll.js';
 import { JWT_SHAPED, runCli } from './run.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -139,6 +140,52 @@ describe.skipIf(SKIP_REASON !== undefined)(
       expect((await runCli('token', '--redis', redis.url, '--redis-key', key)).raw().out === rotated.raw().out).toBe(
         true,
       );
+    });
+
+    it('rotate over the marker while an instance that opened over it refuses every token: exit 0, and that instance takes the new token', async () => {
+      const key = freshKey();
+      const client = await connectedClient(redis.url);
+      onTestFinished(() => client.destroy());
+      await client.set(key, encodeMarker('lost', 4, 'before'));
+      const errors: string[] = [];
+      const instanceClient = await connectedClient(redis.url);
+      const instance = await TokenAuthority.open({
+        store: new RedisSecretStore({ client: instanceClient, key }),
+        onStoreError: (error) => errors.push(isLauncherAuthError(error) ? error.code : 'other'),
+      });
+      onTestFinished(async () => {
+        await instance.close();
+        instanceClient.destroy();
+      });
+      expect(errors).toEqual(['ERR_STORE_ROLLBACK']);
+      expect(await instance.verify(instance.issue())).toEqual({ ok: false, reason: 'suspended' });
+
+      const rotated = await runCli('rotate', '--redis', redis.url, '--redis-key', key);
+      expect(rotated.code).toBe(EXIT.ok);
+      const fresh = rotated.raw().out.trim();
+      expect(await until(async () => (await instance.verify(fresh)).ok)).toBe(true);
+      expect(instance.issue()).toBeSameToken(fresh);
+      expect(errors).toEqual(['ERR_STORE_ROLLBACK']);
+    });
+
+    it('a machine that remembers a newer secret than Redis holds: token refuses the older one (exit 3), rotate replaces it', async () => {
+      const key = freshKey();
+      const client = await connectedClient(redis.url);
+      onTestFinished(() => client.destroy());
+      expect((await runCli('token', '--redis', redis.url, '--redis-key', key, '--init')).code).toBe(EXIT.ok);
+      const older = (await client.get(key)) ?? '';
+      expect((await runCli('rotate', '--redis', redis.url, '--redis-key', key)).code).toBe(EXIT.ok);
+      // Redis restored from a backup taken before that rotation.
+      await client.set(key, older);
+      const refused = await runCli('token', '--redis', redis.url, '--redis-key', key);
+      expect(refused).toMatchObject({ code: EXIT.store, out: '' });
+      expect(refused.err).toMatch(/holds an older secret than one already in use/);
+
+      const rotated = await runCli('rotate', '--redis', redis.url, '--redis-key', key);
+      expect(rotated.code).toBe(EXIT.ok);
+      const instance = await running(key);
+      expect(instance.issue()).toBeSameToken(rotated.raw().out.trim());
+      expect((await instance.verify(instance.issue())).ok).toBe(true);
     });
 
     it("the default key is the store's default: an instance on RedisSecretStore's default follows a rotate without --redis-key", async () => {

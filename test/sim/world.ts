@@ -7,6 +7,8 @@ import { authenticateNow, runtimeOption } from '../../src/authority/internal.js'
 import { TokenAuthority } from '../../src/authority/token-authority.js';
 import type { SecretStore, TokenAuthorityOptions } from '../../src/authority/types.js';
 import { storeInternals } from '../../src/stores/redis/internal.js';
+import type { Seen } from '../../src/stores/redis/lease.js';
+import type { GenerationMemory } from '../../src/stores/redis/memory.js';
 import { observation } from '../../src/stores/redis/reply.js';
 import { CONFIRM, DROP, LOAD, PENDING, SAVE } from '../../src/stores/redis/scripts.js';
 import { RedisSecretStore } from '../../src/stores/redis/store.js';
@@ -132,6 +134,25 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
   const indexOf = (id: string | null | undefined): number => (id == null ? -1 : (order.get(id) ?? -1));
 
   // --- the instances ---
+  /** Each machine's generation file: a process restarted there finds what the one before it remembered. */
+  const memories = new Map<number, { value?: Seen; readonly memory: GenerationMemory }>();
+  const memoryOf = (slot: number): GenerationMemory => {
+    let entry = memories.get(slot);
+    if (entry === undefined) {
+      const created: { value?: Seen; memory: GenerationMemory } = {
+        memory: {
+          read: () => Promise.resolve(created.value),
+          write: (seen) => {
+            if (created.value === undefined || seen.generation > created.value.generation) created.value = seen;
+            return Promise.resolve();
+          },
+        },
+      };
+      entry = created;
+      memories.set(slot, entry);
+    }
+    return entry.memory;
+  };
   const instances: Instance[] = [];
   let names = 0;
   const processFor = (slot: number): SimProcess => {
@@ -178,7 +199,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       ackPollInterval: TIMING.ackPollInterval,
       // 'majority' is the Sentinel client's default; its timeout scaled as the lease is (1 s of a 5 s lease).
       replicas: plan.waitFor === 0 ? false : { count: plan.waitFor, timeout: TIMING.leaseMs / 5 },
-      [storeInternals]: { connection: process.connection, runtime: process.runtime },
+      [storeInternals]: { connection: process.connection, runtime: process.runtime, memory: memoryOf(instance.slot) },
     } as ConstructorParameters<typeof RedisSecretStore>[0]);
     // Only watches what the authority hands the store: which records its rotations saved.
     const recording: SecretStore = {
@@ -325,7 +346,14 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
     }
     if (lost) {
       if (scheduler.now > lostUntil + EXCEPTION_AFTER_REPAIR || knewOf !== newestResolved) {
-        knew = new Set(instances.filter((instance) => [...instance.seen].some((id) => descends(id, newestResolvedId))));
+        // A process knew it if it saw it (or a successor), or if its machine's generation file remembers it.
+        knew = new Set(
+          instances.filter(
+            (instance) =>
+              [...instance.seen].some((id) => descends(id, newestResolvedId)) ||
+              descends(memories.get(instance.slot)?.value?.id, newestResolvedId),
+          ),
+        );
         knewOf = newestResolved;
       }
       lostUntil = scheduler.now;

@@ -272,3 +272,36 @@ export function connectionOf(client: unknown): RedisConnection | undefined {
   if (isPlain(client)) return plainConnection(client);
   return undefined;
 }
+
+/** The database number a plain client selects (its URL's path, or its `database` option); 0 by default. */
+function databaseOf(client: object): number {
+  const options = (client as { options?: { url?: unknown; database?: unknown } }).options;
+  if (typeof options?.database === 'number') return options.database;
+  if (typeof options?.url === 'string') {
+    try {
+      const number = Number(new URL(options.url).pathname.slice(1) || '0');
+      return Number.isSafeInteger(number) ? number : 0;
+    } catch {
+      return 0;
+    }
+  }
+  return 0;
+}
+
+/**
+ * A name of the deployment a client talks to that stays the same across restarts and failovers: a plain client's
+ * configured `host:port` (or socket path) and database, a Cluster client's configured root nodes, a Sentinel
+ * client's master name where node-redis exposes it. It names the generation file (see memory.ts).
+ */
+export function deploymentOf(client: object): string {
+  if (isSentinel(client)) {
+    const name = (client as { options?: { name?: unknown } }).options?.name;
+    return typeof name === 'string' ? `sentinel ${name}` : 'sentinel';
+  }
+  if (isCluster(client)) {
+    const roots = (client as { _options?: { rootNodes?: unknown } })._options?.rootNodes;
+    const nodes = Array.isArray(roots) ? roots.map((node: object) => endpointOf({ options: node })) : [];
+    return `cluster ${nodes.sort().join(',')}`;
+  }
+  return `${endpointOf(client)}/${databaseOf(client)}`;
+}

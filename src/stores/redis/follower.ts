@@ -100,6 +100,14 @@ export class Follower {
       });
   }
 
+  /** One renewal now, after the one in flight; settles once its answer was taken in (a saved rotation's last step). */
+  async renewOnce(): Promise<void> {
+    while (this.#renewing !== undefined) await this.#renewing.catch(() => undefined);
+    if (this.#stopped) return;
+    this.#cancelTimer?.();
+    await this.#renew().catch(() => undefined);
+  }
+
   #renewNow(): void {
     if (this.#renewing !== undefined) {
       this.#renewAgain = true;

@@ -2,12 +2,18 @@
 // connection to a simulated Redis and its own clock, timers and randomness. A host always gets node-redis and Node's.
 import type { Runtime } from '../../authority/runtime.js';
 import type { RedisConnection } from './client.js';
+import type { GenerationMemory } from './memory.js';
 
 export const storeInternals: unique symbol = Symbol('launcher-auth.redis.internals');
 
 export interface StoreInternals {
   readonly connection?: RedisConnection;
   readonly runtime?: Runtime;
+  /**
+   * Where this instance remembers the newest record it trusted or saved, instead of `generationFile`; with internals
+   * and without it, nowhere (a simulator never writes a file).
+   */
+  readonly memory?: GenerationMemory;
 }
 
 /** The options of RedisSecretStore as a simulator gives them. */

@@ -269,6 +269,42 @@ export class Lease {
     return Math.min(ceiling, Math.max(renewInterval, 25) * 2 ** Math.min(this.#failures - 1, 10));
   }
 
+  /**
+   * The condition a read already found before any renewal (a process that opened over a rollback, which its
+   * `open()` reported): the renewals then report only a change from it.
+   */
+  assume(condition: Condition): void {
+    this.#condition = condition;
+  }
+
+  /**
+   * This instance's own save resolved: every instance that may trust an older key acknowledged it or its lease ran
+   * out, while this instance's lease lasted. Until that lease ends no newer rotation can resolve (it would wait for
+   * this instance's entry, which acknowledges no newer record), so the saved record may be trusted until then,
+   * even where a renewal would not grant trust yet (the held key was the rollback marker's placeholder). Returns
+   * that end.
+   */
+  saveResolved(): number {
+    this.#trustUntil = Math.max(this.#trustUntil, this.#leaseUntil);
+    return this.#leaseUntil;
+  }
+
+  /**
+   * A save that expected `expected` found `observed` in Redis instead: the record to save over (once), when it holds
+   * no key that another rotation made: `expected` written forward by another instance (the same record at a later
+   * generation), a rollback marker, or a record older than the highest seen (Redis went back). It is taken in as
+   * seen. `undefined`: another rotation came first.
+   */
+  saveOver(expected: Seen, observed: Pick<ConfirmReply, 'generation' | 'id' | 'prev'>): Seen | undefined {
+    const { generation, id, prev } = observed;
+    const forward = expected.id !== '' && id === expected.id && generation > expected.generation;
+    if (!forward && id?.startsWith(MARKER_PREFIX) !== true && !isRollback(this.#highest, generation, id, prev)) {
+      return undefined;
+    }
+    this.see(generation, id, prev);
+    return { generation, id: id ?? '' };
+  }
+
   /** A record written forward or saved by this instance at `generation` is now the highest. */
   wrote(generation: number, id: string): void {
     if (generation >= this.#highest.generation) this.#highest = { generation, id };

@@ -1,4 +1,5 @@
 // RedisSecretStore's options: what each means, and their validation at construction (a TypeError names the option).
+import { isAbsolute } from 'node:path';
 import type { RedisAnyClient } from './client.js';
 
 /** Options of {@link RedisSecretStore}. */
@@ -64,6 +65,20 @@ export interface RedisSecretStoreOptions {
    * @default { count: 'majority', timeout: 1000 } for a Sentinel or Cluster client; `false` for a plain client
    */
   replicas?: { count: number | 'majority'; timeout?: number } | false;
+  /**
+   * The file where this instance remembers the newest record it trusted or saved: its generation and id, never its
+   * key (an absolute path). A process started while Redis holds an older record than that one (restored from an
+   * older snapshot, restarted empty) then treats it as the rollback it is: it refuses every token, reports
+   * `ERR_STORE_ROLLBACK` and replaces the older record with the rollback marker, instead of trusting a key that a
+   * rotation revoked. Written atomically (mode 0600, its folder 0700) when that record changes, never on a request.
+   * A damaged file makes `load()` (and so `open()`) reject with `ERR_STORE_CORRUPT` naming it; a folder that cannot
+   * be written is told once by a process warning, and the store then runs without it. `false`: no file (a process
+   * then starts from whatever Redis holds).
+   * @default a file named after `key` and the deployment (a plain client's host:port or socket path and database,
+   * a Cluster client's root nodes) in `launcher-auth/redis/` under the per-user state folder: `$XDG_STATE_HOME` when
+   * set, else `~/.local/state` (Linux), `~/Library/Application Support` (macOS), `%LOCALAPPDATA%` (Windows)
+   */
+  generationFile?: string | false;
 }
 
 const DEFAULT_KEY = 'launcher-auth:secret';
@@ -112,6 +127,8 @@ export interface ResolvedRedisOptions {
   readonly ackPollInterval: number;
   /** `undefined`: not given (the store picks the default for its client). */
   readonly replicas: ReplicasWait | false | undefined;
+  /** `undefined`: the default file. */
+  readonly generationFile: string | false | undefined;
 }
 
 /** Validates every option but `client` (which the caller checks first); the `TypeError` names the option. */
@@ -131,5 +148,13 @@ export function resolveRedisOptions(options: RedisSecretStoreOptions): ResolvedR
   if (renewInterval >= leaseMs - driftMargin) {
     throw new TypeError('RedisSecretStore: `renewInterval` must be less than `leaseMs - driftMargin`.');
   }
-  return { key, leaseMs, driftMargin, renewInterval, commandTimeout, ackPollInterval, replicas };
+  const { generationFile } = options;
+  if (
+    generationFile !== undefined &&
+    generationFile !== false &&
+    (typeof generationFile !== 'string' || !isAbsolute(generationFile) || generationFile.includes('\0'))
+  ) {
+    throw new TypeError('RedisSecretStore: `generationFile` must be an absolute file path, or false for none.');
+  }
+  return { key, leaseMs, driftMargin, renewInterval, commandTimeout, ackPollInterval, replicas, generationFile };
 }

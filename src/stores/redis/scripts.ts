@@ -86,6 +86,17 @@ redis.call('PUBLISH', ARGV[3], saved.id)
 return observed('ok', saved, KEYS[2], ARGV[4])
 `;
 
+/** {@link SAVE}'s arguments, the value last (see above). */
+export function saveArgs(
+  names: KeyNames,
+  instance: string,
+  expected: number,
+  expectedId: string,
+  value: string,
+): string[] {
+  return [String(expected), expectedId, names.channel, instance, ...Array<string>(SAVE_PADDING).fill(''), value];
+}
+
 /**
  * The other instances in the table that have not acknowledged the record `id`, as name, renewal number pairs
  * after the observation. KEYS: record, table. ARGV: this instance, the id.

@@ -7,15 +7,16 @@ import { AckReader } from './ack-reader.js';
 import { AckWait } from './acks.js';
 import { answered, unavailable, type RedisConnection, type RunResult } from './client.js';
 import { decodeRecord, encodeMarker, encodeRecord, markerOf } from './codec.js';
-import { connectionOf } from './connections.js';
-import { corruptError, notConnectedError, rollbackError, uncertainError } from './errors.js';
+import { connectionOf, deploymentOf } from './connections.js';
+import { RollbackReports, corruptError, notConnectedError, rollbackError, uncertainError } from './errors.js';
 import { Follower } from './follower.js';
 import { storeInternals, type WithInternals } from './internal.js';
-import { Lease, type Condition, type Overwrite } from './lease.js';
+import { Lease, type Overwrite, type Seen } from './lease.js';
+import { Recollection, defaultGenerationFile, generationMemory } from './memory.js';
 import { resolveRedisOptions, type RedisSecretStoreOptions } from './options.js';
 import { ReplicaWait } from './replicas.js';
 import { loadOf, observation } from './reply.js';
-import { CONFIRM, DROP, LEAVE, LOAD, PENDING, SAVE, SAVE_PADDING, keyNames, type KeyNames } from './scripts.js';
+import { CONFIRM, DROP, LEAVE, LOAD, PENDING, SAVE, keyNames, saveArgs, type KeyNames } from './scripts.js';
 
 /** How many records (the held one, the one being saved) the store keeps to write forward after a rollback. */
 const RECORDS_KEPT = 4;
@@ -58,16 +59,18 @@ export class RedisSecretStore implements SecretStore {
   /** Whether those renewals extend the trust in the held key (it was the newest when the save began). */
   #renewHeld = false;
   #link: StoreLink | undefined;
-  /** A rollback seen by a renewal and not yet told to the authority: the next load() rejects with it, once. */
-  #rollbackUntold = false;
-  /** Conditions already told by a process warning (once each). */
-  readonly #warned = new Set<string>();
+  /** Rollbacks told to the host, once each. */
+  readonly #reports: RollbackReports;
   /** Saves of this store run one after another. */
   #saves: Promise<unknown> = Promise.resolve();
   /** The first value read was damaged: no save may replace it. */
   #corrupt = false;
   /** Reads the acknowledgements of a saved record. */
   readonly #acks: AckReader;
+  /** Where the newest record trusted or saved is remembered across restarts (`generationFile`). */
+  readonly #memory: Recollection;
+  /** Renews the lease while the store is watched. */
+  #follower: Follower | undefined;
 
   constructor(options: RedisSecretStoreOptions) {
     if (typeof options !== 'object' || options === null) {
@@ -80,10 +83,14 @@ export class RedisSecretStore implements SecretStore {
         'RedisSecretStore: `client` must be a client of the `redis` package (createClient(), createSentinel() or createCluster()).',
       );
     }
-    const { key, leaseMs, driftMargin, renewInterval, commandTimeout, ackPollInterval, replicas } =
+    const { key, leaseMs, driftMargin, renewInterval, commandTimeout, ackPollInterval, replicas, generationFile } =
       resolveRedisOptions(options);
     this.#runtime = internals?.runtime ?? nodeRuntime;
     this.#instanceId = randomId(this.#runtime, 9);
+    const file =
+      internals === undefined ? (generationFile ?? defaultGenerationFile(key, deploymentOf(options.client))) : false;
+    this.#memory = new Recollection(internals?.memory ?? generationMemory(file));
+    this.#reports = new RollbackReports(key);
     this.#commandTimeout = commandTimeout;
     this.#replicas = new ReplicaWait(replicas, connection.deployment, key);
     this.key = key;
@@ -110,11 +117,10 @@ export class RedisSecretStore implements SecretStore {
 
   async load(): Promise<SecretRecord | undefined> {
     this.#replicas.tell(this.#link?.reportsErrors === true);
-    if (this.#rollbackUntold) {
-      // Told even when the record was written back meanwhile: the host learns that Redis lost writes.
-      this.#rollbackUntold = false;
-      throw rollbackError(this.key);
-    }
+    // Told even when the record was written back meanwhile: the host learns that Redis lost writes.
+    if (this.#reports.takeUntold()) throw rollbackError(this.key);
+    // Before the first read: a record remembered from an earlier run makes an older one in Redis a rollback.
+    await this.#memory.recall(this.#lease);
     // Each answer is judged against the highest record seen when its read was sent (see Lease.see).
     for (;;) {
       const sent = this.#lease.highest;
@@ -141,14 +147,14 @@ export class RedisSecretStore implements SecretStore {
             // A rollback marker: taken in as a renewal takes it in, so that a save (the rotation that ends the
             // refusal) replaces it, even from a process that has only read it, such as `launcher-auth rotate`.
             this.#lease.see(marker.generation, marker.id, marker.prev, sent);
-            throw error;
+            throw this.#reports.found('rollback', this.#link !== undefined);
           }
           if (this.#lease.highest.generation === 0) this.#corrupt = true;
           throw error;
         }
       }
       const sighting = this.#lease.see(loaded?.generation ?? 0, loaded?.record.id ?? null, loaded?.prev ?? '', sent);
-      if (sighting === 'rollback') throw rollbackError(this.key);
+      if (sighting === 'rollback') throw this.#reports.found(loaded ? 'rollback' : 'missing', this.#link !== undefined);
       if (sighting === 'adopted') {
         if (loaded === undefined) return undefined;
         this.#corrupt = false;
@@ -180,6 +186,9 @@ export class RedisSecretStore implements SecretStore {
       link,
       {
         confirm: async (heldId, savingId, seq) => {
+          // Remembered before it is acknowledged: a rotation that counts this instance finds it in the file.
+          const highest = this.#lease.highest;
+          if (heldId === highest.id) await this.#memory.remember(highest);
           try {
             const reply = await this.#run(
               CONFIRM,
@@ -211,11 +220,14 @@ export class RedisSecretStore implements SecretStore {
         savingId: () => this.#savingId,
         renewHeld: () => this.#renewHeld,
         holds: (id) => this.#records.has(id),
-        report: (condition) => this.#report(condition),
+        report: (condition) => this.#reports.entered(condition, link.reportsErrors),
       },
       onChange,
       this.#runtime,
     );
+    const { openedOver } = this.#reports;
+    // open() reported the rollback it found (onStoreError): the renewals report only a change from it.
+    if (openedOver !== undefined) this.#lease.assume(openedOver);
     try {
       await follower.start();
     } catch (error) {
@@ -224,19 +236,23 @@ export class RedisSecretStore implements SecretStore {
       throw error;
     }
     if (this.#replicas.started(link.reportsErrors)) follower.reload();
+    this.#follower = follower;
+    if (openedOver !== undefined) this.#reports.opened(openedOver, link.reportsErrors);
     // The authority's close() waits for this: the entry is gone from the table (or Redis did not answer within
     // `commandTimeout`) before the host may close its client, so that no rotation waits a lease for it. Not while
     // the connection is down: the goodbye would wait out `commandTimeout` for nothing.
     // eslint-disable-next-line @typescript-eslint/no-misused-promises -- SecretStore.watch's unwatch may return a promise, which the authority's close() awaits; this declared type is the published one
     return () => {
       this.#link = undefined;
+      this.#follower = undefined;
       this.#acks.cancelDrops();
       const leaving = follower.stop();
       return this.#client.isReady ? leaving : undefined;
     };
   }
 
-  async #saveNow(record: SecretRecord, signal: AbortSignal | undefined, retried = false): Promise<void> {
+  /** `over`: the record Redis holds, when it is not the highest seen (a rollback marker, an older record). */
+  async #saveNow(record: SecretRecord, signal: AbortSignal | undefined, over?: Seen): Promise<void> {
     const problem = recordProblem(record);
     if (problem !== undefined) {
       throw new LauncherAuthError(
@@ -249,8 +265,8 @@ export class RedisSecretStore implements SecretStore {
     // Not sent at all: certainly nothing changed.
     if (!this.#client.isOpen) throw notConnectedError(this.#endpoint);
     const lease = this.#lease;
-    const { generation: expected, id: expectedId } = lease.highest;
-    const generation = expected + 1;
+    const { generation: expected, id: expectedId } = over ?? lease.highest;
+    const generation = Math.max(expected, lease.highest.generation) + 1;
     const heldId = this.#link?.keyId;
     // The held key is renewed on the new record while it is saved only when the held key is the newest seen.
     this.#savingId = record.id;
@@ -263,8 +279,8 @@ export class RedisSecretStore implements SecretStore {
       try {
         result = await this.#runFull(
           SAVE,
-          this.#saveKeys(),
-          this.#saveArgs(expected, expectedId, value),
+          [this.#names.record, this.#names.instances],
+          saveArgs(this.#names, this.#instanceId, expected, expectedId, value),
           'save the secret',
           true,
         );
@@ -283,12 +299,11 @@ export class RedisSecretStore implements SecretStore {
         // Two instances creating the first secret at once: the other one's stands, and this instance adopts it
         // before it trusts any key (its lease is confirmed only for the key Redis holds).
         if (expected === 0 && this.#link === undefined) return;
-        // The record this save replaces, only written forward by another instance since this one last looked (after
-        // Redis lost it): the same record at a later generation, not another rotation. Taken in, and saved over once.
-        const { observed } = head;
-        if (!retried && expectedId !== '' && observed.id === expectedId && observed.generation > expected) {
-          lease.see(observed.generation, observed.id, observed.prev);
-          await this.#saveNow(record, signal, true);
+        // Not another rotation (written forward, a marker, an older record): saved over, once.
+        const again =
+          over === undefined ? lease.saveOver({ generation: expected, id: expectedId }, head.observed) : undefined;
+        if (again !== undefined) {
+          await this.#saveNow(record, signal, again);
           return;
         }
         throw new LauncherAuthError(
@@ -297,6 +312,7 @@ export class RedisSecretStore implements SecretStore {
         );
       }
       lease.wrote(generation, record.id);
+      const remembered = this.#memory.remember({ generation, id: record.id });
       this.#replicas.check(result);
       await this.#acks.wait(
         new AckWait(
@@ -313,6 +329,11 @@ export class RedisSecretStore implements SecretStore {
           confirmedAtSend,
         ),
       );
+      // A lease renewed on the saved record, then trust in it from the moment the authority makes it current, even
+      // when it held no trusted key before (the placeholder of an open() over the rollback marker).
+      await this.#follower?.renewOnce();
+      this.#link?.trustUntil(lease.saveResolved(), record.id);
+      await remembered;
     } finally {
       this.#savingId = '';
     }
@@ -329,28 +350,13 @@ export class RedisSecretStore implements SecretStore {
         : encodeRecord(record, over.generation, over.expectedId);
     const result = await this.#runFull(
       SAVE,
-      this.#saveKeys(),
-      this.#saveArgs(over.expected, over.expectedId, value),
+      [this.#names.record, this.#names.instances],
+      saveArgs(this.#names, this.#instanceId, over.expected, over.expectedId, value),
       'write the secret back',
       false,
     );
     const head = observation(result.reply);
     if (head?.status === 'ok' && head.observed.id !== null) this.#lease.wrote(over.generation, head.observed.id);
-  }
-
-  #saveKeys(): string[] {
-    return [this.#names.record, this.#names.instances];
-  }
-
-  #saveArgs(expected: number, expectedId: string, value: string): string[] {
-    return [
-      String(expected),
-      expectedId,
-      this.#names.channel,
-      this.#instanceId,
-      ...Array<string>(SAVE_PADDING).fill(''),
-      value,
-    ];
   }
 
   #keep(record: SecretRecord): void {
@@ -360,22 +366,6 @@ export class RedisSecretStore implements SecretStore {
       if (this.#records.size <= RECORDS_KEPT) break;
       if (id !== this.#link?.keyId) this.#records.delete(id);
     }
-  }
-
-  #report(condition: Condition): void {
-    if (condition !== 'rollback' && condition !== 'missing') {
-      this.#warned.clear();
-      return;
-    }
-    if (this.#warned.has(condition)) return;
-    this.#warned.add(condition);
-    this.#rollbackUntold = true;
-    // The next load() tells the host through onStoreError when it has one; a warning is for a host without.
-    if (this.#link?.reportsErrors === true) return;
-    process.emitWarning(rollbackError(this.key).message, {
-      code: 'LAUNCHER_AUTH_STORE_ROLLBACK',
-      type: 'LauncherAuthWarning',
-    });
   }
 
   async #run(script: string, keys: string[], args: string[], what: string): Promise<unknown> {

@@ -237,3 +237,62 @@ describe('Lease: the pace of renewals', () => {
     expect(long.nextDelay(0)).toBe(1000);
   });
 });
+
+describe('Lease: a save over a rollback, and the trust a resolved save grants', () => {
+  it('saves over the record it expected written forward, a marker, or an older record; never over another rotation', () => {
+    const lease = holdingFirst();
+    lease.wrote(3, 'c');
+    const expected = { generation: 3, id: 'c' };
+    expect(lease.saveOver(expected, { generation: 4, id: 'c', prev: 'b' })).toEqual({ generation: 4, id: 'c' });
+    expect(lease.highest).toEqual({ generation: 4, id: 'c' });
+    expect(lease.saveOver(expected, { generation: 5, id: 'rollback:x', prev: 'c' })).toEqual({
+      generation: 5,
+      id: 'rollback:x',
+    });
+    expect(lease.saveOver({ generation: 5, id: 'rollback:x' }, { generation: 2, id: 'b', prev: 'a' })).toEqual({
+      generation: 2,
+      id: 'b',
+    });
+    expect(lease.saveOver({ generation: 5, id: 'rollback:x' }, { generation: 0, id: null, prev: '' })).toEqual({
+      generation: 0,
+      id: '',
+    });
+    // Another rotation's record, newer than the highest seen: a conflict.
+    expect(lease.saveOver({ generation: 5, id: 'rollback:x' }, { generation: 6, id: 'z', prev: 'rollback:x' })).toBe(
+      undefined,
+    );
+  });
+
+  it('a resolved save grants trust until the lease the instance holds; an assumed condition is not reported again', () => {
+    const lease = new Lease(OPTIONS);
+    lease.see(3, 'rollback:m', 'a');
+    lease.assume('rollback');
+    const seq = lease.nextSeq();
+    // The placeholder's renewal meets the marker: no report, no trust.
+    expect(
+      lease.renewed(answer(seq, 3, 'rollback:m', 'a', 'stale'), {
+        seq,
+        sentAt: 0,
+        now: 1,
+        heldId: 'placeholder',
+        canWriteForward: false,
+      }),
+    ).toEqual({});
+    lease.wrote(4, 'new');
+    const next = lease.nextSeq();
+    // Renewed on the record being saved, the placeholder held: a lease in the table, no trust in the placeholder.
+    expect(
+      lease.renewed(answer(next, 4, 'new', 'rollback:m'), {
+        seq: next,
+        sentAt: 10,
+        now: 11,
+        heldId: 'placeholder',
+        canWriteForward: false,
+        renewHeld: false,
+      }),
+    ).toEqual({ report: 'ok' });
+    expect(lease.trustUntil).toBe(-Infinity);
+    expect(lease.saveResolved()).toBe(910);
+    expect(lease.trustUntil).toBe(910);
+  });
+});

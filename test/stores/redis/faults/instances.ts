@@ -5,6 +5,7 @@ import { TokenAuthority, isLauncherAuthError } from 'launcher-auth';
 import { RedisSecretStore } from 'launcher-auth/redis';
 import { budget } from '../../../support/machine.js';
 import { connectedClient } from '../../../support/redis-server.js';
+import { authenticateNow } from '../../../../src/authority/internal.js';
 
 export { until as eventually } from '../../../support/poll.js';
 
@@ -41,6 +42,14 @@ export async function member(port: number, key: string, timing: Timing = TIMING)
     client.destroy();
   });
   return { authority, errors };
+}
+
+/** How many of `members` accept `token` now, decided synchronously (the gate's own call, no await). */
+export function acceptingNow(members: readonly Member[], token: string): number {
+  return members.filter(({ authority }) => {
+    const result = authority[authenticateNow](`Bearer ${token}`);
+    return !(result instanceof Promise) && result.ok;
+  }).length;
 }
 
 /** Checks `token` on every member for `ms` milliseconds; how many checks accepted it. */
