@@ -70,6 +70,11 @@ export class Era {
     return this.#ownSeq;
   }
 
+  /** Ends the quarantine now (the lease shows that nothing a rotation revoked can be trusted; see Lease.renewed). */
+  endQuarantine(): void {
+    this.#quarantineUntil = -Infinity;
+  }
+
   /** Records that Redis confirmed this instance's renewal number `seq`. */
   confirmed(seq: number): void {
     if (seq > this.#ownSeq) this.#ownSeq = seq;

@@ -212,6 +212,18 @@ export class Lease {
       if (reply.status === 'ok') this.era.confirmed(seq);
       return {};
     }
+    if (
+      reply.status === 'ok' &&
+      !this.era.mayTrust(now) &&
+      now < this.#trustUntil &&
+      reply.id === heldId &&
+      heldId === this.#highest.id
+    ) {
+      // Another server (a slot moved, a failover) holds the very record whose trust still lasts: no rotation can
+      // have revoked it meanwhile, since it would have waited for this instance's acknowledgement (which would
+      // have moved it to the new record) or for this lease to run out. Nothing to quarantine.
+      this.era.endQuarantine();
+    }
     if (reply.status === 'ok' && !this.era.mayTrust(now)) {
       // Quarantined after Redis lost writes: renewing at the usual pace (Redis answers), not trusting yet.
       this.era.confirmed(seq);

@@ -296,3 +296,23 @@ describe('Lease: a save over a rollback, and the trust a resolved save grants', 
     expect(lease.trustUntil).toBe(910);
   });
 });
+
+describe('Lease: another server that holds the record still trusted', () => {
+  it('keeps trusting through a slot move or failover while the trust lasts; quarantines once it has lapsed', () => {
+    // holdingFirst(): generation 1 ('a'), trusted until 900.
+    const moved = holdingFirst();
+    const seq = moved.nextSeq();
+    const elsewhere = { ...answer(seq, 1, 'a', ''), runId: 'other' };
+    expect(moved.renewed(elsewhere, { seq, sentAt: 500, now: 501, heldId: 'a', canWriteForward: true })).toMatchObject({
+      trustUntil: 1400,
+    });
+    expect(moved.era.mayTrust(501)).toBe(true);
+
+    const late = holdingFirst();
+    const next = late.nextSeq();
+    const after = { ...answer(next, 1, 'a', ''), runId: 'other' };
+    // The same answer once the trust from the old server ran out: a rotation may have revoked 'a' and been lost.
+    expect(late.renewed(after, { seq: next, sentAt: 950, now: 951, heldId: 'a', canWriteForward: true })).toEqual({});
+    expect(late.era.mayTrust(951)).toBe(false);
+  });
+});
