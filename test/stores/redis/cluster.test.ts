@@ -90,6 +90,53 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore on Redis Cluster', 
     budget(60_000),
   );
 
+  it(
+    'a slot move refuses no check of the current token: each instance reaches the new owner while its trust lasts',
+    async () => {
+      const key = uniqueKey();
+      const authorities = await openInstances(() => deployment.client(), key);
+      const accepted = async (authority: TokenAuthority): Promise<boolean> =>
+        (await authority.authenticate(`Bearer ${authority.issue()}`)).ok;
+      expect(await until(async () => (await Promise.all(authorities.map(accepted))).every(Boolean))).toBe(true);
+      const client = await deployment.client();
+      const table = `${key}:instances`;
+      /** Each instance's renewal number in the table as the slot's owner holds it now. */
+      const renewals = async (): Promise<number[]> => {
+        const entries = (await client.hGetAll(table)) as Record<string, string>;
+        return Object.entries(entries)
+          .filter(([name]) => name !== '@epoch')
+          .map(([, entry]) => Number(entry.split(':', 1)[0]));
+      };
+      let checks = 0;
+      let refused = 0;
+      let checking = true;
+      const checker = (async () => {
+        while (checking) {
+          for (const authority of authorities) {
+            checks += 1;
+            if (!(await accepted(authority))) refused += 1;
+          }
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      })();
+      const move = await deployment.moveSlot({ pauseMs: 100 });
+      // Every instance renews twice on the new owner: the first answer brings the change of server, the second
+      // shows whether the instance trusts again (it never stopped).
+      const after = await renewals();
+      expect(after).toHaveLength(3);
+      expect(await until(async () => (await renewals()).every((seq, index) => seq >= (after[index] ?? 0) + 2))).toBe(
+        true,
+      );
+      checking = false;
+      await checker;
+      console.info('Cluster slot move without a rotation:', JSON.stringify({ checks, refused, moveMs: move.ms }));
+      expect(checks).toBeGreaterThan(0);
+      expect(refused).toBe(0);
+      await deployment.moveSlot({ to: move.from });
+    },
+    budget(60_000),
+  );
+
   it("with the default replicas, a save waits for the replica of the slot's primary; a primary without one needs none", async () => {
     await deployment.replicated();
     const owner = await deployment.ownerPort();
