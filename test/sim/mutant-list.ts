@@ -1,0 +1,319 @@
+// Plausible bugs of the Redis protocol, one small edit each: `npm run mutants` applies them one at a time and the
+// simulator must catch every one (or the report says why it cannot: an equivalent change, or a gap in the world).
+// Each `find` is a literal text that occurs exactly once in its file; test/sim/mutants.test.ts checks it.
+
+export interface Mutant {
+  /** Short and stable: `npm run mutants -- --only <id>`. */
+  readonly id: string;
+  /** The file changed, from the repository's root. */
+  readonly file: string;
+  readonly find: string;
+  readonly replace: string;
+  /** The bug, as a reviewer would describe it. */
+  readonly what: string;
+  /**
+   * Printed in the report only if the simulator misses it: why the change is equivalent, or which fault or
+   * invariant of the world would catch it.
+   */
+  readonly ifSurvives?: string;
+}
+
+const LEASE = 'src/stores/redis/lease.ts';
+const ACKS = 'src/stores/redis/acks.ts';
+const ERA = 'src/stores/redis/era.ts';
+const STORE = 'src/stores/redis/store.ts';
+const FOLLOWER = 'src/stores/redis/follower.ts';
+const ACK_READER = 'src/stores/redis/ack-reader.ts';
+const SCRIPTS = 'src/stores/redis/scripts.ts';
+const ROTATION = 'src/authority/rotation.ts';
+
+/** The save's call in store.ts, from the declaration of its result to the end of its error handling. */
+const SAVE_CALL = `      let result: { reply: unknown; replicas?: number };
+      try {
+        result = await this.#runFull(
+          SAVE,
+          this.#saveKeys(),
+          this.#saveArgs(expected, expectedId, value),
+          'save the secret',
+          true,
+        );
+      } catch (error) {
+        // Sent and not answered: Redis may still run it. The follower adopts whatever Redis finally holds.
+        if (error instanceof LauncherAuthError && error.code === 'ERR_STORE_UNAVAILABLE') {
+          throw uncertainError(this.key, 'Redis did not answer the save in time');
+        }
+        throw error;
+      }
+`;
+
+export const MUTANTS: readonly Mutant[] = [
+  // --- the pure layer: lease.ts ---
+  {
+    id: 'lease-ignores-drift',
+    file: LEASE,
+    find: 'this.#leaseUntil = sentAt + this.options.leaseMs - this.options.driftMargin;',
+    replace: 'this.#leaseUntil = sentAt + this.options.leaseMs;',
+    what: 'Trust lasts the whole lease, with no margin for clocks that run at different rates.',
+  },
+  {
+    id: 'lease-adds-drift',
+    file: LEASE,
+    find: 'this.#leaseUntil = sentAt + this.options.leaseMs - this.options.driftMargin;',
+    replace: 'this.#leaseUntil = sentAt + this.options.leaseMs + this.options.driftMargin;',
+    what: 'The drift margin added to the trust instead of taken off it.',
+  },
+  {
+    id: 'rollback-same-generation',
+    file: LEASE,
+    find: '  return generation <= highest.generation;\n}',
+    replace: '  return generation < highest.generation;\n}',
+    what: 'A rollback check that accepts another record of the same generation as the highest seen.',
+  },
+  {
+    id: 'no-backoff',
+    file: LEASE,
+    find: 'if (this.#failures <= 1 || now < this.#trustUntil) return renewInterval;',
+    replace: 'if (this.#failures >= 1 || now < this.#trustUntil) return renewInterval;',
+    what: 'No back-off: renewals that keep failing go on at the normal rate.',
+    ifSurvives:
+      'A gap: only a liveness invariant that counts the commands each instance sends to an unavailable Redis ' +
+      '(at most about one per second once its trust is gone) can see it; safety is unchanged.',
+  },
+  {
+    id: 'write-forward-after-trust',
+    file: LEASE,
+    find: 'if (canWriteForward && heldId === this.#highest.id && now < this.#trustUntil) {',
+    replace: 'if (canWriteForward && heldId === this.#highest.id) {',
+    what: 'After a rollback, the held record is written forward even once its trust has run out.',
+  },
+  {
+    id: 'write-forward-when-behind',
+    file: LEASE,
+    find: 'if (canWriteForward && heldId === this.#highest.id && now < this.#trustUntil) {',
+    replace: 'if (canWriteForward && now < this.#trustUntil) {',
+    what: 'After a rollback, an instance writes forward the key it holds even when it has seen a newer record.',
+  },
+  {
+    id: 'late-ok-trusts',
+    file: LEASE,
+    find: "      if (reply.status === 'ok') this.era.confirmed(seq);\n      return {};\n    }\n    if (reply.status === 'ok' && !this.era.mayTrust(now)) {",
+    replace:
+      "      if (reply.status === 'ok') this.era.confirmed(seq);\n    }\n    if (reply.status === 'ok' && !this.era.mayTrust(now)) {",
+    what: 'A renewal answered before a newer record was written, taken in after it, still grants trust.',
+  },
+  // --- the pure layer: era.ts ---
+  {
+    id: 'era-ignores-lost-renewals',
+    file: ERA,
+    find: 'const lost = observed.ownSeq < this.#ownSeq;',
+    replace: 'const lost = observed.ownSeq < this.#ownSeq && observed.runId !== this.#runId;',
+    what: "A table that lost this instance's renewals is not taken as an era change unless Redis restarted.",
+    ifSurvives:
+      "A gap: the world has no fault in which Redis loses the table's recent writes while keeping its run_id and " +
+      'epoch (DEBUG RELOAD, a replica promoted under the same run_id, a proxy moved to a server restored from the ' +
+      'same dump). Every loss it models also changes run_id, which the era checks first.',
+  },
+  {
+    id: 'era-first-without-run-id',
+    file: ERA,
+    find: 'const first = Number.isNaN(this.#since) || (this.#epoch === null && !lost && observed.runId === this.#runId);',
+    replace: 'const first = Number.isNaN(this.#since) || (this.#epoch === null && !lost);',
+    what: 'A table appearing where there was none starts the era without quarantine, even on another Redis.',
+  },
+  {
+    id: 'era-quarantine-from-old-era',
+    file: ERA,
+    find: 'if (!first) this.#quarantineUntil = now + this.#wait;',
+    replace: 'if (!first) this.#quarantineUntil = this.#since + this.#wait;',
+    what: "The quarantine after a change of era measured from the previous era's start instead of the change.",
+  },
+  {
+    id: 'era-same-strict-seq',
+    file: ERA,
+    find: '      observed.ownSeq >= this.#ownSeq\n',
+    replace: '      observed.ownSeq > this.#ownSeq\n',
+    what: 'Liveness: a table is the same era only if it shows a newer own renewal, so a rotation never resolves on acknowledgements.',
+    ifSurvives:
+      'A gap: a liveness invariant, that a rotation on a healthy stretch resolves on acknowledgements well before ' +
+      'its bound, would catch it; it is safe (the rotation still resolves at the bound).',
+  },
+  // --- the pure layer: acks.ts ---
+  {
+    id: 'acks-resolve-without-own-lease',
+    file: ACKS,
+    find: '    if (now < leaseUntil) {\n',
+    replace: '    if (now < leaseUntil || now >= this.bound) {\n',
+    what: 'A rotation resolves at its bound without checking that its own lease still lasts.',
+  },
+  {
+    id: 'acks-bound-without-drift',
+    file: ACKS,
+    find: 'this.bound = savedAt + options.leaseMs + options.driftMargin;',
+    replace: 'this.bound = savedAt + options.leaseMs;',
+    what: "The rotation's bound is one lease after the save, with no margin for clock drift.",
+  },
+  {
+    id: 'acks-table-any-era',
+    file: ACKS,
+    find: 'return this.#era.same(reply) && now >= this.#era.completeFrom();',
+    replace: 'return now >= this.#era.completeFrom();',
+    what: 'The instance table is taken as complete without checking that Redis and the table are those of the era.',
+  },
+  {
+    id: 'entries-dropped-early',
+    file: ACKS,
+    find: 'const stale = this.#options.leaseMs + this.#options.driftMargin;',
+    replace: 'const stale = this.#options.leaseMs - this.#options.driftMargin;',
+    what: "Entries dropped early: a silent instance's entry is removed a drift margin before its lease can end.",
+  },
+  {
+    id: 'acks-lost-as-superseded',
+    file: ACKS,
+    find: 'if (reply.id !== null && reply.generation > this.generation) return',
+    replace: 'if (reply.id !== null) return',
+    what: 'A rotation whose record Redis lost (it went back to an older one) is reported as superseded.',
+  },
+  // --- the driver: store.ts ---
+  {
+    id: 'load-adopts-rollback',
+    file: STORE,
+    find: "      if (sighting === 'rollback') throw rollbackError(this.key);\n      if (sighting === 'adopted') {",
+    replace: "      if (sighting !== 'late') {",
+    what: 'load() adopts a rolled-back record instead of refusing it.',
+  },
+  {
+    id: 'wait-unknown-count-confirmed',
+    file: STORE,
+    find: '(result.replicas ?? -1) < this.#replicas.count',
+    replace: '(result.replicas ?? this.#replicas.count) < this.#replicas.count',
+    what: 'An unknown WAIT count taken as confirmed by every replica asked for.',
+  },
+  {
+    id: 'write-forward-never-done',
+    file: STORE,
+    find: 'const record = held === undefined ? undefined : this.#records.get(held);',
+    replace: 'const record = held === undefined ? undefined : this.#records.get(this.#savingId);',
+    what: 'A write-forward never carried out: the record looked up is the one being saved (none, outside a save).',
+  },
+  {
+    id: 'renew-held-unchecked',
+    file: STORE,
+    find: 'this.#renewHeld = heldId !== undefined && lease.mayRenewWhileSaving(heldId);',
+    replace: 'this.#renewHeld = heldId !== undefined;',
+    what: 'Renewals on the record being saved extend the trust in the held key even when a newer rotation overtook it.',
+  },
+  {
+    id: 'lease-until-swapped',
+    file: STORE,
+    find: 'leaseUntil: () => (this.#link === undefined ? Infinity : this.#lease.leaseUntil),',
+    replace: 'leaseUntil: () => (this.#link !== undefined ? Infinity : this.#lease.leaseUntil),',
+    what: "The driver's rotation resolves without its own lease: the two cases of the watch swapped.",
+  },
+  {
+    id: 'saved-at-before-send',
+    file: STORE,
+    find: `${SAVE_CALL}      const savedAt = performance.now();\n`,
+    replace: `      const savedAt = performance.now();\n${SAVE_CALL}`,
+    what: "The rotation's bound counted from when the save was sent, not from when its answer arrived.",
+  },
+  // --- the driver: follower.ts, ack-reader.ts ---
+  {
+    id: 'renewal-time-after-answer',
+    file: FOLLOWER,
+    find: '    const sentAt = performance.now();\n    const reply = await this.#io.confirm(heldId, savingId, seq);\n',
+    replace:
+      '    const reply = await this.#io.confirm(heldId, savingId, seq);\n    const sentAt = performance.now();\n',
+    what: 'The renewal time read after the answer arrives, not before the renewal is sent.',
+  },
+  {
+    id: 'held-from-lease',
+    file: FOLLOWER,
+    find: 'const heldId = this.#link.keyId;\n    const savingId',
+    replace: 'const heldId = lease.highest.id;\n    const savingId',
+    what:
+      'CONFIRM acknowledges a record the authority does not hold: the renewal names the newest record the store ' +
+      "has seen, not the authority's key.",
+  },
+  {
+    id: 'drops-at-earliest',
+    file: ACK_READER,
+    find: 'const at = Math.max(...entries.map(([, , time]) => time));',
+    replace: 'const at = Math.min(...entries.map(([, , time]) => time));',
+    what: "Entries dropped early: the housekeeping after a resolved rotation drops every entry at the earliest one's time.",
+  },
+  {
+    id: 'read-time-before-answer',
+    file: ACK_READER,
+    find:
+      '      let answer: unknown;\n      try {\n        answer = await this.#io.pending(wait.id);\n      } catch {\n' +
+      '        answer = undefined;\n      }\n      const now = performance.now();\n',
+    replace:
+      '      let answer: unknown;\n      const now = performance.now();\n      try {\n' +
+      '        answer = await this.#io.pending(wait.id);\n      } catch {\n        answer = undefined;\n      }\n',
+    what: 'An acknowledgement read judged at the time it was sent, not when its answer arrived.',
+  },
+  // --- Redis's side: the Lua scripts ---
+  {
+    id: 'lua-pending-counts-caller',
+    file: SCRIPTS,
+    find: "if name ~= '@epoch' and name ~= ARGV[1] then",
+    replace: "if name ~= '@epoch' then",
+    what: 'PENDING counts the caller, which acknowledges its own record only after the rotation resolves (liveness).',
+    ifSurvives:
+      'A gap: a liveness invariant, that a rotation on a healthy stretch resolves on acknowledgements well before ' +
+      'its bound, would catch it; it is safe (the rotation still resolves at the bound).',
+  },
+  {
+    id: 'lua-save-ignores-id',
+    file: SCRIPTS,
+    find: "if generation ~= tonumber(ARGV[1]) or id ~= ARGV[2] then return observed('conflict'",
+    replace: "if generation ~= tonumber(ARGV[1]) then return observed('conflict'",
+    what: "SAVE compares the generation only, not the record's id.",
+  },
+  {
+    id: 'lua-drop-ignores-seq',
+    file: SCRIPTS,
+    find: "if entry and string.match(entry, '^(%d+):') == ARGV[2] then redis.call('HDEL', KEYS[1], ARGV[1]) end",
+    replace: "if entry then redis.call('HDEL', KEYS[1], ARGV[1]) end",
+    what: 'DROP ignores the renewal number: an entry renewed since it was seen silent is removed all the same.',
+  },
+  {
+    id: 'lua-run-id-digits',
+    file: SCRIPTS,
+    find: "runId: \"string.match(info, 'run_id:(%w+)') or ''\",",
+    replace: "runId: \"string.match(info, 'run_id:(%d+)') or ''\",",
+    what: "Every answer reports a wrong run_id: its leading digits only ('' when it starts with a letter).",
+  },
+  {
+    id: 'lua-confirm-acks-saving',
+    file: SCRIPTS,
+    find: '  if value.id ~= ARGV[2] then acked = before end\n',
+    replace: '',
+    what: "CONFIRM acknowledges the record being saved, which the instance's authority does not hold yet.",
+    ifSurvives:
+      'Equivalent: only the instance saving a record renews on it, and PENDING, which alone reads the ' +
+      "acknowledgements, never counts its caller; the rotating instance's own entry is the one that changes.",
+  },
+  {
+    id: 'lua-save-observes-old',
+    file: SCRIPTS,
+    find: "return observed('ok', saved, KEYS[2], ARGV[4])",
+    replace: "return observed('ok', value, KEYS[2], ARGV[4])",
+    what: "SAVE's answer observes the record it replaced instead of the one it wrote.",
+  },
+  // --- the authority's rotations ---
+  {
+    id: 'overtaken-never-marked',
+    file: ROTATION,
+    find: 'for (const entry of this.#abandoned) entry.overtaken ||= entry.id !== record.id;',
+    replace: 'for (const entry of this.#abandoned) entry.overtaken ||= entry.id === record.id;',
+    what: 'A save given up on that lands after another key became current is adopted, not written over.',
+  },
+  {
+    id: 'uncertain-resolves',
+    file: ROTATION,
+    find: '      this.#abandon(record.id, undefined);\n      throw new LauncherAuthError(code, MESSAGES[code], { cause });\n',
+    replace: '      return this.#install(next, record);\n',
+    what: 'A store that cannot tell whether its save took effect is taken at its word that it did: rotate() resolves.',
+  },
+];
