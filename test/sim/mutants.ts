@@ -14,6 +14,8 @@ import { MUTANTS, type Mutant } from './mutant-list.js';
 /** CI's schedule count (`npm run simulate` in the quick tier): a mutant must be caught within it. */
 export const CI_SCHEDULES = 50_000;
 const MAX_JOBS = 2;
+/** tsc checks again only what a mutant changed, after the first full check of a scratch copy. */
+const INCREMENTAL = ['--incremental', '--tsBuildInfoFile', '.mutants.tsbuildinfo'];
 const ROOT = resolve(import.meta.dirname, '../..');
 
 /** How many times `find` occurs in `text` (overlapping occurrences counted once each start). */
@@ -74,12 +76,15 @@ class Slot {
   async run(mutant: Mutant, count: number, typecheck: boolean): Promise<Run> {
     const path = join(this.dir, mutant.file);
     const original = readFileSync(path);
-    const started = performance.now();
     try {
       writeFileSync(path, mutate(mutant, original.toString('utf8')));
-      const typechecks = typecheck
-        ? (await this.#exec(['tsc', '--noEmit', '-p', 'tsconfig.json'])).code === 0
-        : undefined;
+      let typechecks: boolean | undefined;
+      if (typecheck) {
+        const checked = await this.#exec(['tsc', '--noEmit', '-p', 'tsconfig.json', ...INCREMENTAL]);
+        typechecks = checked.code === 0;
+        if (!typechecks) console.log(`${mutant.id}: ${/error TS.*/.exec(checked.output)?.[0] ?? checked.output}`);
+      }
+      const started = performance.now();
       const { code, output } = await this.#exec(['tsx', 'test/sim/run.ts', '--count', String(count)]);
       const seconds = (performance.now() - started) / 1000;
       return { mutant, verdict: verdictOf(code, output), seconds, ...(typechecks === undefined ? {} : { typechecks }) };
