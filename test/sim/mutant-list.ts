@@ -156,8 +156,8 @@ export const MUTANTS: readonly Mutant[] = [
     id: 'acks-table-any-era',
     file: ACKS,
     find: 'return this.#era.same(reply) && now >= this.#era.completeFrom();',
-    replace: 'return now >= this.#era.completeFrom();',
-    what: 'The instance table is taken as complete without checking that Redis and the table are those of the era.',
+    replace: 'return reply.epoch !== null && now >= this.#era.completeFrom();',
+    what: 'The instance table is taken as complete when there is one, not only when Redis and the table are those of the era.',
   },
   {
     id: 'entries-dropped-early',
