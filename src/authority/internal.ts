@@ -1,6 +1,7 @@
 // Members of TokenAuthority that the HTTP gate calls and that no export of the package names: the symbol lives only
 // here, and the declarations leave these members out (`@internal`, stripped by the build). And the one check that
 // a value handed to an adapter or a settings helper is an authority.
+import type { Runtime } from './runtime.js';
 import type { TokenAuthority } from './token-authority.js';
 
 /**
@@ -20,4 +21,15 @@ export function assertAuthority(authority: unknown, where: string): asserts auth
   ) {
     throw new TypeError(`${where}: \`authority\` must be a TokenAuthority (from TokenAuthority.open()).`);
   }
+}
+
+/**
+ * The option under which a simulator passes its own {@link Runtime} to `TokenAuthority.open()`; no export of the
+ * package names it, so a host always runs on Node's clock and timers.
+ */
+export const runtimeOption: unique symbol = Symbol('launcher-auth.runtime');
+
+/** What a simulator adds to the options of `TokenAuthority.open()`. */
+export interface WithRuntime {
+  readonly [runtimeOption]?: Runtime;
 }

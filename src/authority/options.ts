@@ -1,5 +1,7 @@
 // The options of TokenAuthority.open(), checked once, with a TypeError that names the option.
 import { resolveMaxTokenLength } from './bearer.js';
+import { runtimeOption, type WithRuntime } from './internal.js';
+import { nodeRuntime, type Runtime } from './runtime.js';
 import type { SecretStore, TokenAuthorityOptions } from './types.js';
 
 /** What `rotate()` waits for a save by default: long enough for any disk, short enough to see a hung store. */
@@ -14,6 +16,7 @@ export interface OpenOptions {
   readonly onStoreError: ((error: Error) => void) | undefined;
   readonly saveTimeout: number;
   readonly maxTokenLength: number;
+  readonly runtime: Runtime;
 }
 
 /** `options` checked, with the defaults filled in. @throws TypeError naming the first wrong option. */
@@ -48,5 +51,6 @@ export function openOptions(options: TokenAuthorityOptions): OpenOptions {
       `TokenAuthority.open: \`saveTimeout\` must be a whole number of milliseconds from 0 (no limit) to ${MAX_TIMEOUT}.`,
     );
   }
-  return { store, issuer, audience, onStoreError, saveTimeout, maxTokenLength };
+  const runtime = (options as WithRuntime)[runtimeOption] ?? nodeRuntime;
+  return { store, issuer, audience, onStoreError, saveTimeout, maxTokenLength, runtime };
 }

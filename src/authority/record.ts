@@ -9,10 +9,10 @@ export const MIN_KEY_BYTES = 32;
 const ID_PATTERN = /^[\x21-\x7e]{1,128}$/;
 
 /** A fresh secret: 32 random bytes and a random 16-character id. */
-export function generateRecord(): SecretRecord {
+export function generateRecord(random: (bytes: number) => Buffer = randomBytes): SecretRecord {
   return {
-    id: randomBytes(12).toString('base64url'),
-    key: new Uint8Array(randomBytes(MIN_KEY_BYTES)),
+    id: random(12).toString('base64url'),
+    key: new Uint8Array(random(MIN_KEY_BYTES)),
     createdAt: new Date(),
   };
 }

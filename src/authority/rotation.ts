@@ -3,6 +3,7 @@
 // Every outcome of rotate() is decided here (see `Rotations.rotate`).
 import { LauncherAuthError, isLauncherAuthError } from './errors.js';
 import { copyRecord, generateRecord, sameRecord } from './record.js';
+import { nodeRuntime, type Runtime } from './runtime.js';
 import type { SecretRecord, SecretStore } from './types.js';
 
 /** The longest wait, after a save's signal was aborted, for a store that honours the signal to settle. */
@@ -23,15 +24,6 @@ export interface KeyHolder<S> {
   /** A failure no caller waits for (a reload, a write-back), for `onStoreError`. */
   storeError(error: Error): void;
 }
-
-/** Calls `callback` after `ms` milliseconds and returns its cancel: passed in, so a test can run these rules on a clock of its own. */
-export type Timer = (ms: number, callback: () => void) => () => void;
-
-export const realTimer: Timer = (ms, callback) => {
-  // Unreferenced: a pending rotation must not be what keeps the host process alive.
-  const timer = setTimeout(callback, ms).unref();
-  return () => clearTimeout(timer);
-};
 
 /** The codes a store's save may reject with and that keep their meaning (see {@link SecretStore.save}). */
 const STORE_CODES = ['ERR_SAVE_CONFLICT', 'ERR_SAVE_UNCERTAIN', 'ERR_ROTATION_SUPERSEDED'] as const;
@@ -87,7 +79,7 @@ export class Rotations<S> {
   readonly #store: SecretStore;
   readonly #saveTimeout: number;
   readonly #holder: KeyHolder<S>;
-  readonly #timer: Timer;
+  readonly #runtime: Runtime;
   /** Rotations and reloads run one after another in this chain. */
   #queue: Promise<unknown> = Promise.resolve();
   /** The reload queued and not yet started, which further change reports join. */
@@ -95,11 +87,11 @@ export class Rotations<S> {
   /** Saves given up on (timed out, or the store could not tell), oldest first. */
   #abandoned: Abandoned[] = [];
 
-  constructor(store: SecretStore, saveTimeout: number, holder: KeyHolder<S>, timer: Timer = realTimer) {
+  constructor(store: SecretStore, saveTimeout: number, holder: KeyHolder<S>, runtime: Runtime = nodeRuntime) {
     this.#store = store;
     this.#saveTimeout = saveTimeout;
     this.#holder = holder;
-    this.#timer = timer;
+    this.#runtime = runtime;
   }
 
   /**
@@ -148,7 +140,7 @@ export class Rotations<S> {
 
   async #rotateNow(): Promise<string> {
     if (this.#holder.closed()) throw new LauncherAuthError('ERR_CLOSED', 'The token authority was closed.');
-    const record = generateRecord();
+    const record = generateRecord(this.#runtime.random);
     const next = await this.#holder.prepare(record);
     const attempt = this.#attempt(record);
     try {
@@ -258,13 +250,13 @@ export class Rotations<S> {
     });
     let cancel = (): void => undefined;
     if (limit > 0) {
-      cancel = this.#timer(limit, () => {
+      cancel = this.#runtime.timer(limit, () => {
         if (!settled) {
           controller.abort(
             new DOMException(`The save was given up on after ${limit} ms (saveTimeout).`, 'TimeoutError'),
           );
         }
-        cancel = this.#timer(graceOf(limit), expire);
+        cancel = this.#runtime.timer(graceOf(limit), expire);
       });
     }
     const within = <T>(work: Promise<T>): Promise<T | typeof EXPIRED> => Promise.race([work, expired]);

@@ -1,7 +1,6 @@
 // TokenAuthority: holds the current secret, issues its one token and verifies; rotation and following the store
 // are in rotation.ts.
 import { timingSafeEqual } from 'node:crypto';
-import { performance } from 'node:perf_hooks';
 import { jwtVerify } from 'jose';
 import { MALFORMED, MISSING, SCHEME_LENGTH, bearerToken, singleValue, startsWithScheme } from './bearer.js';
 import { LauncherAuthError } from './errors.js';
@@ -10,6 +9,7 @@ import { buildState, deepFreeze, type ClaimOptions, type KeyState, type Scratch 
 import { openOptions } from './options.js';
 import { copyRecord, generateRecord } from './record.js';
 import { Rotations } from './rotation.js';
+import type { Runtime } from './runtime.js';
 import { checkStructure, isCanonicalBase64url, signatureMatches, splitCompact } from './token.js';
 import type {
   JWTPayload,
@@ -63,6 +63,8 @@ export class TokenAuthority {
   #trustUntil = Infinity;
   /** The last {@link RETIRED_KEPT} rotated-away tokens, newest first. */
   #retired: readonly Buffer[] = [];
+  /** The monotonic clock that {@link #trustUntil} is measured on (Node's `performance.now()` outside a simulator). */
+  readonly #now: () => number;
 
   private constructor(
     state: KeyState,
@@ -70,18 +72,25 @@ export class TokenAuthority {
     claimOptions: ClaimOptions,
     onStoreError: ((error: Error) => void) | undefined,
     saveTimeout: number,
+    runtime: Runtime,
   ) {
     this.#state = state;
+    this.#now = runtime.now;
     this.#claimOptions = claimOptions;
     this.#onStoreError = onStoreError;
-    this.#rotations = new Rotations(store, saveTimeout, {
-      current: () => this.#state.record,
-      closed: () => this.#closed,
-      prepare: (record) => buildState(record, claimOptions),
-      install: (next) => this.#install(next),
-      token: (next) => next.token,
-      storeError: (error) => this.#onStoreError?.(error),
-    });
+    this.#rotations = new Rotations(
+      store,
+      saveTimeout,
+      {
+        current: () => this.#state.record,
+        closed: () => this.#closed,
+        prepare: (record) => buildState(record, claimOptions),
+        install: (next) => this.#install(next),
+        token: (next) => next.token,
+        storeError: (error) => this.#onStoreError?.(error),
+      },
+      runtime,
+    );
   }
 
   /**
@@ -90,12 +99,12 @@ export class TokenAuthority {
    * @throws TypeError when an option is wrong; LauncherAuthError when the store cannot be read or saved.
    */
   static async open(options: TokenAuthorityOptions): Promise<TokenAuthority> {
-    const { store, issuer, audience, onStoreError, saveTimeout, maxTokenLength } = openOptions(options);
+    const { store, issuer, audience, onStoreError, saveTimeout, maxTokenLength, runtime } = openOptions(options);
 
     const loaded = await store.load();
     let record: SecretRecord;
     if (loaded === undefined) {
-      record = generateRecord();
+      record = generateRecord(runtime.random);
       await store.save(record);
     } else {
       record = copyRecord(loaded);
@@ -107,6 +116,7 @@ export class TokenAuthority {
       claimOptions,
       onStoreError,
       saveTimeout,
+      runtime,
     );
     authority.#maxTokenLength = maxTokenLength;
     if (authority.issue().length > maxTokenLength) {
@@ -332,7 +342,7 @@ export class TokenAuthority {
   /** Whether tokens may be accepted now: open, and within the bound a store set (checked on the monotonic clock). */
   #trusted(): boolean {
     const until = this.#trustUntil;
-    return until === Infinity || performance.now() < until;
+    return until === Infinity || this.#now() < until;
   }
 
   #setTrust(deadline: number): void {

@@ -8,7 +8,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { LauncherAuthError, isLauncherAuthError, type SecretRecord, type SecretStore } from 'launcher-auth';
 import { generateRecord } from '../../src/authority/record.js';
-import { Rotations, type KeyHolder, type Timer } from '../../src/authority/rotation.js';
+import { Rotations, type KeyHolder } from '../../src/authority/rotation.js';
+import { nodeRuntime, type Runtime } from '../../src/authority/runtime.js';
 import { envCount } from '../hardening/fixtures/support.js';
 
 const RUNS = envCount('LAUNCHER_AUTH_ROTATION_RUNS', 10_000);
@@ -31,7 +32,7 @@ class Clock {
   now = 0;
   #timers: Pending[] = [];
   #seq = 0;
-  readonly timer: Timer = (ms, callback) => {
+  readonly timer: Runtime['timer'] = (ms, callback) => {
     const entry = { at: this.now + ms, seq: this.#seq++, callback };
     this.#timers.push(entry);
     return () => {
@@ -339,7 +340,7 @@ async function run(steps: readonly Step[], writeBacks: readonly Behaviour[], rot
     storeError: () => undefined,
   };
   store.currentKey = () => current.record.id;
-  const rotations = new Rotations(store, SAVE_TIMEOUT, holder, clock.timer);
+  const rotations = new Rotations(store, SAVE_TIMEOUT, holder, { ...nodeRuntime, timer: clock.timer });
   store.watch(() => rotations.reload());
 
   const settled: Array<Promise<void>> = [];

@@ -1,32 +1,45 @@
 // `npm run simulate -- --seed N` replays one schedule with its trace; `--count N [--from S]` explores many.
-import { REAL, planFor, shrink, simulate, type Variant } from './world.js';
+import { planFor, simulate, type Plan } from './world.js';
 
 export interface Exploration {
   readonly schedules: number;
   readonly events: number;
+  readonly excused: number;
   readonly failure?: { readonly seed: number; readonly report: string };
 }
 
+/** A plan with as few faults as still break an invariant (greedy removal, one fault at a time). */
+export async function shrink(seed: number, plan: Plan): Promise<Plan> {
+  let current = plan;
+  for (let index = current.faults.length - 1; index >= 0; index -= 1) {
+    const candidate = { ...current, faults: current.faults.filter((_, at) => at !== index) };
+    if ((await simulate(seed, candidate)).violation !== undefined) current = candidate;
+  }
+  return current;
+}
+
 /** Runs `count` schedules from seed `from`; stops at the first broken invariant with its minimal trace. */
-export function explore(from: number, count: number, variant: Variant = REAL): Exploration {
+export async function explore(from: number, count: number): Promise<Exploration> {
   let events = 0;
+  let excused = 0;
   for (let seed = from; seed < from + count; seed += 1) {
     const plan = planFor(seed);
-    const result = simulate(seed, plan, variant);
+    const result = await simulate(seed, plan);
     events += result.events;
+    excused += result.excused;
     if (result.violation !== undefined) {
-      const minimal = shrink(seed, plan, variant);
-      const replay = simulate(seed, minimal, variant, true);
+      const minimal = await shrink(seed, plan);
+      const replay = await simulate(seed, minimal, true);
       const report = [
         `seed ${seed}: ${result.violation}`,
         `replay: npm run simulate -- --seed ${seed}`,
-        `minimal plan (${minimal.instances} instances): ${JSON.stringify(minimal.faults)}`,
-        ...replay.trace.slice(-40),
+        `minimal plan: ${JSON.stringify({ ...minimal, faults: undefined })} ${JSON.stringify(minimal.faults)}`,
+        ...replay.trace.slice(-60),
       ].join('\n');
-      return { schedules: seed - from + 1, events, failure: { seed, report } };
+      return { schedules: seed - from + 1, events, excused, failure: { seed, report } };
     }
   }
-  return { schedules: count, events };
+  return { schedules: count, events, excused };
 }
 
 function flag(name: string): number | undefined {
@@ -41,7 +54,7 @@ if (process.argv[1] !== undefined && import.meta.url.endsWith(process.argv[1].sp
   const seed = flag('seed');
   if (seed !== undefined) {
     const plan = planFor(seed);
-    const result = simulate(seed, plan, REAL, true);
+    const result = await simulate(seed, plan, true);
     console.log(result.trace.join('\n'));
     console.log(
       result.violation === undefined
@@ -50,13 +63,13 @@ if (process.argv[1] !== undefined && import.meta.url.endsWith(process.argv[1].sp
     );
     process.exitCode = result.violation === undefined ? 0 : 1;
   } else {
-    const count = flag('count') ?? 20_000;
+    const count = flag('count') ?? 50_000;
     const from = flag('from') ?? 1;
     const started = performance.now();
-    const result = explore(from, count);
+    const result = await explore(from, count);
     const seconds = (performance.now() - started) / 1000;
     console.log(
-      `${result.schedules} schedules, ${result.events} events in ${seconds.toFixed(1)} s (${Math.round(result.schedules / seconds)} schedules/s)`,
+      `${result.schedules} schedules, ${result.events} events in ${seconds.toFixed(1)} s (${Math.round(result.schedules / seconds)} schedules/s); ${result.excused} acceptances under the documented exception`,
     );
     if (result.failure !== undefined) {
       console.log(result.failure.report);

@@ -1,6 +1,6 @@
 // The driver of a saved rotation's wait (acks.ts decides, this file does the I/O): reads of the acknowledgements,
 // woken early by the ones announced by pub/sub, and the housekeeping of the instance table that the wait asks for.
-import { performance } from 'node:perf_hooks';
+import type { Runtime } from '../../authority/runtime.js';
 import type { AckWait } from './acks.js';
 import { supersededError, uncertainError } from './errors.js';
 import { pendingOf } from './reply.js';
@@ -23,11 +23,13 @@ export class AckReader {
   /** Ends the pause of a waiting save early (set while it pauses). */
   #wake: (() => void) | undefined;
   /** Housekeeping of the instance table after resolved saves (see `AckStep.dropAt`). */
-  readonly #dropTimers = new Set<ReturnType<typeof setTimeout>>();
+  readonly #dropTimers = new Set<() => void>();
+  readonly #runtime: Runtime;
 
   /** `pollInterval`: the store's `ackPollInterval`; `key`: the Redis key, for the errors. */
-  constructor(io: AckReaderIo, pollInterval: number, key: string) {
+  constructor(io: AckReaderIo, pollInterval: number, key: string, runtime: Runtime) {
     this.#io = io;
+    this.#runtime = runtime;
     this.#pollInterval = pollInterval;
     this.#key = key;
   }
@@ -39,15 +41,17 @@ export class AckReader {
   async wait(wait: AckWait): Promise<void> {
     for (let read = 0; ; read += 1) {
       const heard = this.#heard;
+      const confirmedAtSend = wait.sending();
       let answer: unknown;
       try {
         answer = await this.#io.pending(wait.id);
       } catch {
         answer = undefined;
       }
-      const now = performance.now();
+      const now = this.#runtime.now();
       const pending = pendingOf(answer);
-      const step = pending === undefined ? wait.unanswered(now) : wait.read(pending, now, this.#io.leaseUntil());
+      const step =
+        pending === undefined ? wait.unanswered(now) : wait.read(pending, now, this.#io.leaseUntil(), confirmedAtSend);
       this.#drop(step.drop);
       if (step.outcome === 'resolved') {
         this.#dropLater(step.dropAt ?? []);
@@ -74,16 +78,16 @@ export class AckReader {
 
   /** Cancels the housekeeping still to come (the store stops watching). */
   cancelDrops(): void {
-    for (const timer of this.#dropTimers) clearTimeout(timer);
+    for (const cancel of this.#dropTimers) cancel();
     this.#dropTimers.clear();
   }
 
   /** Waits `ms`, or less when an acknowledgement is heard. */
   #pause(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(() => wake(), ms);
+      const cancel = this.#runtime.timer(ms, () => wake());
       const wake = (): void => {
-        clearTimeout(timer);
+        cancel();
         this.#wake = undefined;
         resolve();
       };
@@ -99,14 +103,10 @@ export class AckReader {
   #dropLater(entries: ReadonlyArray<readonly [instance: string, seq: number, at: number]>): void {
     if (entries.length === 0) return;
     const at = Math.max(...entries.map(([, , time]) => time));
-    const timer = setTimeout(
-      () => {
-        this.#dropTimers.delete(timer);
-        this.#drop(entries.map(([instance, seq]) => [instance, seq] as const));
-      },
-      Math.max(0, at - performance.now()) + 1,
-    );
-    timer.unref();
-    this.#dropTimers.add(timer);
+    const cancel = this.#runtime.timer(Math.max(0, at - this.#runtime.now()) + 1, () => {
+      this.#dropTimers.delete(cancel);
+      this.#drop(entries.map(([instance, seq]) => [instance, seq] as const));
+    });
+    this.#dropTimers.add(cancel);
   }
 }

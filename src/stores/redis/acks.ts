@@ -55,13 +55,27 @@ export class AckWait {
   /** When each (instance, renewal number) waited on was first seen. */
   readonly #firstSeen = new Map<string, { seq: number; at: number }>();
 
-  constructor(generation: number, id: string, savedAt: number, saveReply: Observed, era: Era, options: AckOptions) {
+  /** `confirmedAtSend`: the era's confirmed renewal number when the save was sent (see {@link Era.observe}). */
+  constructor(
+    generation: number,
+    id: string,
+    savedAt: number,
+    saveReply: Observed,
+    era: Era,
+    options: AckOptions,
+    confirmedAtSend = era.confirmedSeq,
+  ) {
     this.generation = generation;
     this.id = id;
     this.#options = options;
     this.bound = savedAt + options.leaseMs + options.driftMargin;
     this.#era = era;
-    era.observe(saveReply, savedAt);
+    era.observe(saveReply, savedAt, confirmedAtSend);
+  }
+
+  /** What a read sent now passes to {@link read} as `confirmedAtSend`. */
+  sending(): number {
+    return this.#era.confirmedSeq;
   }
 
   /**
@@ -70,9 +84,9 @@ export class AckWait {
    * current, and any newer rotation must wait for it, so none can have resolved in between (an answer that lay in
    * a frozen process's buffer is never taken for the present).
    */
-  read(reply: PendingReply, now: number, leaseUntil: number): AckStep {
+  read(reply: PendingReply, now: number, leaseUntil: number, confirmedAtSend?: number): AckStep {
     // A new era (a restart, a failover, a lost table) starts its own wait for leases granted before it.
-    this.#era.observe(reply, now);
+    this.#era.observe(reply, now, confirmedAtSend);
     if (reply.id !== this.id) {
       if (reply.id !== null && reply.generation > this.generation) return { outcome: 'superseded', drop: [] };
       return { outcome: 'lost', drop: [] };

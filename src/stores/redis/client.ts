@@ -2,6 +2,7 @@
 // store's protocol talks to (connections.ts implements it per deployment). Also how a server that does not answer is
 // told.
 import { LauncherAuthError } from '../../authority/errors.js';
+import type { Runtime } from '../../authority/runtime.js';
 
 /**
  * The part of a connected node-redis client (`createClient()` of the `redis` package, 5.x or 6.x) that the store
@@ -169,18 +170,23 @@ export function unavailable(endpoint: string, what: string, cause?: unknown): La
   });
 }
 
-/** `promise`, or `ERR_STORE_UNAVAILABLE` after `ms` milliseconds or on any client error. */
-export function answered<T>(promise: Promise<T>, ms: number, endpoint: string, what: string): Promise<T> {
+/** `promise`, or `ERR_STORE_UNAVAILABLE` after `ms` milliseconds (on `runtime`'s timers) or on any client error. */
+export function answered<T>(
+  promise: Promise<T>,
+  ms: number,
+  endpoint: string,
+  what: string,
+  runtime: Runtime,
+): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(unavailable(endpoint, what)), ms);
-    timer.unref();
+    const cancel = runtime.timer(ms, () => reject(unavailable(endpoint, what)));
     promise.then(
       (value) => {
-        clearTimeout(timer);
+        cancel();
         resolve(value);
       },
       (error: unknown) => {
-        clearTimeout(timer);
+        cancel();
         reject(error instanceof LauncherAuthError ? error : unavailable(endpoint, what, error));
       },
     );

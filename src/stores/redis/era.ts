@@ -24,9 +24,18 @@ export class Era {
   /** The end of the quarantine after a change of era (not after the first one): no trust is granted before it. */
   #quarantineUntil = -Infinity;
 
-  /** Takes in an answer observed at `now`; returns true when the era changed (a restart, a failover, a lost table). */
-  observe(observed: Observed, now: number): boolean {
-    const lost = observed.ownSeq < this.#ownSeq;
+  /**
+   * Takes in an answer observed at `now`; returns true when the era changed (a restart, a failover, a lost table).
+   * `confirmedAtSend` is {@link confirmedSeq} when the command was sent: an answer taken in after a renewal that Redis
+   * ran after it (answers that arrive together are not always taken in the order Redis sent them) shows a lower own
+   * renewal number without any loss.
+   */
+  observe(observed: Observed, now: number, confirmedAtSend = this.#ownSeq): boolean {
+    // An entry that is gone while Redis and the table are the same was removed by a rotating instance's
+    // housekeeping after this instance's lease ran out (it was cut off or frozen): nothing was lost. An entry that
+    // is there with an older renewal number was rolled back.
+    const dropped = observed.ownSeq === 0 && observed.runId === this.#runId && observed.epoch === this.#epoch;
+    const lost = !dropped && observed.ownSeq < Math.min(confirmedAtSend, this.#ownSeq);
     if (!lost && observed.runId === this.#runId && observed.epoch === this.#epoch) return false;
     // A table created by this very answer (no epoch before, same Redis) is the start, not a loss.
     const first = Number.isNaN(this.#since) || (this.#epoch === null && !lost && observed.runId === this.#runId);
@@ -54,6 +63,11 @@ export class Era {
    */
   mayTrust(now: number): boolean {
     return now >= this.#quarantineUntil;
+  }
+
+  /** The highest own renewal number Redis has confirmed so far. */
+  get confirmedSeq(): number {
+    return this.#ownSeq;
   }
 
   /** Records that Redis confirmed this instance's renewal number `seq`. */

@@ -1,7 +1,7 @@
 // The driver of one instance's lease (lease.ts decides, this file does the I/O): renewals on a timer that backs off,
 // pub/sub for rotations, reloads asked of the authority without ever holding up a renewal, write-forward after a
 // rollback, and one report per change of condition.
-import { performance } from 'node:perf_hooks';
+import type { Runtime } from '../../authority/runtime.js';
 import type { StoreLink } from '../../authority/types.js';
 import type { RedisSubscription } from './client.js';
 import {
@@ -35,15 +35,18 @@ export class Follower {
   readonly #io: FollowerIo;
   readonly #onChange: () => Promise<void>;
   #subscription: RedisSubscription | undefined;
-  #timer: ReturnType<typeof setTimeout> | undefined;
+  readonly #runtime: Runtime;
+  /** Cancels the next renewal's timer. */
+  #cancelTimer: (() => void) | undefined;
   #renewing: Promise<void> | undefined;
   #reloading: Promise<void> | undefined;
   #reloadAgain = false;
   #renewAgain = false;
   #stopped = false;
 
-  constructor(lease: Lease, link: StoreLink, io: FollowerIo, onChange: () => Promise<void>) {
+  constructor(lease: Lease, link: StoreLink, io: FollowerIo, onChange: () => Promise<void>, runtime: Runtime) {
     this.#lease = lease;
+    this.#runtime = runtime;
     this.#link = link;
     this.#io = io;
     this.#onChange = onChange;
@@ -63,7 +66,7 @@ export class Follower {
   /** Stops renewing and leaves the instance table; the promise settles once Redis answered (or did not in time). */
   stop(): Promise<void> {
     this.#stopped = true;
-    clearTimeout(this.#timer);
+    this.#cancelTimer?.();
     this.#subscription?.close();
     // After a renewal in flight, which would otherwise put the entry back for a rotation to wait on.
     return (this.#renewing ?? Promise.resolve())
@@ -87,6 +90,8 @@ export class Follower {
         this.#reloading = undefined;
         // A new key adopted: acknowledge it now, not at the next renewal, so that the rotation resolves at once.
         if (this.#link.keyId !== before && !this.#stopped) this.#renewNow();
+        // None (Redis did not answer the read): the next renewal that finds another record asks again.
+        else this.#lease.reloadEnded();
         if (this.#reloadAgain && !this.#stopped) {
           this.#reloadAgain = false;
           this.reload();
@@ -99,7 +104,7 @@ export class Follower {
       this.#renewAgain = true;
       return;
     }
-    clearTimeout(this.#timer);
+    this.#cancelTimer?.();
     void this.#renew();
   }
 
@@ -109,8 +114,8 @@ export class Follower {
       if (this.#stopped) return;
       const again = this.#renewAgain;
       this.#renewAgain = false;
-      this.#timer = setTimeout(() => void this.#renew(), again ? 0 : this.#lease.nextDelay(performance.now()));
-      this.#timer.unref();
+      const runtime = this.#runtime;
+      this.#cancelTimer = runtime.timer(again ? 0 : this.#lease.nextDelay(runtime.now()), () => void this.#renew());
     });
     this.#renewing = run;
     return run;
@@ -121,7 +126,7 @@ export class Follower {
     const heldId = this.#link.keyId;
     const savingId = this.#io.savingId();
     const seq = lease.nextSeq();
-    const sentAt = performance.now();
+    const sentAt = this.#runtime.now();
     const reply = await this.#io.confirm(heldId, savingId, seq);
     if (this.#stopped) return;
     const step: LeaseStep =
@@ -130,7 +135,7 @@ export class Follower {
         : lease.renewed(reply, {
             seq,
             sentAt,
-            now: performance.now(),
+            now: this.#runtime.now(),
             heldId,
             canWriteForward: this.#io.holds(heldId),
             renewHeld: this.#io.renewHeld(),

@@ -213,8 +213,9 @@ export class Lease {
       return {};
     }
     if (reply.status === 'ok' && !this.era.mayTrust(now)) {
-      // Quarantined after Redis lost writes: renewing, not trusting yet.
+      // Quarantined after Redis lost writes: renewing at the usual pace (Redis answers), not trusting yet.
       this.era.confirmed(seq);
+      this.#failures = 0;
       return {};
     }
     if (reply.status === 'ok') {
@@ -244,6 +245,11 @@ export class Lease {
     return seq === this.#sent.seq ? this.#sent.highest : this.#highest;
   }
 
+  /** A reload ended without a new key: a renewal that finds another record current asks for one again. */
+  reloadEnded(): void {
+    this.#reloadAskedFor = null;
+  }
+
   /** A renewal that got no answer (or an error) by `now`: trust simply runs out. */
   unanswered(): LeaseStep {
     this.#failures += 1;
@@ -252,13 +258,14 @@ export class Lease {
 
   /**
    * How long to wait before the next renewal at `now`: `renewInterval` while the trust lasts (a short outage is
-   * ridden out at the normal rate); once it is gone and renewals keep failing, doubling up to a second (or
-   * `renewInterval` if longer), so that a broken Redis sees about one command per instance per second.
+   * ridden out at the normal rate); once it is gone and renewals keep failing, doubling up to a second, or a
+   * quarter of `leaseMs` if that is less (`renewInterval` if longer): a broken Redis sees about one command per
+   * instance per second, and an instance trusts its key again well within a lease of Redis answering.
    */
   nextDelay(now: number): number {
-    const { renewInterval } = this.options;
+    const { renewInterval, leaseMs } = this.options;
     if (this.#failures <= 1 || now < this.#trustUntil) return renewInterval;
-    const ceiling = Math.max(renewInterval, 1000);
+    const ceiling = Math.max(renewInterval, Math.min(1000, leaseMs / 4));
     return Math.min(ceiling, Math.max(renewInterval, 25) * 2 ** Math.min(this.#failures - 1, 10));
   }
 

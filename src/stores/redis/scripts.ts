@@ -114,6 +114,9 @@ if entry and string.match(entry, '^(%d+):') == ARGV[2] then redis.call('HDEL', K
 return 0
 `;
 
+/** Removes this instance's entry from the table when it stops watching. KEYS: table. ARGV: instance. */
+export const LEAVE = "return redis.call('HDEL', KEYS[1], ARGV[1])";
+
 /** The observation with status 'value' or 'missing', then the stored value. KEYS: record, table. ARGV: this instance. */
 export const LOAD = `${PRELUDE}
 local text = redis.call('GET', KEYS[1])

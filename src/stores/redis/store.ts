@@ -1,7 +1,6 @@
 // RedisSecretStore: the secret shared by every instance of a service, revoked on all of them when rotate() resolves.
-import { randomBytes } from 'node:crypto';
-import { performance } from 'node:perf_hooks';
 import { LauncherAuthError } from '../../authority/errors.js';
+import { nodeRuntime, randomId, type Runtime } from '../../authority/runtime.js';
 import { recordProblem } from '../../authority/record.js';
 import type { SaveOptions, SecretRecord, SecretStore, StoreLink } from '../../authority/types.js';
 import { AckReader } from './ack-reader.js';
@@ -11,10 +10,11 @@ import { decodeRecord, encodeMarker, encodeRecord, markerOf } from './codec.js';
 import { connectionOf } from './connections.js';
 import { corruptError, notConnectedError, rollbackError, uncertainError } from './errors.js';
 import { Follower } from './follower.js';
+import { storeInternals, type WithInternals } from './internal.js';
 import { Lease, type Condition, type Overwrite } from './lease.js';
 import { resolveRedisOptions, type RedisSecretStoreOptions } from './options.js';
 import { loadOf, observation } from './reply.js';
-import { CONFIRM, DROP, LOAD, PENDING, SAVE, SAVE_PADDING, keyNames, type KeyNames } from './scripts.js';
+import { CONFIRM, DROP, LEAVE, LOAD, PENDING, SAVE, SAVE_PADDING, keyNames, type KeyNames } from './scripts.js';
 
 /** How many records (the held one, the one being saved) the store keeps to write forward after a rollback. */
 const RECORDS_KEPT = 4;
@@ -45,7 +45,9 @@ export class RedisSecretStore implements SecretStore {
   readonly #commandTimeout: number;
   readonly #replicas: { count: number; timeout: number } | undefined;
   /** This instance's name in the instance table. */
-  readonly #instanceId = randomBytes(9).toString('base64url');
+  readonly #instanceId: string;
+  /** The monotonic clock, timers and randomness (Node's, or a simulator's). */
+  readonly #runtime: Runtime;
   /** The protocol's state for this instance: what it has seen, its era, its trust, its backoff. */
   readonly #lease: Lease;
   /** The last records read or written, by id: the held one is what a write-forward writes. */
@@ -70,7 +72,8 @@ export class RedisSecretStore implements SecretStore {
     if (typeof options !== 'object' || options === null) {
       throw new TypeError('RedisSecretStore: options must be an object with a `client`.');
     }
-    const connection = connectionOf(options.client);
+    const internals = (options as WithInternals)[storeInternals];
+    const connection = internals?.connection ?? connectionOf(options.client);
     if (connection === undefined) {
       throw new TypeError(
         'RedisSecretStore: `client` must be a client of the `redis` package (createClient(), createSentinel() or createCluster()).',
@@ -78,6 +81,8 @@ export class RedisSecretStore implements SecretStore {
     }
     const { key, leaseMs, driftMargin, renewInterval, commandTimeout, ackPollInterval, replicas } =
       resolveRedisOptions(options);
+    this.#runtime = internals?.runtime ?? nodeRuntime;
+    this.#instanceId = randomId(this.#runtime, 9);
     this.#commandTimeout = commandTimeout;
     this.#replicas = replicas;
     this.key = key;
@@ -98,6 +103,7 @@ export class RedisSecretStore implements SecretStore {
       },
       ackPollInterval,
       key,
+      this.#runtime,
     );
   }
 
@@ -121,7 +127,7 @@ export class RedisSecretStore implements SecretStore {
       // The Redis the first record was read from starts the era (open() reads before any renewal): a first
       // renewal that finds another Redis (a restart from an older dump, a failover) quarantines as any change of
       // era does, instead of starting the era afresh on a record a rotation may have revoked meanwhile.
-      this.#lease.era.begin(head.observed, performance.now());
+      this.#lease.era.begin(head.observed, this.#runtime.now());
       const { value } = head;
       let loaded: { record: SecretRecord; generation: number; prev: string } | undefined;
       if (head.status !== 'missing') {
@@ -176,7 +182,7 @@ export class RedisSecretStore implements SecretStore {
             const reply = await this.#run(
               CONFIRM,
               [names.record, names.instances],
-              [this.#instanceId, heldId, savingId, String(seq), randomBytes(9).toString('base64url'), names.acked],
+              [this.#instanceId, heldId, savingId, String(seq), randomId(this.#runtime, 9), names.acked],
               'renew the lease',
             );
             const head = observation(reply);
@@ -197,20 +203,16 @@ export class RedisSecretStore implements SecretStore {
             this.#commandTimeout,
             this.#endpoint,
             'subscribe to rotations',
+            this.#runtime,
           ),
-        leave: () =>
-          this.#run(
-            "return redis.call('HDEL', KEYS[1], ARGV[1])",
-            [names.instances],
-            [this.#instanceId],
-            'leave the instance table',
-          ),
+        leave: () => this.#run(LEAVE, [names.instances], [this.#instanceId], 'leave the instance table'),
         savingId: () => this.#savingId,
         renewHeld: () => this.#renewHeld,
         holds: (id) => this.#records.has(id),
         report: (condition) => this.#report(condition),
       },
       onChange,
+      this.#runtime,
     );
     try {
       await follower.start();
@@ -253,6 +255,7 @@ export class RedisSecretStore implements SecretStore {
     this.#keep(record);
     try {
       const value = encodeRecord(record, generation, expectedId);
+      const confirmedAtSend = lease.era.confirmedSeq;
       let result: { reply: unknown; replicas?: number };
       try {
         result = await this.#runFull(
@@ -269,7 +272,7 @@ export class RedisSecretStore implements SecretStore {
         }
         throw error;
       }
-      const savedAt = performance.now();
+      const savedAt = this.#runtime.now();
       const head = observation(result.reply);
       if (head === undefined) throw uncertainError(this.key, 'Redis answered the save with something unexpected');
       if (head.status === 'corrupt') throw corruptError(this.key);
@@ -298,11 +301,19 @@ export class RedisSecretStore implements SecretStore {
         );
       }
       await this.#acks.wait(
-        new AckWait(generation, record.id, savedAt, head.observed, lease.era, {
-          leaseMs: lease.options.leaseMs,
-          driftMargin: lease.options.driftMargin,
-          commandTimeout: this.#commandTimeout,
-        }),
+        new AckWait(
+          generation,
+          record.id,
+          savedAt,
+          head.observed,
+          lease.era,
+          {
+            leaseMs: lease.options.leaseMs,
+            driftMargin: lease.options.driftMargin,
+            commandTimeout: this.#commandTimeout,
+          },
+          confirmedAtSend,
+        ),
       );
     } finally {
       this.#savingId = '';
@@ -316,7 +327,7 @@ export class RedisSecretStore implements SecretStore {
     if (!marker && record === undefined) return;
     const value =
       marker || record === undefined
-        ? encodeMarker(randomBytes(9).toString('base64url'), over.generation, over.expectedId)
+        ? encodeMarker(randomId(this.#runtime, 9), over.generation, over.expectedId)
         : encodeRecord(record, over.generation, over.expectedId);
     const result = await this.#runFull(
       SAVE,
@@ -394,6 +405,6 @@ export class RedisSecretStore implements SecretStore {
     } catch (error) {
       sent = Promise.reject(error);
     }
-    return answered(sent, this.#commandTimeout + (replicas?.timeout ?? 0), this.#endpoint, what);
+    return answered(sent, this.#commandTimeout + (replicas?.timeout ?? 0), this.#endpoint, what, this.#runtime);
   }
 }

@@ -49,4 +49,40 @@ describe('Era', () => {
     expect(era.same(seen('first', 3))).toBe(true);
     expect(era.completeFrom()).toBe(LEASE + DRIFT);
   });
+
+  it('an answer sent before a renewal Redis confirmed, taken in after it, is not a loss (a read of the acknowledgements)', () => {
+    const era = new Era(LEASE, DRIFT);
+    era.begin(seen('first', 0), 0);
+    era.observe(seen('first', 3), 10);
+    era.confirmed(3);
+    const atSend = era.confirmedSeq;
+    era.observe(seen('first', 4), 20);
+    era.confirmed(4);
+    // Redis ran the read before renewal 4; its answer shows 3.
+    expect(era.observe(seen('first', 3), 21, atSend)).toBe(false);
+    expect(era.mayTrust(21)).toBe(true);
+    // The same answer judged against the present is a table that lost renewal 4.
+    expect(era.observe(seen('first', 3), 22)).toBe(true);
+    expect(era.mayTrust(22)).toBe(false);
+  });
+
+  it("an entry removed by a rotation's housekeeping (same Redis, same table) is not a loss; an older renewal number is", () => {
+    const era = new Era(LEASE, DRIFT);
+    era.begin(seen('first', 0), 0);
+    era.observe(seen('first', 5), 10);
+    era.confirmed(5);
+    expect(era.observe(seen('first', 0), 2000)).toBe(false);
+    expect(era.mayTrust(2000)).toBe(true);
+    expect(era.observe(seen('first', 2), 2010)).toBe(true);
+    expect(era.mayTrust(2010)).toBe(false);
+  });
+
+  it('an entry missing from another Redis is a loss', () => {
+    const era = new Era(LEASE, DRIFT);
+    era.begin(seen('first', 0), 0);
+    era.observe(seen('first', 5), 10);
+    era.confirmed(5);
+    expect(era.observe(seen('restarted', 0), 2000)).toBe(true);
+    expect(era.mayTrust(2000)).toBe(false);
+  });
 });

@@ -211,3 +211,29 @@ describe('Lease: records read by load(), judged against the highest seen when th
     expect(lease.see(2, 'd', 'c')).toBe('adopted');
   });
 });
+
+describe('Lease: the pace of renewals', () => {
+  it('renews at renewInterval while quarantined after a change of era: Redis answers, so nothing backs off', () => {
+    const lease = holdingFirst();
+    // Unanswered renewals while Redis restarts: the backoff grows once the trust is over.
+    for (let index = 0; index < 4; index += 1) lease.unanswered();
+    expect(lease.nextDelay(5000)).toBeGreaterThan(OPTIONS.renewInterval);
+    // Redis is back as another server: the answers quarantine, and the renewals go on at the usual pace.
+    const seq = lease.nextSeq();
+    const restarted = { ...answer(seq, 1, 'a', ''), runId: 'restarted' };
+    expect(lease.renewed(restarted, { seq, sentAt: 5000, now: 5001, heldId: 'a', canWriteForward: true })).toEqual({});
+    expect(lease.era.mayTrust(5001)).toBe(false);
+    expect(lease.nextDelay(5001)).toBe(OPTIONS.renewInterval);
+  });
+
+  it('backs off to a second at most, and to a quarter of the lease when that is shorter', () => {
+    const short = new Lease({ leaseMs: 300, renewInterval: 60, driftMargin: 30 });
+    const long = new Lease({ leaseMs: 20_000, renewInterval: 100, driftMargin: 500 });
+    for (let index = 0; index < 12; index += 1) {
+      short.unanswered();
+      long.unanswered();
+    }
+    expect(short.nextDelay(0)).toBe(75);
+    expect(long.nextDelay(0)).toBe(1000);
+  });
+});

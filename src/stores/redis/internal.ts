@@ -1,0 +1,16 @@
+// What a simulator passes to RedisSecretStore under an option that no export of the package names: its own
+// connection to a simulated Redis and its own clock, timers and randomness. A host always gets node-redis and Node's.
+import type { Runtime } from '../../authority/runtime.js';
+import type { RedisConnection } from './client.js';
+
+export const storeInternals: unique symbol = Symbol('launcher-auth.redis.internals');
+
+export interface StoreInternals {
+  readonly connection?: RedisConnection;
+  readonly runtime?: Runtime;
+}
+
+/** The options of RedisSecretStore as a simulator gives them. */
+export interface WithInternals {
+  readonly [storeInternals]?: StoreInternals;
+}

@@ -1,0 +1,141 @@
+// A schedule's plan, drawn from its seed: how many instances and replicas, which options, and which faults when.
+// Swarm testing: each plan first draws which kinds of fault it uses at all, and how many, so that rare
+// combinations (a failover during a split while an instance restarts) are common across seeds.
+import { Prng } from './prng.js';
+
+/** The simulated timings (ms): a short lease keeps schedules short; the ratios are the defaults' . */
+export const TIMING = {
+  leaseMs: 300,
+  renewInterval: 60,
+  driftMargin: 30,
+  commandTimeout: 100,
+  ackPollInterval: 20,
+} as const;
+/** How many schedules CI explores (test/sim/simulation*.test.ts, half each). */
+export const CI_SCHEDULES = 6_000;
+/** Faults happen before this time; after it the world heals and must recover (the liveness stretch). */
+export const FAULTS_END = 900;
+/** The end of a schedule: the healthy stretch lasts this long after the faults. */
+export const END = FAULTS_END + 3 * TIMING.leaseMs;
+/**
+ * How far the processes' clock rates may differ from true time: the documented bound is that two rates differ by
+ * less than `driftMargin` over one `leaseMs` (here 10 %); each stays within ±4 %.
+ */
+export const RATE_SPREAD = 0.04;
+
+export type Fault =
+  | { readonly at: number; readonly kind: 'rotate'; readonly instance: number }
+  | { readonly at: number; readonly kind: 'cli-rotate' }
+  | {
+      readonly at: number;
+      readonly kind: 'partition';
+      readonly instance: number;
+      readonly length: number;
+      readonly drop: boolean;
+      readonly way: 'both' | 'out' | 'in';
+    }
+  | { readonly at: number; readonly kind: 'pause'; readonly instance: number; readonly length: number }
+  | { readonly at: number; readonly kind: 'crash'; readonly instance: number; readonly length: number }
+  | { readonly at: number; readonly kind: 'join' }
+  | { readonly at: number; readonly kind: 'jump'; readonly instance: number; readonly by: number }
+  | { readonly at: number; readonly kind: 'stall'; readonly length: number }
+  | { readonly at: number; readonly kind: 'restart-empty' }
+  | { readonly at: number; readonly kind: 'restart-dump'; readonly age: number }
+  | { readonly at: number; readonly kind: 'failover'; readonly split: number; readonly side: readonly number[] }
+  | { readonly at: number; readonly kind: 'replica-lag'; readonly length: number }
+  | { readonly at: number; readonly kind: 'slot-move' };
+
+export type FaultKind = Fault['kind'];
+
+/** The faults after which Redis may hold an older record than one an instance saw. */
+export const LOSSES: ReadonlySet<FaultKind> = new Set(['restart-empty', 'restart-dump', 'failover']);
+
+export interface Plan {
+  /** Instances started at the beginning (more may join). */
+  readonly instances: number;
+  /** Redis replicas behind the primary. */
+  readonly replicas: number;
+  /** The store's `replicas` option: how many replicas WAIT must confirm; 0 for none. */
+  readonly waitFor: number;
+  readonly faults: readonly Fault[];
+}
+
+const KINDS: readonly FaultKind[] = [
+  'partition',
+  'pause',
+  'crash',
+  'join',
+  'jump',
+  'stall',
+  'restart-empty',
+  'restart-dump',
+  'failover',
+  'replica-lag',
+  'slot-move',
+  'cli-rotate',
+];
+
+export function planFor(seed: number): Plan {
+  const rng = new Prng(seed);
+  const instances = rng.int(2, 4);
+  const replicas = rng.int(0, 2);
+  const waitFor = replicas > 0 && rng.chance(0.5) ? rng.int(1, replicas) : 0;
+  // The swarm: this schedule's fault kinds, and how many faults in all.
+  const kinds = KINDS.filter(() => rng.chance(0.45));
+  const count = kinds.length === 0 ? 0 : rng.int(1, 12);
+  const faults: Fault[] = [];
+  const at = (): number => rng.int(30, FAULTS_END - 50);
+  const someone = (): number => rng.int(0, instances - 1);
+  for (let index = 0; index < count; index += 1) {
+    const kind = rng.pick(kinds);
+    switch (kind) {
+      case 'partition':
+        faults.push({
+          at: at(),
+          kind,
+          instance: someone(),
+          length: rng.int(10, 800),
+          drop: rng.chance(0.5),
+          way: rng.pick(['both', 'both', 'out', 'in'] as const),
+        });
+        break;
+      case 'pause':
+        faults.push({ at: at(), kind, instance: someone(), length: rng.int(10, 800) });
+        break;
+      case 'crash':
+        faults.push({ at: at(), kind, instance: someone(), length: rng.int(10, 600) });
+        break;
+      case 'jump':
+        faults.push({ at: at(), kind, instance: someone(), by: rng.int(1, 2000) });
+        break;
+      case 'stall':
+        faults.push({ at: at(), kind, length: rng.int(10, 500) });
+        break;
+      case 'restart-dump':
+        faults.push({ at: at(), kind, age: rng.int(1, 40) });
+        break;
+      case 'failover': {
+        const split = rng.chance(0.4) ? rng.int(50, 900) : 0;
+        const side = split === 0 ? [] : Array.from({ length: instances }, (_, i) => i).filter(() => rng.chance(0.4));
+        faults.push({ at: at(), kind, split, side });
+        break;
+      }
+      case 'replica-lag':
+        faults.push({ at: at(), kind, length: rng.int(10, 800) });
+        break;
+      default:
+        faults.push({ at: at(), kind } as Fault);
+    }
+  }
+  // At least one rotation, often two at once on two instances.
+  const rotations = rng.int(1, 4);
+  for (let index = 0; index < rotations; index += 1) faults.push({ at: at(), kind: 'rotate', instance: someone() });
+  if (rng.chance(0.3)) {
+    const when = at();
+    faults.push(
+      { at: when, kind: 'rotate', instance: 0 },
+      { at: when + rng.int(0, 5), kind: 'rotate', instance: instances - 1 },
+    );
+  }
+  return { instances, replicas, waitFor, faults: faults.sort((a, b) => a.at - b.at) };
+}

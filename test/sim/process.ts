@@ -1,0 +1,260 @@
+// One simulated process: its monotonic clock (its own rate and origin), its timers, its pauses, partitions and
+// crashes, and its connection to the simulated Redis (a RedisConnection, as the store's connection layer gives one).
+import type { Runtime } from '../../src/authority/runtime.js';
+import type { RedisConnection, RedisSubscription, RunResult } from '../../src/stores/redis/client.js';
+import type { Prng } from './prng.js';
+import type { Deployment, RedisNode, Subscriber } from './redis.js';
+import type { Scheduler } from './scheduler.js';
+
+/**
+ * How long a process may take to get to an answer after it arrived, in ms: answers that arrive closer together
+ * than this (on its command and pub/sub connections) may be taken in either order.
+ */
+const TAKE_IN = 2;
+
+export interface Partition {
+  readonly until: number;
+  /** Messages sent meanwhile are lost (else held, and delivered once it heals). */
+  readonly drop: boolean;
+  /** Which way it cuts: both, only what the process sends, or only what it receives. */
+  readonly way: 'both' | 'out' | 'in';
+}
+
+export class SimProcess {
+  readonly name: string;
+  /** The machine this process runs on (an instance's slot): a restart runs there again. */
+  readonly slot: number;
+  readonly rate: number;
+  origin: number;
+  alive = true;
+  pausedUntil = 0;
+  partition: Partition = { until: 0, drop: false, way: 'both' };
+  /** The node this process's client takes for the primary. */
+  route: number;
+  readonly runtime: Runtime;
+  readonly connection: RedisConnection;
+  /** Commands and pub/sub: when the last message each way is delivered (each connection is FIFO). */
+  #toRedisAt = 0;
+  #fromRedisAt = 0;
+  #pubsubAt = 0;
+  readonly #subscriptions = new Set<{ node: RedisNode; subscriber: Subscriber }>();
+  /** What waits for the present pause to end. */
+  readonly #deferred: Array<{ done: boolean; readonly run: () => void }> = [];
+  readonly #scheduler: Scheduler;
+  readonly #rng: Prng;
+  readonly #redis: Deployment;
+  /** Every answer this process took in, for the world's bookkeeping (never for a decision). */
+  onAnswer: (reply: unknown) => void = () => undefined;
+  /** Every command Redis ran for this process and its answer, for a replay's trace. */
+  onCommand: ((node: number, script: string, args: readonly string[], reply: unknown) => void) | undefined;
+  /** Redis commands sent, for the liveness bound. */
+  commands = 0;
+
+  constructor(options: {
+    name: string;
+    slot: number;
+    scheduler: Scheduler;
+    rng: Prng;
+    redis: Deployment;
+    rateSpread: number;
+  }) {
+    const { name, slot, scheduler, rng, redis, rateSpread } = options;
+    this.name = name;
+    this.slot = slot;
+    this.#scheduler = scheduler;
+    this.#rng = rng;
+    this.#redis = redis;
+    this.rate = 1 + (rng.float() * 2 - 1) * rateSpread;
+    this.origin = rng.int(0, 1_000_000);
+    this.route = redis.primary;
+    this.runtime = {
+      now: () => this.local(),
+      timer: (ms, callback) => this.#timer(ms, callback),
+      random: (bytes) => {
+        const buffer = Buffer.alloc(bytes);
+        for (let index = 0; index < bytes; index += 4) buffer.writeUInt32LE(rng.next(), Math.min(index, bytes - 4));
+        return buffer;
+      },
+    };
+    this.connection = this.#connection();
+  }
+
+  /** The process's monotonic clock now. */
+  local(): number {
+    return this.origin + this.#scheduler.now * this.rate;
+  }
+
+  /** Whether it runs code now (not crashed, not paused). */
+  get running(): boolean {
+    return this.alive && this.#scheduler.now >= this.pausedUntil;
+  }
+
+  /** Gone: nothing it sent or set up happens any more. */
+  crash(): void {
+    this.alive = false;
+    for (const { node, subscriber } of this.#subscriptions) node.subscribers.delete(subscriber);
+    this.#subscriptions.clear();
+  }
+
+  /** Its client follows the sentinels to `node`: the subscriptions move there (messages meanwhile are lost). */
+  reroute(node: number): void {
+    if (this.route === node) return;
+    this.route = node;
+    const target = this.#redis.nodes[node] as RedisNode;
+    for (const entry of this.#subscriptions) {
+      entry.node.subscribers.delete(entry.subscriber);
+      entry.node = target;
+      target.subscribers.add(entry.subscriber);
+    }
+  }
+
+  /** Runs `run` now if the process runs, else when it resumes (in order); never after a crash. */
+  whenRunning(run: () => void): void {
+    const wake = (): void => {
+      if (!this.alive) return;
+      if (this.#scheduler.now >= this.pausedUntil) return run();
+      // Deferred in order; resume() runs them at once if the pause ends early.
+      const entry = { done: false, run: wake };
+      this.#deferred.push(entry);
+      this.#scheduler.push(this.pausedUntil, () => {
+        if (entry.done) return;
+        entry.done = true;
+        wake();
+      });
+    };
+    wake();
+  }
+
+  /** Ends a pause now: what waited for it runs, in order. */
+  resume(): void {
+    if (this.#scheduler.now >= this.pausedUntil) return;
+    this.pausedUntil = this.#scheduler.now;
+    const waiting = this.#deferred.splice(0);
+    for (const entry of waiting) {
+      if (entry.done) continue;
+      entry.done = true;
+      this.#scheduler.push(this.#scheduler.now, entry.run);
+    }
+  }
+
+  #timer(ms: number, callback: () => void): () => void {
+    let cancelled = false;
+    this.#scheduler.push(this.#scheduler.now + Math.max(0, ms) / this.rate, () =>
+      this.whenRunning(() => {
+        if (!cancelled) callback();
+      }),
+    );
+    return () => {
+      cancelled = true;
+    };
+  }
+
+  #delay(): number {
+    return this.#rng.chance(0.05) ? this.#rng.int(5, 60) : this.#rng.float() * 3;
+  }
+
+  /** When a message sent now on a connection arrives, or -1 when it is lost. */
+  #arrival(outbound: boolean): number {
+    const now = this.#scheduler.now;
+    const { partition } = this;
+    let at = now + this.#delay();
+    const cut = partition.way === 'both' || (partition.way === 'out') === outbound;
+    if (now < partition.until && cut) {
+      if (partition.drop) return -1;
+      at = partition.until + this.#delay();
+    }
+    return at;
+  }
+
+  /** Carries an answer back to the process, in order, taken in up to TAKE_IN later; lost if it crashed. */
+  #answer(deliver: () => void, pubsub = false): void {
+    let at = this.#arrival(false);
+    if (at === -1) return;
+    if (pubsub) {
+      at = Math.max(at, this.#pubsubAt);
+      this.#pubsubAt = at;
+    } else {
+      at = Math.max(at, this.#fromRedisAt);
+      this.#fromRedisAt = at;
+    }
+    this.#scheduler.push(at + this.#rng.float() * TAKE_IN, () => this.whenRunning(deliver));
+  }
+
+  #connection(): RedisConnection {
+    const scheduler = this.#scheduler;
+    const redis = this.#redis;
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the connection's getters and callbacks act on this process
+    const process = this;
+    return {
+      endpoint: 'the simulated Redis',
+      get isOpen() {
+        return process.alive;
+      },
+      get isReady() {
+        return process.alive && scheduler.now >= process.partition.until;
+      },
+      run(script, keys, args, options) {
+        process.commands += 1;
+        const node = redis.nodes[process.route] as RedisNode;
+        return new Promise<RunResult>((resolve, reject) => {
+          let at = process.#arrival(true);
+          if (at === -1) return;
+          at = Math.max(at, process.#toRedisAt);
+          process.#toRedisAt = at;
+          const execute = (): void => {
+            if (!process.alive || node.role === 'down') return;
+            // A stalled server runs the command when it wakes, in order.
+            if (scheduler.now < node.stalledUntil) return scheduler.push(node.stalledUntil, execute);
+            let reply: unknown;
+            try {
+              reply = redis.exec(node, script, keys, args);
+              process.onCommand?.(node.index, script, args, reply);
+            } catch (error) {
+              return process.#answer(() => reject(error));
+            }
+            const answer = (result: RunResult): void =>
+              process.#answer(() => {
+                process.onAnswer(result.reply);
+                resolve(result);
+              });
+            const wait = options?.wait;
+            if (wait === undefined) return answer({ reply });
+            redis.wait(node, wait.replicas, wait.timeout, (replicas) => answer({ reply, replicas }));
+          };
+          scheduler.push(at, execute);
+        });
+      },
+      subscribe(channels, onMessage) {
+        const node = redis.nodes[process.route] as RedisNode;
+        const entry = {
+          node,
+          subscriber: {
+            channels: new Set(channels),
+            deliver: (channel: string, message: string) =>
+              process.#answer(() => {
+                if (process.#subscriptions.has(entry)) onMessage(message, channel);
+              }, true),
+          },
+        };
+        return new Promise<RedisSubscription>((resolve) => {
+          const at = process.#arrival(true);
+          if (at === -1) return;
+          scheduler.push(at, () => {
+            if (!process.alive) return;
+            entry.node = redis.nodes[process.route] as RedisNode;
+            entry.node.subscribers.add(entry.subscriber);
+            process.#subscriptions.add(entry);
+            process.#answer(() =>
+              resolve({
+                close: () => {
+                  entry.node.subscribers.delete(entry.subscriber);
+                  process.#subscriptions.delete(entry);
+                },
+              }),
+            );
+          });
+        });
+      },
+    };
+  }
+}

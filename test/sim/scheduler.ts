@@ -1,0 +1,78 @@
+// Simulated time: one queue of events in time order. After each event, every promise reaction it caused runs
+// before the next event (the real authority and store are async code), so one seed gives one order of everything.
+
+interface Event {
+  readonly at: number;
+  readonly order: number;
+  readonly run: () => void;
+}
+
+export class Scheduler {
+  readonly #heap: Event[] = [];
+  #order = 0;
+  /** The simulated true time, in ms. */
+  now = 0;
+  /** Events run so far. */
+  events = 0;
+
+  /** Runs `run` at simulated time `at` (never before now); events at one time run in the order they were pushed. */
+  push(at: number, run: () => void): void {
+    const heap = this.#heap;
+    heap.push({ at: Math.max(at, this.now), order: (this.#order += 1), run });
+    let index = heap.length - 1;
+    while (index > 0) {
+      const parent = (index - 1) >> 1;
+      if (!before(heap[index] as Event, heap[parent] as Event)) break;
+      [heap[index], heap[parent]] = [heap[parent] as Event, heap[index] as Event];
+      index = parent;
+    }
+  }
+
+  /**
+   * Runs the events up to time `until`, calling `check` after each one once its reactions have run. `check` may
+   * throw to stop the run.
+   */
+  async run(until: number, check: () => void): Promise<void> {
+    for (;;) {
+      const top = this.#heap[0];
+      if (top === undefined || top.at > until) break;
+      this.#pop();
+      this.now = top.at;
+      top.run();
+      this.events += 1;
+      await settle();
+      check();
+    }
+    this.now = Math.max(this.now, until);
+  }
+
+  #pop(): void {
+    const heap = this.#heap;
+    const last = heap.pop();
+    if (heap.length === 0 || last === undefined) return;
+    heap[0] = last;
+    let index = 0;
+    for (;;) {
+      const left = 2 * index + 1;
+      const right = left + 1;
+      let smallest = index;
+      if (left < heap.length && before(heap[left] as Event, heap[smallest] as Event)) smallest = left;
+      if (right < heap.length && before(heap[right] as Event, heap[smallest] as Event)) smallest = right;
+      if (smallest === index) break;
+      [heap[index], heap[smallest]] = [heap[smallest] as Event, heap[index] as Event];
+      index = smallest;
+    }
+  }
+}
+
+function before(a: Event, b: Event): boolean {
+  return a.at < b.at || (a.at === b.at && a.order < b.order);
+}
+
+/**
+ * Resolves once every promise reaction queued so far, and every reaction those queue in turn, has run: Node runs
+ * the whole microtask queue before an immediate. Nothing in the simulated code waits on real I/O or real timers.
+ */
+export function settle(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
