@@ -68,6 +68,28 @@ describe('situations kept as schedules', () => {
     expect(result.excused).toBe(0);
   });
 
+  it('an instance that adopts a newer key while its open() subscribes runs one chain of renewals and trusts it', async () => {
+    // Redis comes back from an older dump; an instance that joins reads the older record, then hears the write-back
+    // of the newer one while it subscribes.
+    const plan: Plan = {
+      instances: 2,
+      replicas: 0,
+      waitFor: 0,
+      faults: [
+        { at: 129, kind: 'cli-rotate' },
+        { at: 229, kind: 'restart-dump', age: 28 },
+        { at: 258, kind: 'join' },
+        { at: 338, kind: 'join' },
+      ],
+    };
+    const result = await simulate(222, plan, true);
+    const joined = result.trace.filter((line) => line.includes('p5/s3 CONFIRM('));
+    expect(result.violation).toBeUndefined();
+    // Renewal numbers 1, 2, 3…, one at a time: never two renewals in one instant.
+    expect(joined.length).toBeGreaterThan(10);
+    expect(new Set(joined.map((line) => line.slice(0, 9))).size).toBe(joined.length);
+  });
+
   it(`keeps every fault before ${FAULTS_END} ms and heals after`, () => {
     for (let seed = 1; seed <= 200; seed += 1) {
       for (const fault of planFor(seed).faults) expect(fault.at).toBeLessThan(FAULTS_END);

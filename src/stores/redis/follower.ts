@@ -60,7 +60,8 @@ export class Follower {
       // A rollback marker is reported by the renewal that sees it, once: not at every message.
       if (id !== this.#link.keyId && id !== this.#io.savingId() && !id.startsWith(MARKER_PREFIX)) this.reload();
     });
-    await this.#renew();
+    // A reload that adopted a new key while subscribing has started a renewal already: one chain of renewals only.
+    await (this.#renewing ?? this.#renew());
   }
 
   /** Stops renewing and leaves the instance table; the promise settles once Redis answered (or did not in time). */
@@ -115,6 +116,7 @@ export class Follower {
       const again = this.#renewAgain;
       this.#renewAgain = false;
       const runtime = this.#runtime;
+      this.#cancelTimer?.();
       this.#cancelTimer = runtime.timer(again ? 0 : this.#lease.nextDelay(runtime.now()), () => void this.#renew());
     });
     this.#renewing = run;
