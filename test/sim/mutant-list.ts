@@ -105,9 +105,9 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'era-ignores-lost-renewals',
     file: ERA,
-    find: 'const lost = observed.ownSeq < this.#ownSeq;',
-    replace: 'const lost = observed.ownSeq < this.#ownSeq && observed.runId !== this.#runId;',
-    what: "A table that lost this instance's renewals is not taken as an era change unless Redis restarted.",
+    find: 'const dropped = observed.ownSeq === 0 && observed.runId === this.#runId && observed.epoch === this.#epoch;',
+    replace: 'const dropped = observed.runId === this.#runId && observed.epoch === this.#epoch;',
+    what: "A table that lost this instance's renewals is taken for housekeeping (a dropped entry), not an era change, unless Redis restarted.",
     ifSurvives:
       "A gap: the world has no fault in which Redis loses the table's recent writes while keeping its run_id and " +
       'epoch (DEBUG RELOAD, a replica promoted under the same run_id, a proxy moved to a server restored from the ' +
@@ -212,17 +212,17 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'saved-at-before-send',
     file: STORE,
-    find: `${SAVE_CALL}      const savedAt = performance.now();\n`,
-    replace: `      const savedAt = performance.now();\n${SAVE_CALL}`,
+    find: `${SAVE_CALL}      const savedAt = this.#runtime.now();\n`,
+    replace: `      const savedAt = this.#runtime.now();\n${SAVE_CALL}`,
     what: "The rotation's bound counted from when the save was sent, not from when its answer arrived.",
   },
   // --- the driver: follower.ts, ack-reader.ts ---
   {
     id: 'renewal-time-after-answer',
     file: FOLLOWER,
-    find: '    const sentAt = performance.now();\n    const reply = await this.#io.confirm(heldId, savingId, seq);\n',
+    find: '    const sentAt = this.#runtime.now();\n    const reply = await this.#io.confirm(heldId, savingId, seq);\n',
     replace:
-      '    const reply = await this.#io.confirm(heldId, savingId, seq);\n    const sentAt = performance.now();\n',
+      '    const reply = await this.#io.confirm(heldId, savingId, seq);\n    const sentAt = this.#runtime.now();\n',
     what: 'The renewal time read after the answer arrives, not before the renewal is sent.',
   },
   {
@@ -246,9 +246,9 @@ export const MUTANTS: readonly Mutant[] = [
     file: ACK_READER,
     find:
       '      let answer: unknown;\n      try {\n        answer = await this.#io.pending(wait.id);\n      } catch {\n' +
-      '        answer = undefined;\n      }\n      const now = performance.now();\n',
+      '        answer = undefined;\n      }\n      const now = this.#runtime.now();\n',
     replace:
-      '      let answer: unknown;\n      const now = performance.now();\n      try {\n' +
+      '      let answer: unknown;\n      const now = this.#runtime.now();\n      try {\n' +
       '        answer = await this.#io.pending(wait.id);\n      } catch {\n        answer = undefined;\n      }\n',
     what: 'An acknowledgement read judged at the time it was sent, not when its answer arrived.',
   },

@@ -10,9 +10,8 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { MUTANTS, type Mutant } from './mutant-list.js';
+import { CI_SCHEDULES } from './plan.js';
 
-/** CI's schedule count (`npm run simulate` in the quick tier): a mutant must be caught within it. */
-export const CI_SCHEDULES = 50_000;
 const MAX_JOBS = 2;
 /** tsc checks again only what a mutant changed, after the first full check of a scratch copy. */
 const INCREMENTAL = ['--incremental', '--tsBuildInfoFile', '.mutants.tsbuildinfo'];
