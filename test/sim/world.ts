@@ -49,8 +49,8 @@ interface Instance {
   readonly slot: number;
   process: SimProcess;
   authority: TokenAuthority | undefined;
-  /** The highest record (by the order Redis first held them) this process has seen in any answer. */
-  seen: number;
+  /** The records this process has seen in an answer or saved (their ids). */
+  readonly seen: Set<string>;
   /** Its rotate() calls not settled yet, oldest first, each with the fresh record its save carried (once saved). */
   readonly rotations: Array<{ id?: string }>;
   /** A one-shot command-line process (`launcher-auth rotate`): it closes after its rotation. */
@@ -85,30 +85,45 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
   let revokedBelow = 0;
   /** The newest record a resolved rotation made current (its index), -1 before any. */
   let newestResolved = -1;
+  let newestResolvedId = '';
   const promised = new Map<string, string>();
   /** The last value parsed: the invariants read the record after every event, and it rarely changes. */
-  let parsed: { value: string; record: { id: string; generation: number } | undefined } = {
+  let parsed: { value: string; record: { id: string; generation: number; prev: string } | undefined } = {
     value: '',
     record: undefined,
   };
-  const recordOf = (node: RedisNode): { id: string; generation: number } | undefined => {
+  const recordOf = (node: RedisNode): { id: string; generation: number; prev: string } | undefined => {
     const value = node.keyspace.data.get(KEY);
     if (typeof value !== 'string') return undefined;
     if (value === parsed.value) return parsed.record;
     parsed = { value, record: parse(value) };
     return parsed.record;
   };
-  const parse = (value: string): { id: string; generation: number } | undefined => {
+  const parse = (value: string): { id: string; generation: number; prev: string } | undefined => {
     try {
-      const { id, generation } = JSON.parse(value) as { id?: unknown; generation?: unknown };
-      return typeof id === 'string' && typeof generation === 'number' ? { id, generation } : undefined;
+      const { id, generation, prev } = JSON.parse(value) as { id?: unknown; generation?: unknown; prev?: unknown };
+      return typeof id === 'string' && typeof generation === 'number'
+        ? { id, generation, prev: typeof prev === 'string' ? prev : '' }
+        : undefined;
     } catch {
       return undefined;
     }
   };
+  /** The record each record (or marker) replaced, as Redis first held it: the lineage of the secret. */
+  const prevOf = new Map<string, string>();
+  /** Whether the record `id` is `ancestor` or was written over it, directly or through later records. */
+  const descends = (id: string | undefined, ancestor: string): boolean => {
+    for (let at = id, steps = 0; at !== undefined && at !== '' && steps <= prevOf.size; steps += 1) {
+      if (at === ancestor) return true;
+      at = prevOf.get(at);
+    }
+    return false;
+  };
   redis.onWrite = (node) => {
     const record = recordOf(node);
-    if (record === undefined || record.id.startsWith(MARKER) || order.has(record.id)) return;
+    if (record === undefined || order.has(record.id) || prevOf.has(record.id)) return;
+    prevOf.set(record.id, record.prev);
+    if (record.id.startsWith(MARKER)) return;
     order.set(record.id, order.size);
     log(() => `redis node ${node.index} holds ${record.id} (generation ${record.generation})`);
   };
@@ -140,7 +155,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
     const process = instance.process;
     process.onAnswer = (reply) => {
       const head = observation(reply);
-      if (head !== undefined) instance.seen = Math.max(instance.seen, indexOf(head.observed.id));
+      if (head?.observed.id != null) instance.seen.add(head.observed.id);
     };
     if (tracing) {
       process.onCommand = (node, script, args, reply) => {
@@ -186,7 +201,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
           const waiting = instance.rotations.find((rotation) => rotation.id === undefined);
           if (waiting !== undefined) waiting.id = record.id;
         }
-        instance.seen = Math.max(instance.seen, indexOf(record.id));
+        instance.seen.add(record.id);
         return store.save(record, options);
       },
       watch: (onChange, link) => store.watch(onChange, link),
@@ -222,7 +237,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       slot: instance.slot,
       process: processFor(instance.slot),
       authority: undefined,
-      seen: -1,
+      seen: new Set(),
       rotations: [],
       oneShot: instance.oneShot,
     };
@@ -235,7 +250,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       slot,
       process: processFor(slot),
       authority: undefined,
-      seen: -1,
+      seen: new Set(),
       rotations: [],
       oneShot,
     };
@@ -263,7 +278,10 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
         if (index === -1) fail(`rotate() resolved ${id}, which Redis never held`);
         if (rotation.id !== id) fail(`rotate() saved ${rotation.id ?? 'nothing'} but resolved with ${id}`);
         revokedBelow = Math.max(revokedBelow, index);
-        newestResolved = Math.max(newestResolved, index);
+        if (index > newestResolved) {
+          newestResolved = index;
+          newestResolvedId = id;
+        }
         then?.();
       },
       (error: unknown) => {
@@ -293,11 +311,13 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
   function check(): void {
     let lost = false;
     for (const node of redis.nodes) {
-      if (node.role === 'primary' && indexOf(recordOf(node)?.id) < newestResolved) lost = true;
+      // A primary whose record neither is the newest resolved one nor was written over it: Redis lost it there.
+      if (node.role === 'primary' && newestResolved >= 0 && !descends(recordOf(node)?.id, newestResolvedId))
+        lost = true;
     }
     if (lost) {
       if (scheduler.now > lostUntil + EXCEPTION_AFTER_REPAIR || knewOf !== newestResolved) {
-        knew = new Set(instances.filter((instance) => instance.seen >= newestResolved));
+        knew = new Set(instances.filter((instance) => [...instance.seen].some((id) => descends(id, newestResolvedId))));
         knewOf = newestResolved;
       }
       lostUntil = scheduler.now;
