@@ -43,6 +43,8 @@ interface Run {
   readonly mutant: Mutant;
   readonly verdict: Verdict;
   readonly seconds: number;
+  /** Seeds that the unmutated code fails too: passed over. */
+  readonly skipped: readonly number[];
   /** tsc's verdict on the mutated tree, when asked (`--typecheck`). */
   readonly typechecks?: boolean;
 }
@@ -76,7 +78,8 @@ class Slot {
     const path = join(this.dir, mutant.file);
     const original = readFileSync(path);
     try {
-      writeFileSync(path, mutate(mutant, original.toString('utf8')));
+      const mutated = mutate(mutant, original.toString('utf8'));
+      writeFileSync(path, mutated);
       let typechecks: boolean | undefined;
       if (typecheck) {
         const checked = await this.#exec(['tsc', '--noEmit', '-p', 'tsconfig.json', ...INCREMENTAL]);
@@ -84,9 +87,25 @@ class Slot {
         if (!typechecks) console.log(`${mutant.id}: ${/error TS.*/.exec(checked.output)?.[0] ?? checked.output}`);
       }
       const started = performance.now();
-      const { code, output } = await this.#exec(['tsx', 'test/sim/run.ts', '--count', String(count)]);
+      const skipped: number[] = [];
+      let verdict: Verdict = { kind: 'survived', schedules: count };
+      for (let from = 1; from <= count;) {
+        const args = ['--count', String(count - from + 1), '--from', String(from)];
+        const { code, output } = await this.#exec(['tsx', 'test/sim/run.ts', ...args]);
+        verdict = verdictOf(code, output);
+        if (verdict.kind !== 'caught') break;
+        verdict = { ...verdict, schedules: verdict.seed };
+        // A seed that the unmutated code fails as well says nothing of the mutant: the exploration goes on past it.
+        writeFileSync(path, original);
+        const replay = await this.#exec(['tsx', 'test/sim/run.ts', '--seed', String(verdict.seed)]);
+        writeFileSync(path, mutated);
+        if (replay.code === 0) break;
+        skipped.push(verdict.seed);
+        from = verdict.seed + 1;
+        verdict = { kind: 'survived', schedules: count };
+      }
       const seconds = (performance.now() - started) / 1000;
-      return { mutant, verdict: verdictOf(code, output), seconds, ...(typechecks === undefined ? {} : { typechecks }) };
+      return { mutant, verdict, seconds, skipped, ...(typechecks === undefined ? {} : { typechecks }) };
     } finally {
       writeFileSync(path, original);
     }
@@ -117,7 +136,9 @@ const children = new Set<number>();
 function line(run: Run): string {
   const { mutant, verdict, seconds } = run;
   const time = `${seconds.toFixed(1)} s`;
-  const types = run.typechecks === false ? ' [DOES NOT TYPECHECK]' : '';
+  const types =
+    (run.typechecks === false ? ' [DOES NOT TYPECHECK]' : '') +
+    (run.skipped.length > 0 ? ` [passed over seeds the unmutated code fails: ${run.skipped.join(', ')}]` : '');
   if (verdict.kind === 'caught') {
     return `${mutant.id}: caught by seed ${verdict.seed} after ${verdict.schedules} schedules (${time}): ${verdict.violation}${types}`;
   }
@@ -147,15 +168,18 @@ export function report(
           ? `**crashed** the simulator: ${verdict.message}`
           : `**SURVIVED** ${verdict.schedules} schedules. ${mutant.ifSurvives ?? 'Not explained: a gap to look at.'}`;
     const types = run.typechecks === undefined ? '' : ` | ${run.typechecks ? 'yes' : '**no**'}`;
-    return `| \`${mutant.id}\` | ${mutant.file.replace(/^src\//, '')} | ${cell(mutant.what)} | ${cell(result)}${types} |`;
+    const passed =
+      run.skipped.length === 0 ? '' : ` (passed over seeds the unmutated code fails too: ${run.skipped.join(', ')})`;
+    return `| \`${mutant.id}\` | ${mutant.file.replace(/^src\//, '')} | ${cell(mutant.what)} | ${cell(result + passed)}${types} |`;
   });
   return [
     '# launcher-auth mutation report',
     '',
     'Written by `npm run mutants -- --report bench/MUTANTS.md` (test/sim/mutants.ts); do not edit by hand. Each',
     'mutant is a small, plausible bug of the Redis protocol (test/sim/mutant-list.ts), applied alone; the simulator',
-    '(`npm run simulate`) runs its schedules on it from seed 1 and stops at the first broken invariant. A survivor',
-    'says why: an equivalent change, or the fault or invariant the simulated world lacks.',
+    '(`npm run simulate`) runs its schedules on it from seed 1 and stops at the first broken invariant; a seed that',
+    'the unmutated code fails as well (replayed with `--seed`) is passed over. A survivor says why: an equivalent',
+    'change, or the fault or invariant the simulated world lacks.',
     '',
     `- Date: ${new Date().toISOString()}`,
     `- Commit: ${commit}`,
