@@ -157,6 +157,7 @@ export function report(
   seconds: number,
   commit: string,
   typecheck: boolean,
+  planned = runs.length,
 ): string {
   const caught = runs.filter((run) => run.verdict.kind === 'caught').length;
   const rows = runs.map((run) => {
@@ -184,6 +185,7 @@ export function report(
     `- Date: ${new Date().toISOString()}`,
     `- Commit: ${commit}`,
     `- Schedules per mutant: up to ${count.toLocaleString('en-US')} (CI's count: ${CI_SCHEDULES.toLocaleString('en-US')})`,
+    ...(planned > runs.length ? [`- **Interrupted**: ${runs.length} of the ${planned} mutants ran`] : []),
     `- Caught: ${caught} of ${runs.length}; total run time ${(seconds / 60).toFixed(1)} min, two mutants at a time`,
     ...(typecheck ? ['- Typecheck: `tsc --noEmit -p tsconfig.json` on each mutated tree'] : []),
     '',
@@ -245,6 +247,12 @@ async function main(): Promise<void> {
           const run = await slot.run(mutant, count, typecheck);
           runs.push(run);
           console.log(line(run));
+          // Written after each mutant too, so that an interrupted run leaves the report of those done.
+          if (reportPath !== undefined) {
+            const done = chosen.flatMap((one) => runs.filter((other) => other.mutant === one));
+            const elapsed = (performance.now() - started) / 1000;
+            writeFileSync(resolve(reportPath), report(done, count, elapsed, commit, typecheck, chosen.length));
+          }
         }
       }),
     );
