@@ -93,6 +93,7 @@ class Slot {
         const args = ['--count', String(count - from + 1), '--from', String(from)];
         const { code, output } = await this.#exec(['tsx', 'test/sim/run.ts', ...args]);
         verdict = verdictOf(code, output);
+        if (verdict.kind === 'survived') verdict = { kind: 'survived', schedules: count };
         if (verdict.kind !== 'caught') break;
         verdict = { ...verdict, schedules: verdict.seed };
         // A seed that the unmutated code fails as well says nothing of the mutant: the exploration goes on past it.
