@@ -54,6 +54,8 @@ export const MUTANTS: readonly Mutant[] = [
     find: 'this.#leaseUntil = sentAt + this.options.leaseMs - this.options.driftMargin;',
     replace: 'this.#leaseUntil = sentAt + this.options.leaseMs;',
     what: 'Trust lasts the whole lease, with no margin for clocks that run at different rates.',
+    ifSurvives:
+      "A gap: the world's clock rates stay within ±4 %, where the rotation's bound alone covers the drift (a lease trusted for 300 ms on a clock 4 % slow ends 312.5 ms later, the bound of 330 ms on one 4 % fast 317.3 ms later). Rates 10 % apart, the documented bound (±5 %), with a renewal sent just before the save ran, leave a window of about 1.5 ms.",
   },
   {
     id: 'lease-adds-drift',
@@ -68,6 +70,8 @@ export const MUTANTS: readonly Mutant[] = [
     find: '  return generation <= highest.generation;\n}',
     replace: '  return generation < highest.generation;\n}',
     what: 'A rollback check that accepts another record of the same generation as the highest seen.',
+    ifSurvives:
+      'A gap: another record at the same generation is what a split brain leaves (two primaries took a save each from the same record). The instance then adopts the sibling instead of reporting the rollback, and the world excuses the acceptances that follow as the documented exception; an invariant that every instance which saw the lost record reports ERR_STORE_ROLLBACK (or writes it forward) within a lease would catch it.',
   },
   {
     id: 'no-backoff',
@@ -92,6 +96,8 @@ export const MUTANTS: readonly Mutant[] = [
     find: 'if (canWriteForward && heldId === this.#highest.id && now < this.#trustUntil) {',
     replace: 'if (canWriteForward && now < this.#trustUntil) {',
     what: 'After a rollback, an instance writes forward the key it holds even when it has seen a newer record.',
+    ifSurvives:
+      "Equivalent for safety: the write-forward still needs the instance's own trust, and while it lasts no rotation that revoked the held key can have resolved (it waits for this lease); the overwritten newer record's rotation reports ERR_SAVE_UNCERTAIN or is lost, which its contract allows.",
   },
   {
     id: 'late-ok-trusts',
@@ -100,6 +106,8 @@ export const MUTANTS: readonly Mutant[] = [
     replace:
       "      if (reply.status === 'ok') this.era.confirmed(seq);\n    }\n    if (reply.status === 'ok' && !this.era.mayTrust(now)) {",
     what: 'A renewal answered before a newer record was written, taken in after it, still grants trust.',
+    ifSurvives:
+      "Equivalent for safety: the renewal ran before the newer record was written, so its lease is one that the newer rotation's bound (its answer + leaseMs + driftMargin) already waits for, and the instance acknowledges the newer record only once its authority holds it.",
   },
   // --- the pure layer: era.ts ---
   {
@@ -119,6 +127,8 @@ export const MUTANTS: readonly Mutant[] = [
     find: 'const first = Number.isNaN(this.#since) || (this.#epoch === null && !lost && observed.runId === this.#runId);',
     replace: 'const first = Number.isNaN(this.#since) || (this.#epoch === null && !lost);',
     what: 'A table appearing where there was none starts the era without quarantine, even on another Redis.',
+    ifSurvives:
+      "A gap: this is the bug of seed 88108 (an instance whose era began on a Redis without a table trusts what a restored dump holds). The world's documented exception excuses every acceptance by an instance that never saw the lost record while the loss lasts; an exception limited to what the real code allows (no acceptance by an instance whose era began before the loss) would catch it.",
   },
   {
     id: 'era-quarantine-from-old-era',
@@ -151,6 +161,8 @@ export const MUTANTS: readonly Mutant[] = [
     find: 'this.bound = savedAt + options.leaseMs + options.driftMargin;',
     replace: 'this.bound = savedAt + options.leaseMs;',
     what: "The rotation's bound is one lease after the save, with no margin for clock drift.",
+    ifSurvives:
+      'Equivalent under the documented drift: the margin is counted twice, by the holder (trust ends driftMargin before its lease) and by the rotation (bound driftMargin after); either alone covers two clocks 10 % apart over one lease (270 ms at 0.95 ends 284.2 ms later, 300 ms at 1.05 ends 285.7 ms later).',
   },
   {
     id: 'acks-table-any-era',
@@ -158,6 +170,8 @@ export const MUTANTS: readonly Mutant[] = [
     find: 'return this.#era.same(reply) && now >= this.#era.completeFrom();',
     replace: 'return reply.epoch !== null && now >= this.#era.completeFrom();',
     what: 'The instance table is taken as complete when there is one, not only when Redis and the table are those of the era.',
+    ifSurvives:
+      "Equivalent: read() takes each answer into the era before it asks whether the table is complete, so a changed Redis or table starts a new era at that answer and completeFrom() moves a lease ahead; past it, the table is that era's. The era check in tableComplete() is a second guard.",
   },
   {
     id: 'entries-dropped-early',
@@ -165,6 +179,8 @@ export const MUTANTS: readonly Mutant[] = [
     find: 'const stale = this.#options.leaseMs + this.#options.driftMargin;',
     replace: 'const stale = this.#options.leaseMs - this.#options.driftMargin;',
     what: "Entries dropped early: a silent instance's entry is removed a drift margin before its lease can end.",
+    ifSurvives:
+      "A gap: the early drop leaves a window of about 20 ms (a silent instance's trust ends at most 281 ms after its last renewal, its entry goes 260 ms after a read first showed it), and only a second rotation resolving inside that window shows it; plans that draw back-to-back rotations while an instance is cut off would catch it.",
   },
   {
     id: 'acks-lost-as-superseded',
@@ -172,6 +188,8 @@ export const MUTANTS: readonly Mutant[] = [
     find: 'if (reply.id !== null && reply.generation > this.generation) return',
     replace: 'if (reply.id !== null) return',
     what: 'A rotation whose record Redis lost (it went back to an older one) is reported as superseded.',
+    ifSurvives:
+      "A gap: only the outcome's code changes (ERR_ROTATION_SUPERSEDED instead of ERR_SAVE_UNCERTAIN); the world's truth rule asks of a superseded rotation only that its record was stored. Asking also that a record descending from it replaced it would catch it.",
   },
   // --- the driver: store.ts ---
   {
