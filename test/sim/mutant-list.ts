@@ -205,6 +205,8 @@ export const MUTANTS: readonly Mutant[] = [
     find: '(result.replicas ?? -1) < this.#replicas.count',
     replace: '(result.replicas ?? this.#replicas.count) < this.#replicas.count',
     what: 'An unknown WAIT count taken as confirmed by every replica asked for.',
+    ifSurvives:
+      'A gap: the simulated connection always answers WAIT with a count. A fault where WAIT fails, or where a reconnection or failover comes between the script and its WAIT (the count is then unknown), would catch it.',
   },
   {
     id: 'write-forward-never-done',
@@ -233,6 +235,8 @@ export const MUTANTS: readonly Mutant[] = [
     find: `${SAVE_CALL}      const savedAt = this.#runtime.now();\n`,
     replace: `      const savedAt = this.#runtime.now();\n${SAVE_CALL}`,
     what: "The rotation's bound counted from when the save was sent, not from when its answer arrived.",
+    ifSurvives:
+      'A gap: it needs the save held on its way to Redis (a partition that holds messages rather than dropping them) for more than about 40 ms, while another instance renews once before the save runs and is cut off right after, so that it never acknowledges; the fault plans rarely draw that combination.',
   },
   // --- the driver: follower.ts, ack-reader.ts ---
   {
@@ -258,6 +262,8 @@ export const MUTANTS: readonly Mutant[] = [
     find: 'const at = Math.max(...entries.map(([, , time]) => time));',
     replace: 'const at = Math.min(...entries.map(([, , time]) => time));',
     what: "Entries dropped early: the housekeeping after a resolved rotation drops every entry at the earliest one's time.",
+    ifSurvives:
+      'A gap: it matters only when a rotation resolves at its bound with two or more instances still waited on, first seen at different times, and a second rotation then resolves on the table between the earlier and the later drop while the later one still trusts the old key; plans that draw back-to-back rotations while two instances are cut off would catch it.',
   },
   {
     id: 'read-time-before-answer',
@@ -287,6 +293,8 @@ export const MUTANTS: readonly Mutant[] = [
     find: "if generation ~= tonumber(ARGV[1]) or id ~= ARGV[2] then return observed('conflict'",
     replace: "if generation ~= tonumber(ARGV[1]) then return observed('conflict'",
     what: "SAVE compares the generation only, not the record's id.",
+    ifSurvives:
+      "A gap: a record of the expected generation with another id is only there after a split brain or a rollback (a sibling of the expected record); the save then replaces a record its instance never saw, and the world's documented exception excuses what follows. An invariant that a save never replaces a record its instance did not hold as the highest seen (outside write-forwards) would catch it.",
   },
   {
     id: 'lua-drop-ignores-seq',
@@ -294,6 +302,8 @@ export const MUTANTS: readonly Mutant[] = [
     find: "if entry and string.match(entry, '^(%d+):') == ARGV[2] then redis.call('HDEL', KEYS[1], ARGV[1]) end",
     replace: "if entry then redis.call('HDEL', KEYS[1], ARGV[1]) end",
     what: 'DROP ignores the renewal number: an entry renewed since it was seen silent is removed all the same.',
+    ifSurvives:
+      'A gap: the difference needs an instance that was silent for a lease to renew in the few milliseconds between the read that found its entry stale and the DROP, and then a rotation that resolves on the table before the instance hears of it; the fault plans rarely draw that race.',
   },
   {
     id: 'lua-run-id-digits',
@@ -301,6 +311,8 @@ export const MUTANTS: readonly Mutant[] = [
     find: "runId: \"string.match(info, 'run_id:(%w+)') or ''\",",
     replace: "runId: \"string.match(info, 'run_id:(%d+)') or ''\",",
     what: "Every answer reports a wrong run_id: its leading digits only ('' when it starts with a letter).",
+    ifSurvives:
+      "A gap, mostly covered: a restart or failover still changes the era through the table's epoch or this instance's own renewal number (lost renewals). It shows only after a failover to a replica that holds this instance's latest renewal but lost another instance's later one, with both run ids starting with a letter; the world's base-36 run ids make that rare.",
   },
   {
     id: 'lua-confirm-acks-saving',
@@ -318,6 +330,8 @@ export const MUTANTS: readonly Mutant[] = [
     find: "return observed('ok', saved, KEYS[2], ARGV[4])",
     replace: "return observed('ok', value, KEYS[2], ARGV[4])",
     what: "SAVE's answer observes the record it replaced instead of the one it wrote.",
+    ifSurvives:
+      "Nearly equivalent: the store reads the record in SAVE's answer only after a write-forward or a marker, to note it as the highest seen; the replaced record's id is noted instead, and the next renewal's answer, whose record names that id as its predecessor, puts it right. A save by the same instance in between would expect the wrong id and conflict (ERR_SAVE_CONFLICT, nothing stored), which no invariant forbids.",
   },
   // --- the authority's rotations ---
   {
@@ -326,6 +340,8 @@ export const MUTANTS: readonly Mutant[] = [
     find: 'for (const entry of this.#abandoned) entry.overtaken ||= entry.id !== record.id;',
     replace: 'for (const entry of this.#abandoned) entry.overtaken ||= entry.id === record.id;',
     what: 'A save given up on that lands after another key became current is adopted, not written over.',
+    ifSurvives:
+      "A gap: it needs a save that rotate() gave up on (saveTimeout) and that lands after another key became current; the world's saveTimeout (20 leases) outlasts a whole schedule, so no save is ever given up on. A fault that holds a save for longer than saveTimeout would catch it.",
   },
   {
     id: 'uncertain-resolves',
