@@ -1,0 +1,353 @@
+// Plausible bugs of the Redis protocol, one small edit each: `npm run mutants` applies them one at a time and the
+// simulator must catch every one (or the report says why it cannot: an equivalent change, or a gap in the world).
+// Each `find` is a literal text that occurs exactly once in its file; test/sim/mutants.test.ts checks it.
+
+export interface Mutant {
+  /** Short and stable: `npm run mutants -- --only <id>`. */
+  readonly id: string;
+  /** The file changed, from the repository's root. */
+  readonly file: string;
+  readonly find: string;
+  readonly replace: string;
+  /** The bug, as a reviewer would describe it. */
+  readonly what: string;
+  /**
+   * Printed in the report only if the simulator misses it: why the change is equivalent, or which fault or
+   * invariant of the world would catch it.
+   */
+  readonly ifSurvives?: string;
+}
+
+const LEASE = 'src/stores/redis/lease.ts';
+const ACKS = 'src/stores/redis/acks.ts';
+const ERA = 'src/stores/redis/era.ts';
+const STORE = 'src/stores/redis/store.ts';
+const FOLLOWER = 'src/stores/redis/follower.ts';
+const ACK_READER = 'src/stores/redis/ack-reader.ts';
+const SCRIPTS = 'src/stores/redis/scripts.ts';
+const ROTATION = 'src/authority/rotation.ts';
+
+/** The save's call in store.ts, from the declaration of its result to the end of its error handling. */
+const SAVE_CALL = `      let result: { reply: unknown; replicas?: number };
+      try {
+        result = await this.#runFull(
+          SAVE,
+          this.#saveKeys(),
+          this.#saveArgs(expected, expectedId, value),
+          'save the secret',
+          true,
+        );
+      } catch (error) {
+        // Sent and not answered: Redis may still run it. The follower adopts whatever Redis finally holds.
+        if (error instanceof LauncherAuthError && error.code === 'ERR_STORE_UNAVAILABLE') {
+          throw uncertainError(this.key, 'Redis did not answer the save in time');
+        }
+        throw error;
+      }
+`;
+
+export const MUTANTS: readonly Mutant[] = [
+  // --- the pure layer: lease.ts ---
+  {
+    id: 'lease-ignores-drift',
+    file: LEASE,
+    find: 'this.#leaseUntil = sentAt + this.options.leaseMs - this.options.driftMargin;',
+    replace: 'this.#leaseUntil = sentAt + this.options.leaseMs;',
+    what: 'Trust lasts the whole lease, with no margin for clocks that run at different rates.',
+    ifSurvives:
+      "A gap: the world's clock rates stay within ±4 %, where the rotation's bound alone covers the drift (a lease trusted for 300 ms on a clock 4 % slow ends 312.5 ms later, the bound of 330 ms on one 4 % fast 317.3 ms later). Rates 10 % apart, the documented bound (±5 %), with a renewal sent just before the save ran, leave a window of about 1.5 ms.",
+  },
+  {
+    id: 'lease-adds-drift',
+    file: LEASE,
+    find: 'this.#leaseUntil = sentAt + this.options.leaseMs - this.options.driftMargin;',
+    replace: 'this.#leaseUntil = sentAt + this.options.leaseMs + this.options.driftMargin;',
+    what: 'The drift margin added to the trust instead of taken off it.',
+  },
+  {
+    id: 'rollback-same-generation',
+    file: LEASE,
+    find: '  return generation <= highest.generation;\n}',
+    replace: '  return generation < highest.generation;\n}',
+    what: 'A rollback check that accepts another record of the same generation as the highest seen.',
+    ifSurvives:
+      'A gap: another record at the same generation is what a split brain leaves (two primaries took a save each from the same record). The instance then adopts the sibling instead of reporting the rollback, and the world excuses the acceptances that follow as the documented exception; an invariant that every instance which saw the lost record reports ERR_STORE_ROLLBACK (or writes it forward) within a lease would catch it.',
+  },
+  {
+    id: 'no-backoff',
+    file: LEASE,
+    find: 'if (this.#failures <= 1 || now < this.#trustUntil) return renewInterval;',
+    replace: 'if (this.#failures >= 1 || now < this.#trustUntil) return renewInterval;',
+    what: 'No back-off: renewals that keep failing go on at the normal rate.',
+    ifSurvives:
+      'A gap: only a liveness invariant that counts the commands each instance sends to an unavailable Redis ' +
+      '(at most about one per second once its trust is gone) can see it; safety is unchanged.',
+  },
+  {
+    id: 'write-forward-after-trust',
+    file: LEASE,
+    find: 'if (canWriteForward && heldId === this.#highest.id && now < this.#trustUntil) {',
+    replace: 'if (canWriteForward && heldId === this.#highest.id) {',
+    what: 'After a rollback, the held record is written forward even once its trust has run out.',
+  },
+  {
+    id: 'write-forward-when-behind',
+    file: LEASE,
+    find: 'if (canWriteForward && heldId === this.#highest.id && now < this.#trustUntil) {',
+    replace: 'if (canWriteForward && now < this.#trustUntil) {',
+    what: 'After a rollback, an instance writes forward the key it holds even when it has seen a newer record.',
+    ifSurvives:
+      "Equivalent for safety: the write-forward still needs the instance's own trust, and while it lasts no rotation that revoked the held key can have resolved (it waits for this lease); the overwritten newer record's rotation reports ERR_SAVE_UNCERTAIN or is lost, which its contract allows.",
+  },
+  {
+    id: 'late-ok-trusts',
+    file: LEASE,
+    find: "      if (reply.status === 'ok') this.era.confirmed(seq);\n      return {};\n    }\n    if (reply.status === 'ok' && !this.era.mayTrust(now)) {",
+    replace:
+      "      if (reply.status === 'ok') this.era.confirmed(seq);\n    }\n    if (reply.status === 'ok' && !this.era.mayTrust(now)) {",
+    what: 'A renewal answered before a newer record was written, taken in after it, still grants trust.',
+    ifSurvives:
+      "Equivalent for safety: the renewal ran before the newer record was written, so its lease is one that the newer rotation's bound (its answer + leaseMs + driftMargin) already waits for, and the instance acknowledges the newer record only once its authority holds it.",
+  },
+  // --- the pure layer: era.ts ---
+  {
+    id: 'era-ignores-lost-renewals',
+    file: ERA,
+    find: 'const dropped = observed.ownSeq === 0 && observed.runId === this.#runId && observed.epoch === this.#epoch;',
+    replace: 'const dropped = observed.runId === this.#runId && observed.epoch === this.#epoch;',
+    what: "A table that lost this instance's renewals is taken for housekeeping (a dropped entry), not an era change, unless Redis restarted.",
+    ifSurvives:
+      "A gap: the world has no fault in which Redis loses the table's recent writes while keeping its run_id and " +
+      'epoch (DEBUG RELOAD, a replica promoted under the same run_id, a proxy moved to a server restored from the ' +
+      'same dump). Every loss it models also changes run_id, which the era checks first.',
+  },
+  {
+    id: 'era-first-without-run-id',
+    file: ERA,
+    find: 'const first = Number.isNaN(this.#since) || (this.#epoch === null && !lost && observed.runId === this.#runId);',
+    replace: 'const first = Number.isNaN(this.#since) || (this.#epoch === null && !lost);',
+    what: 'A table appearing where there was none starts the era without quarantine, even on another Redis.',
+    ifSurvives:
+      "A gap: this is the bug of seed 88108 (an instance whose era began on a Redis without a table trusts what a restored dump holds). The world's documented exception excuses every acceptance by an instance that never saw the lost record while the loss lasts; an exception limited to what the real code allows (no acceptance by an instance whose era began before the loss) would catch it.",
+  },
+  {
+    id: 'era-quarantine-from-old-era',
+    file: ERA,
+    find: 'if (!first) this.#quarantineUntil = now + this.#wait;',
+    replace: 'if (!first) this.#quarantineUntil = this.#since + this.#wait;',
+    what: "The quarantine after a change of era measured from the previous era's start instead of the change.",
+  },
+  {
+    id: 'era-same-strict-seq',
+    file: ERA,
+    find: '      observed.ownSeq >= this.#ownSeq\n',
+    replace: '      observed.ownSeq > this.#ownSeq\n',
+    what: 'Liveness: a table is the same era only if it shows a newer own renewal, so a rotation never resolves on acknowledgements.',
+    ifSurvives:
+      'A gap: a liveness invariant, that a rotation on a healthy stretch resolves on acknowledgements well before ' +
+      'its bound, would catch it; it is safe (the rotation still resolves at the bound).',
+  },
+  // --- the pure layer: acks.ts ---
+  {
+    id: 'acks-resolve-without-own-lease',
+    file: ACKS,
+    find: '    if (now < leaseUntil) {\n',
+    replace: '    if (now < leaseUntil || now >= this.bound) {\n',
+    what: 'A rotation resolves at its bound without checking that its own lease still lasts.',
+  },
+  {
+    id: 'acks-bound-without-drift',
+    file: ACKS,
+    find: 'this.bound = savedAt + options.leaseMs + options.driftMargin;',
+    replace: 'this.bound = savedAt + options.leaseMs;',
+    what: "The rotation's bound is one lease after the save, with no margin for clock drift.",
+    ifSurvives:
+      'Equivalent under the documented drift: the margin is counted twice, by the holder (trust ends driftMargin before its lease) and by the rotation (bound driftMargin after); either alone covers two clocks 10 % apart over one lease (270 ms at 0.95 ends 284.2 ms later, 300 ms at 1.05 ends 285.7 ms later).',
+  },
+  {
+    id: 'acks-table-any-era',
+    file: ACKS,
+    find: 'return this.#era.same(reply) && now >= this.#era.completeFrom();',
+    replace: 'return reply.epoch !== null && now >= this.#era.completeFrom();',
+    what: 'The instance table is taken as complete when there is one, not only when Redis and the table are those of the era.',
+    ifSurvives:
+      "Equivalent: read() takes each answer into the era before it asks whether the table is complete, so a changed Redis or table starts a new era at that answer and completeFrom() moves a lease ahead; past it, the table is that era's. The era check in tableComplete() is a second guard.",
+  },
+  {
+    id: 'entries-dropped-early',
+    file: ACKS,
+    find: 'const stale = this.#options.leaseMs + this.#options.driftMargin;',
+    replace: 'const stale = this.#options.leaseMs - this.#options.driftMargin;',
+    what: "Entries dropped early: a silent instance's entry is removed a drift margin before its lease can end.",
+    ifSurvives:
+      "A gap: the early drop leaves a window of about 20 ms (a silent instance's trust ends at most 281 ms after its last renewal, its entry goes 260 ms after a read first showed it), and only a second rotation resolving inside that window shows it; plans that draw back-to-back rotations while an instance is cut off would catch it.",
+  },
+  {
+    id: 'acks-lost-as-superseded',
+    file: ACKS,
+    find: 'if (reply.id !== null && reply.generation > this.generation) return',
+    replace: 'if (reply.id !== null) return',
+    what: 'A rotation whose record Redis lost (it went back to an older one) is reported as superseded.',
+    ifSurvives:
+      "A gap: only the outcome's code changes (ERR_ROTATION_SUPERSEDED instead of ERR_SAVE_UNCERTAIN); the world's truth rule asks of a superseded rotation only that its record was stored. Asking also that a record descending from it replaced it would catch it.",
+  },
+  // --- the driver: store.ts ---
+  {
+    id: 'load-adopts-rollback',
+    file: STORE,
+    find: "      if (sighting === 'rollback') throw rollbackError(this.key);\n      if (sighting === 'adopted') {",
+    replace: "      if (sighting !== 'late') {",
+    what: 'load() adopts a rolled-back record instead of refusing it.',
+  },
+  {
+    id: 'wait-unknown-count-confirmed',
+    file: STORE,
+    find: '(result.replicas ?? -1) < this.#replicas.count',
+    replace: '(result.replicas ?? this.#replicas.count) < this.#replicas.count',
+    what: 'An unknown WAIT count taken as confirmed by every replica asked for.',
+    ifSurvives:
+      'A gap: the simulated connection always answers WAIT with a count. A fault where WAIT fails, or where a reconnection or failover comes between the script and its WAIT (the count is then unknown), would catch it.',
+  },
+  {
+    id: 'write-forward-never-done',
+    file: STORE,
+    find: 'const record = held === undefined ? undefined : this.#records.get(held);',
+    replace: 'const record = held === undefined ? undefined : this.#records.get(this.#savingId);',
+    what: 'A write-forward never carried out: the record looked up is the one being saved (none, outside a save).',
+  },
+  {
+    id: 'renew-held-unchecked',
+    file: STORE,
+    find: 'this.#renewHeld = heldId !== undefined && lease.mayRenewWhileSaving(heldId);',
+    replace: 'this.#renewHeld = heldId !== undefined;',
+    what: 'Renewals on the record being saved extend the trust in the held key even when a newer rotation overtook it.',
+  },
+  {
+    id: 'lease-until-swapped',
+    file: STORE,
+    find: 'leaseUntil: () => (this.#link === undefined ? Infinity : this.#lease.leaseUntil),',
+    replace: 'leaseUntil: () => (this.#link !== undefined ? Infinity : this.#lease.leaseUntil),',
+    what: "The driver's rotation resolves without its own lease: the two cases of the watch swapped.",
+  },
+  {
+    id: 'saved-at-before-send',
+    file: STORE,
+    find: `${SAVE_CALL}      const savedAt = this.#runtime.now();\n`,
+    replace: `      const savedAt = this.#runtime.now();\n${SAVE_CALL}`,
+    what: "The rotation's bound counted from when the save was sent, not from when its answer arrived.",
+    ifSurvives:
+      'A gap: it needs the save held on its way to Redis (a partition that holds messages rather than dropping them) for more than about 40 ms, while another instance renews once before the save runs and is cut off right after, so that it never acknowledges; the fault plans rarely draw that combination.',
+  },
+  // --- the driver: follower.ts, ack-reader.ts ---
+  {
+    id: 'renewal-time-after-answer',
+    file: FOLLOWER,
+    find: '    const sentAt = this.#runtime.now();\n    const reply = await this.#io.confirm(heldId, savingId, seq);\n',
+    replace:
+      '    const reply = await this.#io.confirm(heldId, savingId, seq);\n    const sentAt = this.#runtime.now();\n',
+    what: 'The renewal time read after the answer arrives, not before the renewal is sent.',
+  },
+  {
+    id: 'held-from-lease',
+    file: FOLLOWER,
+    find: 'const heldId = this.#link.keyId;\n    const savingId',
+    replace: 'const heldId = lease.highest.id;\n    const savingId',
+    what:
+      'CONFIRM acknowledges a record the authority does not hold: the renewal names the newest record the store ' +
+      "has seen, not the authority's key.",
+  },
+  {
+    id: 'drops-at-earliest',
+    file: ACK_READER,
+    find: 'const at = Math.max(...entries.map(([, , time]) => time));',
+    replace: 'const at = Math.min(...entries.map(([, , time]) => time));',
+    what: "Entries dropped early: the housekeeping after a resolved rotation drops every entry at the earliest one's time.",
+    ifSurvives:
+      'A gap: it matters only when a rotation resolves at its bound with two or more instances still waited on, first seen at different times, and a second rotation then resolves on the table between the earlier and the later drop while the later one still trusts the old key; plans that draw back-to-back rotations while two instances are cut off would catch it.',
+  },
+  {
+    id: 'read-time-before-answer',
+    file: ACK_READER,
+    find:
+      '      let answer: unknown;\n      try {\n        answer = await this.#io.pending(wait.id);\n      } catch {\n' +
+      '        answer = undefined;\n      }\n      const now = this.#runtime.now();\n',
+    replace:
+      '      let answer: unknown;\n      const now = this.#runtime.now();\n      try {\n' +
+      '        answer = await this.#io.pending(wait.id);\n      } catch {\n        answer = undefined;\n      }\n',
+    what: 'An acknowledgement read judged at the time it was sent, not when its answer arrived.',
+  },
+  // --- Redis's side: the Lua scripts ---
+  {
+    id: 'lua-pending-counts-caller',
+    file: SCRIPTS,
+    find: "if name ~= '@epoch' and name ~= ARGV[1] then",
+    replace: "if name ~= '@epoch' then",
+    what: 'PENDING counts the caller, which acknowledges its own record only after the rotation resolves (liveness).',
+    ifSurvives:
+      'A gap: a liveness invariant, that a rotation on a healthy stretch resolves on acknowledgements well before ' +
+      'its bound, would catch it; it is safe (the rotation still resolves at the bound).',
+  },
+  {
+    id: 'lua-save-ignores-id',
+    file: SCRIPTS,
+    find: "if generation ~= tonumber(ARGV[1]) or id ~= ARGV[2] then return observed('conflict'",
+    replace: "if generation ~= tonumber(ARGV[1]) then return observed('conflict'",
+    what: "SAVE compares the generation only, not the record's id.",
+    ifSurvives:
+      "A gap: a record of the expected generation with another id is only there after a split brain or a rollback (a sibling of the expected record); the save then replaces a record its instance never saw, and the world's documented exception excuses what follows. An invariant that a save never replaces a record its instance did not hold as the highest seen (outside write-forwards) would catch it.",
+  },
+  {
+    id: 'lua-drop-ignores-seq',
+    file: SCRIPTS,
+    find: "if entry and string.match(entry, '^(%d+):') == ARGV[2] then redis.call('HDEL', KEYS[1], ARGV[1]) end",
+    replace: "if entry then redis.call('HDEL', KEYS[1], ARGV[1]) end",
+    what: 'DROP ignores the renewal number: an entry renewed since it was seen silent is removed all the same.',
+    ifSurvives:
+      'A gap: the difference needs an instance that was silent for a lease to renew in the few milliseconds between the read that found its entry stale and the DROP, and then a rotation that resolves on the table before the instance hears of it; the fault plans rarely draw that race.',
+  },
+  {
+    id: 'lua-run-id-digits',
+    file: SCRIPTS,
+    find: "runId: \"string.match(info, 'run_id:(%w+)') or ''\",",
+    replace: "runId: \"string.match(info, 'run_id:(%d+)') or ''\",",
+    what: "Every answer reports a wrong run_id: its leading digits only ('' when it starts with a letter).",
+    ifSurvives:
+      "A gap, mostly covered: a restart or failover still changes the era through the table's epoch or this instance's own renewal number (lost renewals). It shows only after a failover to a replica that holds this instance's latest renewal but lost another instance's later one, with both run ids starting with a letter; the world's base-36 run ids make that rare.",
+  },
+  {
+    id: 'lua-confirm-acks-saving',
+    file: SCRIPTS,
+    find: '  if value.id ~= ARGV[2] then acked = before end\n',
+    replace: '',
+    what: "CONFIRM acknowledges the record being saved, which the instance's authority does not hold yet.",
+    ifSurvives:
+      'Equivalent: only the instance saving a record renews on it, and PENDING, which alone reads the ' +
+      "acknowledgements, never counts its caller; the rotating instance's own entry is the one that changes.",
+  },
+  {
+    id: 'lua-save-observes-old',
+    file: SCRIPTS,
+    find: "return observed('ok', saved, KEYS[2], ARGV[4])",
+    replace: "return observed('ok', value, KEYS[2], ARGV[4])",
+    what: "SAVE's answer observes the record it replaced instead of the one it wrote.",
+    ifSurvives:
+      "Nearly equivalent: the store reads the record in SAVE's answer only after a write-forward or a marker, to note it as the highest seen; the replaced record's id is noted instead, and the next renewal's answer, whose record names that id as its predecessor, puts it right. A save by the same instance in between would expect the wrong id and conflict (ERR_SAVE_CONFLICT, nothing stored), which no invariant forbids.",
+  },
+  // --- the authority's rotations ---
+  {
+    id: 'overtaken-never-marked',
+    file: ROTATION,
+    find: 'for (const entry of this.#abandoned) entry.overtaken ||= entry.id !== record.id;',
+    replace: 'for (const entry of this.#abandoned) entry.overtaken ||= entry.id === record.id;',
+    what: 'A save given up on that lands after another key became current is adopted, not written over.',
+    ifSurvives:
+      "A gap: it needs a save that rotate() gave up on (saveTimeout) and that lands after another key became current; the world's saveTimeout (20 leases) outlasts a whole schedule, so no save is ever given up on. A fault that holds a save for longer than saveTimeout would catch it.",
+  },
+  {
+    id: 'uncertain-resolves',
+    file: ROTATION,
+    find: '      this.#abandon(record.id, undefined);\n      throw new LauncherAuthError(code, MESSAGES[code], { cause });\n',
+    replace: '      return this.#install(next, record);\n',
+    what: 'A store that cannot tell whether its save took effect is taken at its word that it did: rotate() resolves.',
+  },
+];
