@@ -34,6 +34,8 @@ const MARKER = 'rollback:';
  * holds: until it hears of the write (pub/sub, or its next renewal), within one lease on its clock.
  */
 const EXCEPTION_AFTER_REPAIR = TIMING.leaseMs * (1 + 2 * RATE_SPREAD);
+/** The shortest quarantine after a change of server, in true time: `leaseMs + driftMargin` on the fastest clock. */
+const QUARANTINE = (TIMING.leaseMs + TIMING.driftMargin) / (1 + RATE_SPREAD);
 
 export class Violation extends Error {}
 
@@ -57,6 +59,8 @@ interface Instance {
   readonly rotations: Array<{ id?: string }>;
   /** A one-shot command-line process (`launcher-auth rotate`): it closes after its rotation. */
   readonly oneShot: boolean;
+  /** When its process started (simulated time). */
+  readonly startedAt: number;
 }
 
 /** What the world can swap for a deliberately broken one (the mutants of broken.ts): nothing by default. */
@@ -263,6 +267,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       seen: new Set(),
       rotations: [],
       oneShot: instance.oneShot,
+      startedAt: scheduler.now,
     };
     instances[instance.slot] = fresh;
     start(fresh, then);
@@ -276,6 +281,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       seen: new Set(),
       rotations: [],
       oneShot,
+      startedAt: scheduler.now,
     };
     instances.push(instance);
     start(instance, then);
@@ -328,6 +334,8 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
   // --- the invariants, after every event ---
   /** The last time a primary held an older record than the newest resolved one (Redis had lost it). */
   let lostUntil = -Infinity;
+  /** When the present loss began. */
+  let lostSince = -Infinity;
   /** The instances that had seen the newest resolved record when Redis lost it (or when it resolved during a loss). */
   let knew = new Set<Instance>();
   let knewOf = -1;
@@ -345,6 +353,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
         lost = true;
     }
     if (lost) {
+      if (scheduler.now > lostUntil + EXCEPTION_AFTER_REPAIR) lostSince = scheduler.now;
       if (scheduler.now > lostUntil + EXCEPTION_AFTER_REPAIR || knewOf !== newestResolved) {
         // A process knew it if it saw it (or a successor), or if its machine's generation file remembers it.
         knew = new Set(
@@ -369,8 +378,11 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       // And a split brain: an instance still served by a deposed primary renews its lease there, where a rotation
       // on the new primary never hears of it; it trusts until it reaches the new primary, plus a lease.
       const deposed = deposedUntil.get(instance) ?? -Infinity;
+      // An instance running before the loss trusts again only after the quarantine the new server starts; one
+      // started since has no earlier server to compare with.
+      const quarantined = instance.startedAt < lostSince && scheduler.now < lostSince + QUARANTINE;
       if (
-        (!knew.has(instance) && scheduler.now <= lostUntil + EXCEPTION_AFTER_REPAIR) ||
+        (!knew.has(instance) && !quarantined && scheduler.now <= lostUntil + EXCEPTION_AFTER_REPAIR) ||
         scheduler.now <= deposed + EXCEPTION_AFTER_REPAIR
       ) {
         excused += 1;
