@@ -378,9 +378,13 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       // And a split brain: an instance still served by a deposed primary renews its lease there, where a rotation
       // on the new primary never hears of it; it trusts until it reaches the new primary, plus a lease.
       const deposed = deposedUntil.get(instance) ?? -Infinity;
-      // An instance running before the loss trusts again only after the quarantine the new server starts; one
-      // started since has no earlier server to compare with.
-      const quarantined = instance.startedAt < lostSince && scheduler.now < lostSince + QUARANTINE;
+      // An instance running before the loss, whose server changed with it (a restart, a failover), trusts again
+      // only after the quarantine that change starts; one started since has no earlier server to compare with, and
+      // one whose server did not change (a rotation that resolved on a deposed primary) has no change to see.
+      const server = redis.nodes[process.route] as RedisNode;
+      const changed = Math.max(process.reroutedAt, server.changedAt);
+      const quarantined =
+        instance.startedAt < lostSince && changed >= lostSince && scheduler.now < changed + QUARANTINE;
       if (
         (!knew.has(instance) && !quarantined && scheduler.now <= lostUntil + EXCEPTION_AFTER_REPAIR) ||
         scheduler.now <= deposed + EXCEPTION_AFTER_REPAIR
@@ -480,6 +484,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
         // A Cluster slot migration: the same data, now on a node with another run_id.
         const node = redis.nodes[redis.primary] as RedisNode;
         node.keyspace.restore(node.keyspace.snapshot(), rng.name());
+        node.changedAt = scheduler.now;
         return;
       }
     }
