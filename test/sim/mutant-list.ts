@@ -22,18 +22,19 @@ const LEASE = 'src/stores/redis/lease.ts';
 const ACKS = 'src/stores/redis/acks.ts';
 const ERA = 'src/stores/redis/era.ts';
 const STORE = 'src/stores/redis/store.ts';
+const REPLICAS = 'src/stores/redis/replicas.ts';
 const FOLLOWER = 'src/stores/redis/follower.ts';
 const ACK_READER = 'src/stores/redis/ack-reader.ts';
 const SCRIPTS = 'src/stores/redis/scripts.ts';
 const ROTATION = 'src/authority/rotation.ts';
 
 /** The save's call in store.ts, from the declaration of its result to the end of its error handling. */
-const SAVE_CALL = `      let result: { reply: unknown; replicas?: number };
+const SAVE_CALL = `      let result: RunResult;
       try {
         result = await this.#runFull(
           SAVE,
-          this.#saveKeys(),
-          this.#saveArgs(expected, expectedId, value),
+          [this.#names.record, this.#names.instances],
+          saveArgs(this.#names, this.#instanceId, expected, expectedId, value),
           'save the secret',
           true,
         );
@@ -102,9 +103,8 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'late-ok-trusts',
     file: LEASE,
-    find: "      if (reply.status === 'ok') this.era.confirmed(seq);\n      return {};\n    }\n    if (reply.status === 'ok' && !this.era.mayTrust(now)) {",
-    replace:
-      "      if (reply.status === 'ok') this.era.confirmed(seq);\n    }\n    if (reply.status === 'ok' && !this.era.mayTrust(now)) {",
+    find: "      if (reply.status === 'ok') this.era.confirmed(seq);\n      return {};\n    }\n    if (\n",
+    replace: "      if (reply.status === 'ok') this.era.confirmed(seq);\n    }\n    if (\n",
     what: 'A renewal answered before a newer record was written, taken in after it, still grants trust.',
     ifSurvives:
       "Equivalent for safety: the renewal ran before the newer record was written, so its lease is one that the newer rotation's bound (its answer + leaseMs + driftMargin) already waits for, and the instance acknowledges the newer record only once its authority holds it.",
@@ -195,15 +195,15 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'load-adopts-rollback',
     file: STORE,
-    find: "      if (sighting === 'rollback') throw rollbackError(this.key);\n      if (sighting === 'adopted') {",
+    find: "      if (sighting === 'rollback') throw this.#reports.found(loaded ? 'rollback' : 'missing', this.#link !== undefined);\n      if (sighting === 'adopted') {",
     replace: "      if (sighting !== 'late') {",
     what: 'load() adopts a rolled-back record instead of refusing it.',
   },
   {
     id: 'wait-unknown-count-confirmed',
-    file: STORE,
-    find: '(result.replicas ?? -1) < this.#replicas.count',
-    replace: '(result.replicas ?? this.#replicas.count) < this.#replicas.count',
+    file: REPLICAS,
+    find: 'if ((result.replicas ?? -1) >= required) return;',
+    replace: 'if ((result.replicas ?? required) >= required) return;',
     what: 'An unknown WAIT count taken as confirmed by every replica asked for.',
     ifSurvives:
       'A gap: the simulated connection always answers WAIT with a count. A fault where WAIT fails, or where a reconnection or failover comes between the script and its WAIT (the count is then unknown), would catch it.',

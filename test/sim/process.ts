@@ -29,9 +29,8 @@ export class SimProcess {
   alive = true;
   pausedUntil = 0;
   partition: Partition = { until: 0, drop: false, way: 'both' };
-  /** The node this process's client takes for the primary, and since when. */
+  /** The node this process's client takes for the primary. */
   route: number;
-  reroutedAt = 0;
   readonly runtime: Runtime;
   readonly connection: RedisConnection;
   /** Commands and pub/sub: when the last message each way is delivered (each connection is FIFO). */
@@ -105,7 +104,6 @@ export class SimProcess {
   reroute(node: number): void {
     if (this.route === node) return;
     this.route = node;
-    this.reroutedAt = this.#scheduler.now;
     const target = this.#redis.nodes[node] as RedisNode;
     for (const entry of this.#subscriptions) {
       entry.node.subscribers.delete(entry.subscriber);

@@ -26,8 +26,6 @@ export class RedisNode {
   linkDownUntil = 0;
   /** When the last replicated write reaches this replica: writes arrive in order. */
   replicatedAt = 0;
-  /** When this node last became another server to its clients (a restart, a promotion, a slot moved to it). */
-  changedAt = 0;
   readonly subscribers = new Set<Subscriber>();
   /** WAIT commands waiting on this primary's replicas. */
   readonly waiting = new Set<{ readonly offset: number; readonly count: number; readonly done: (n: number) => void }>();
@@ -155,7 +153,6 @@ export class Deployment {
   restart(data: Data | undefined, downFor: number): void {
     const primary = this.nodes[this.primary] as RedisNode;
     primary.keyspace.restore(data, this.#rng.name());
-    primary.changedAt = this.#scheduler.now;
     primary.stalledUntil = Math.max(primary.stalledUntil, this.#scheduler.now + downFor);
     this.#resync(primary);
   }
@@ -169,7 +166,6 @@ export class Deployment {
     const promoted = this.nodes[to] as RedisNode;
     promoted.role = 'primary';
     promoted.primary = -1;
-    promoted.changedAt = this.#scheduler.now;
     this.primary = to;
     for (const node of this.nodes) if (node !== promoted && node !== old && node.role !== 'down') node.primary = to;
     this.#resync(promoted);

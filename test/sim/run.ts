@@ -5,6 +5,8 @@ export interface Exploration {
   readonly schedules: number;
   readonly events: number;
   readonly excused: number;
+  readonly resolved: number;
+  readonly ownRefused: number;
   readonly failure?: { readonly seed: number; readonly report: string };
 }
 
@@ -22,11 +24,15 @@ export async function shrink(seed: number, plan: Plan): Promise<Plan> {
 export async function explore(from: number, count: number): Promise<Exploration> {
   let events = 0;
   let excused = 0;
+  let resolved = 0;
+  let ownRefused = 0;
   for (let seed = from; seed < from + count; seed += 1) {
     const plan = planFor(seed);
     const result = await simulate(seed, plan);
     events += result.events;
     excused += result.excused;
+    resolved += result.outcomes.resolved ?? 0;
+    ownRefused += result.ownRefused;
     if (result.violation !== undefined) {
       const minimal = await shrink(seed, plan);
       const replay = await simulate(seed, minimal, true);
@@ -36,10 +42,10 @@ export async function explore(from: number, count: number): Promise<Exploration>
         `minimal plan: ${JSON.stringify({ ...minimal, faults: undefined })} ${JSON.stringify(minimal.faults)}`,
         ...replay.trace.slice(-60),
       ].join('\n');
-      return { schedules: seed - from + 1, events, excused, failure: { seed, report } };
+      return { schedules: seed - from + 1, events, excused, resolved, ownRefused, failure: { seed, report } };
     }
   }
-  return { schedules: count, events, excused };
+  return { schedules: count, events, excused, resolved, ownRefused };
 }
 
 function flag(name: string): number | undefined {
@@ -69,7 +75,7 @@ if (process.argv[1] !== undefined && import.meta.url.endsWith(process.argv[1].sp
     const result = await explore(from, count);
     const seconds = (performance.now() - started) / 1000;
     console.log(
-      `${result.schedules} schedules, ${result.events} events in ${seconds.toFixed(1)} s (${Math.round(result.schedules / seconds)} schedules/s); ${result.excused} acceptances under the documented exception`,
+      `${result.schedules} schedules, ${result.events} events in ${seconds.toFixed(1)} s (${Math.round(result.schedules / seconds)} schedules/s); ${result.excused} acceptances under the documented exception; ${result.resolved} rotations resolved, ${result.ownRefused} of them while the rotating instance refused its own new token`,
     );
     if (result.failure !== undefined) {
       console.log(result.failure.report);

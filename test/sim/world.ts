@@ -46,6 +46,8 @@ export interface Result {
   readonly outcomes: Readonly<Record<string, number>>;
   /** Acceptances of a revoked token that the documented exception covers (a write Redis lost without replicas). */
   readonly excused: number;
+  /** Rotations that resolved while the rotating instance refused its own new token (it was quarantined). */
+  readonly ownRefused: number;
 }
 
 /** One instance slot (a machine): the process running there now, and its authority once open() resolved. */
@@ -81,9 +83,16 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
   const fail = (text: string): never => {
     throw new Violation(text);
   };
+  /** A broken invariant seen in a promise's reaction: thrown by the check that follows the event. */
+  let flagged: string | undefined;
+  const flag = (text: string): void => {
+    flagged ??= text;
+  };
   const outcomes: Record<string, number> = {};
   const lossless = !plan.faults.some((fault) => LOSSES.has(fault.kind));
   let excused = 0;
+  /** Rotations that resolved while the rotating instance refused its own new token. */
+  let ownRefused = 0;
 
   // --- what Redis has held: every record id in the order Redis first held it, and what rotations promised ---
   const order = new Map<string, number>();
@@ -175,7 +184,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
     const code = isLauncherAuthError(error) ? error.code : error.name;
     log(() => `${instance.process.name} onStoreError ${code}`);
     if (code === 'ERR_STORE_ROLLBACK' && lossless)
-      fail(`${instance.process.name} reports ${code} though Redis lost no write`);
+      flag(`${instance.process.name} reports ${code} though Redis lost no write`);
   }
   function start(instance: Instance, then?: (authority: TokenAuthority) => void): void {
     const process = instance.process;
@@ -304,8 +313,15 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
         outcomes.resolved = (outcomes.resolved ?? 0) + 1;
         promised.set(id, 'resolved');
         log(() => `${process.name} rotate() resolved ${id}`);
-        if (index === -1) fail(`rotate() resolved ${id}, which Redis never held`);
-        if (rotation.id !== id) fail(`rotate() saved ${rotation.id ?? 'nothing'} but resolved with ${id}`);
+        if (index === -1) flag(`rotate() resolved ${id}, which Redis never held`);
+        // The rotating instance takes its new token at once, in the very tick rotate() resolved; counted, not
+        // failed: a change of server during the rotation (a slot move, a failover) quarantines it as it does
+        // every instance, and the rotation resolves at its bound meanwhile.
+        if (!accepts(authority)) {
+          ownRefused += 1;
+          log(() => `${process.name} refuses its own new token when rotate() resolved`);
+        }
+        if (rotation.id !== id) flag(`rotate() saved ${rotation.id ?? 'nothing'} but resolved with ${id}`);
         revokedBelow = Math.max(revokedBelow, index);
         if (index > newestResolved) {
           newestResolved = index;
@@ -334,14 +350,13 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
   // --- the invariants, after every event ---
   /** The last time a primary held an older record than the newest resolved one (Redis had lost it). */
   let lostUntil = -Infinity;
-  /** When the present loss began. */
-  let lostSince = -Infinity;
   /** The instances that had seen the newest resolved record when Redis lost it (or when it resolved during a loss). */
   let knew = new Set<Instance>();
   let knewOf = -1;
   /** The last time each instance was routed to a primary that a failover had deposed (a split brain). */
   const deposedUntil = new Map<Instance, number>();
   function check(): void {
+    if (flagged !== undefined) fail(flagged);
     for (const instance of instances) {
       const node = redis.nodes[instance.process.route] as RedisNode;
       if (node.role === 'primary' && node.index !== redis.primary) deposedUntil.set(instance, scheduler.now);
@@ -353,7 +368,6 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
         lost = true;
     }
     if (lost) {
-      if (scheduler.now > lostUntil + EXCEPTION_AFTER_REPAIR) lostSince = scheduler.now;
       if (scheduler.now > lostUntil + EXCEPTION_AFTER_REPAIR || knewOf !== newestResolved) {
         // A process knew it if it saw it (or a successor), or if its machine's generation file remembers it.
         knew = new Set(
@@ -369,7 +383,8 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
     }
     for (const instance of instances) {
       const { authority, process } = instance;
-      if (authority === undefined || !process.running) continue;
+      // A one-shot `launcher-auth rotate` serves no request.
+      if (authority === undefined || !process.running || instance.oneShot) continue;
       const index = indexOf(authority.keyId);
       if (index >= revokedBelow || !accepts(authority)) continue;
       // The documented exception: Redis lost the newest resolved record (no replica that took over had it), and
@@ -378,15 +393,8 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       // And a split brain: an instance still served by a deposed primary renews its lease there, where a rotation
       // on the new primary never hears of it; it trusts until it reaches the new primary, plus a lease.
       const deposed = deposedUntil.get(instance) ?? -Infinity;
-      // An instance running before the loss, whose server changed with it (a restart, a failover), trusts again
-      // only after the quarantine that change starts; one started since has no earlier server to compare with, and
-      // one whose server did not change (a rotation that resolved on a deposed primary) has no change to see.
-      const server = redis.nodes[process.route] as RedisNode;
-      const changed = Math.max(process.reroutedAt, server.changedAt);
-      const quarantined =
-        instance.startedAt < lostSince && changed >= lostSince && scheduler.now < changed + QUARANTINE;
       if (
-        (!knew.has(instance) && !quarantined && scheduler.now <= lostUntil + EXCEPTION_AFTER_REPAIR) ||
+        (!knew.has(instance) && scheduler.now <= lostUntil + EXCEPTION_AFTER_REPAIR) ||
         scheduler.now <= deposed + EXCEPTION_AFTER_REPAIR
       ) {
         excused += 1;
@@ -484,7 +492,6 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
         // A Cluster slot migration: the same data, now on a node with another run_id.
         const node = redis.nodes[redis.primary] as RedisNode;
         node.keyspace.restore(node.keyspace.snapshot(), rng.name());
-        node.changedAt = scheduler.now;
         return;
       }
     }
@@ -513,6 +520,14 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
         process.reroute(redis.primary);
       }
     });
+    // Once the quarantines after the faults are over: where Redis holds the rollback marker (or refusing
+    // instances are all there is), an operator regenerates the token, as the docs say, from a fresh process.
+    scheduler.push(FAULTS_END + QUARANTINE * 1.2, () => {
+      const held = recordOf(redis.nodes[redis.primary] as RedisNode);
+      if (held !== undefined && !held.id.startsWith(MARKER)) return;
+      log(() => 'the operator runs launcher-auth rotate');
+      apply({ at: scheduler.now, kind: 'cli-rotate' });
+    });
     await scheduler.run(FAULTS_END, check);
     await scheduler.run(END, check);
     liveness();
@@ -537,16 +552,17 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
   } catch (error) {
     if (!(error instanceof Violation)) throw error;
     log(() => `VIOLATION: ${error.message}`);
-    return { violation: error.message, trace, events: scheduler.events, outcomes, excused };
+    return { violation: error.message, trace, events: scheduler.events, outcomes, excused, ownRefused };
   } finally {
     for (const instance of instances) instance.process.crash();
   }
-  return { trace, events: scheduler.events, outcomes, excused };
+  return { trace, events: scheduler.events, outcomes, excused, ownRefused };
 
   /** After the healthy stretch: every running instance trusts the record Redis holds. */
   function liveness(): void {
     const held = recordOf(redis.nodes[redis.primary] as RedisNode);
-    if (held === undefined || held.id.startsWith(MARKER)) return;
+    if (held === undefined) return;
+    if (held.id.startsWith(MARKER)) return fail('the rollback marker still stands after the operator rotated');
     for (const instance of instances) {
       const { authority, process } = instance;
       if (!process.alive || instance.oneShot) continue;

@@ -108,6 +108,14 @@ export class Follower {
     await this.#renew().catch(() => undefined);
   }
 
+  /** {@link renewOnce}, again while its lease is over already (the process was frozen meanwhile), 3 times at most. */
+  async renewLeased(): Promise<void> {
+    for (let renewals = 0; renewals < 3; renewals += 1) {
+      await this.renewOnce();
+      if (this.#lease.leaseUntil > this.#runtime.now()) return;
+    }
+  }
+
   #renewNow(): void {
     if (this.#renewing !== undefined) {
       this.#renewAgain = true;

@@ -8,7 +8,14 @@ import { AckWait } from './acks.js';
 import { answered, unavailable, type RedisConnection, type RunResult } from './client.js';
 import { decodeRecord, encodeMarker, encodeRecord, markerOf } from './codec.js';
 import { connectionOf, deploymentOf } from './connections.js';
-import { RollbackReports, corruptError, notConnectedError, rollbackError, uncertainError } from './errors.js';
+import {
+  RollbackReports,
+  corruptError,
+  notConnectedError,
+  rollbackError,
+  supersededError,
+  uncertainError,
+} from './errors.js';
 import { Follower } from './follower.js';
 import { storeInternals, type WithInternals } from './internal.js';
 import { Lease, type Overwrite, type Seen } from './lease.js';
@@ -331,7 +338,9 @@ export class RedisSecretStore implements SecretStore {
       );
       // A lease renewed on the saved record, then trust in it from the moment the authority makes it current, even
       // when it held no trusted key before (the placeholder of an open() over the rollback marker).
-      await this.#follower?.renewOnce();
+      await this.#follower?.renewLeased();
+      // A newer record seen by then (this process was frozen while other rotations went on): not current any more.
+      if (lease.highest.id !== record.id) throw supersededError(this.key);
       this.#link?.trustUntil(lease.saveResolved(), record.id);
       await remembered;
     } finally {
