@@ -26,8 +26,11 @@ async function commandsSent(port: number): Promise<number> {
   return sent;
 }
 
-/** The renewal backoff's ceiling with the trust gone (lease.ts): about one renewal per instance per period. */
-const CEILING_MS = Math.max(TIMING.renewInterval, 1000);
+/**
+ * The renewal backoff's ceiling with the trust gone (lease.ts: a second, or a quarter of the lease when that is
+ * less, or the renewal interval when that is more): about one renewal per instance per period.
+ */
+const CEILING_MS = Math.max(TIMING.renewInterval, Math.min(1000, TIMING.leaseMs / 4));
 
 describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore when Redis restarts empty', () => {
   it(
