@@ -48,8 +48,6 @@ export class SimProcess {
   onAnswer: (reply: unknown) => void = () => undefined;
   /** Every command Redis ran for this process and its answer, for a replay's trace. */
   onCommand: ((node: number, script: string, args: readonly string[], reply: unknown) => void) | undefined;
-  /** Redis commands sent, for the liveness bound. */
-  commands = 0;
 
   constructor(options: {
     name: string;
@@ -199,7 +197,6 @@ export class SimProcess {
         return process.alive && scheduler.now >= process.partition.until;
       },
       run(script, keys, args, options) {
-        process.commands += 1;
         const node = redis.nodes[process.route] as RedisNode;
         return new Promise<RunResult>((resolve, reject) => {
           let at = process.#arrival(true);

@@ -61,15 +61,7 @@ interface Instance {
   readonly rotations: Array<{ id?: string }>;
   /** A one-shot command-line process (`launcher-auth rotate`): it closes after its rotation. */
   readonly oneShot: boolean;
-  /** When its process started (simulated time). */
-  readonly startedAt: number;
 }
-
-/** What the world can swap for a deliberately broken one (the mutants of broken.ts): nothing by default. */
-export interface Variant {
-  readonly name: string;
-}
-export const REAL: Variant = { name: 'real' };
 
 /** One schedule. Never throws for a broken invariant: it is returned with the trace so far. */
 export async function simulate(seed: number, plan: Plan, tracing = false): Promise<Result> {
@@ -276,7 +268,6 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       seen: new Set(),
       rotations: [],
       oneShot: instance.oneShot,
-      startedAt: scheduler.now,
     };
     instances[instance.slot] = fresh;
     start(fresh, then);
@@ -290,7 +281,6 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       seen: new Set(),
       rotations: [],
       oneShot,
-      startedAt: scheduler.now,
     };
     instances.push(instance);
     start(instance, then);
