@@ -151,3 +151,42 @@ export async function expectSafeThrough(
   expect(await resumed(authorities)).toBe(true);
   return run;
 }
+
+/** Each instance's renewal number in the instance table `table`, as `client` reads it now. */
+export async function renewalNumbers(
+  client: { hGetAll(key: string): Promise<unknown> },
+  table: string,
+): Promise<number[]> {
+  const entries = (await client.hGetAll(table)) as Record<string, string>;
+  return Object.entries(entries)
+    .filter(([name]) => name !== '@epoch')
+    .map(([, entry]) => Number(entry.split(':', 1)[0]));
+}
+
+/**
+ * Checks each authority's own current token, round after round, until `stop()`, which resolves with how many
+ * checks were made and how many were refused.
+ */
+export function checkOwnTokens(authorities: readonly TokenAuthority[]): {
+  stop(): Promise<{ checks: number; refused: number }>;
+} {
+  let checks = 0;
+  let refused = 0;
+  let checking = true;
+  const checker = (async () => {
+    while (checking) {
+      for (const authority of authorities) {
+        checks += 1;
+        if (!(await authority.authenticate(`Bearer ${authority.issue()}`)).ok) refused += 1;
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  })();
+  return {
+    async stop() {
+      checking = false;
+      await checker;
+      return { checks, refused };
+    },
+  };
+}
