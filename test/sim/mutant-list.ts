@@ -52,8 +52,8 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'lease-ignores-drift',
     file: LEASE,
-    find: 'this.#leaseUntil = sentAt + this.options.leaseMs - this.options.driftMargin;',
-    replace: 'this.#leaseUntil = sentAt + this.options.leaseMs;',
+    find: 'return sentAt + this.options.leaseMs - this.options.driftMargin;',
+    replace: 'return sentAt + this.options.leaseMs;',
     what: 'Trust lasts the whole lease, with no margin for clocks that run at different rates.',
     ifSurvives:
       "A gap: the world's clock rates stay within ±4 %, where the rotation's bound alone covers the drift (a lease trusted for 300 ms on a clock 4 % slow ends 312.5 ms later, the bound of 330 ms on one 4 % fast 317.3 ms later). Rates 10 % apart, the documented bound (±5 %), with a renewal sent just before the save ran, leave a window of about 1.5 ms.",
@@ -61,8 +61,8 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'lease-adds-drift',
     file: LEASE,
-    find: 'this.#leaseUntil = sentAt + this.options.leaseMs - this.options.driftMargin;',
-    replace: 'this.#leaseUntil = sentAt + this.options.leaseMs + this.options.driftMargin;',
+    find: 'return sentAt + this.options.leaseMs - this.options.driftMargin;',
+    replace: 'return sentAt + this.options.leaseMs + this.options.driftMargin;',
     what: 'The drift margin added to the trust instead of taken off it.',
   },
   {
@@ -87,18 +87,39 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'write-forward-after-trust',
     file: LEASE,
-    find: 'if (canWriteForward && heldId === this.#highest.id && now < this.#trustUntil) {',
-    replace: 'if (canWriteForward && heldId === this.#highest.id) {',
+    find: 'if (canWriteForward && ownLine && heldId === this.#highest.id && now < this.#trustUntil) {',
+    replace: 'if (canWriteForward && ownLine && heldId === this.#highest.id) {',
     what: 'After a rollback, the held record is written forward even once its trust has run out.',
   },
   {
     id: 'write-forward-when-behind',
     file: LEASE,
-    find: 'if (canWriteForward && heldId === this.#highest.id && now < this.#trustUntil) {',
-    replace: 'if (canWriteForward && now < this.#trustUntil) {',
+    find: 'if (canWriteForward && ownLine && heldId === this.#highest.id && now < this.#trustUntil) {',
+    replace: 'if (canWriteForward && ownLine && now < this.#trustUntil) {',
     what: 'After a rollback, an instance writes forward the key it holds even when it has seen a newer record.',
     ifSurvives:
       "Equivalent for safety: the write-forward still needs the instance's own trust, and while it lasts no rotation that revoked the held key can have resolved (it waits for this lease); the overwritten newer record's rotation reports ERR_SAVE_UNCERTAIN or is lost, which its contract allows.",
+  },
+  {
+    id: 'write-forward-other-line',
+    file: LEASE,
+    find: 'const ownLine = reply.id === null || reply.id === this.#highest.id || this.#lineage.includes(reply.id);',
+    replace: 'const ownLine = true;',
+    what: "After a rollback, the held record is written forward over another line's record too (a split brain's other side).",
+  },
+  {
+    id: 'quarantine-keeps-no-lease',
+    file: LEASE,
+    find: '      this.#failures = 0;\n      this.#leaseUntil = this.#leaseEnd(sentAt);\n      return {};\n',
+    replace: '      this.#failures = 0;\n      return {};\n',
+    what: 'Renewals answered during a quarantine keep no lease: a rotation across a change of server cannot resolve on its own lease.',
+  },
+  {
+    id: 'resolves-in-quarantine',
+    file: FOLLOWER,
+    find: '      await this.#quarantineOver();\n',
+    replace: '',
+    what: "A rotation across a change of server resolves without waiting out its instance's quarantine, which then refuses the new token.",
   },
   {
     id: 'late-ok-trusts',

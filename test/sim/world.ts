@@ -342,12 +342,12 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
         promised.set(id, 'resolved');
         log(() => `${process.name} rotate() resolved ${id}`);
         if (index === -1) flag(`rotate() resolved ${id}, which Redis never held`);
-        // The rotating instance takes its new token at once, in the very tick rotate() resolved; counted, not
-        // failed: a change of server during the rotation (a slot move, a failover) quarantines it as it does
-        // every instance, and the rotation resolves at its bound meanwhile.
+        // The rotating instance takes its new token at once, in the very tick rotate() resolved: a change of server
+        // during the rotation (a slot move, a failover) quarantines it as it does every instance, and the rotation
+        // waits that quarantine out before it resolves.
         if (!accepts(authority)) {
           ownRefused += 1;
-          log(() => `${process.name} refuses its own new token when rotate() resolved`);
+          flag(`${process.name} refuses its own new token when rotate() resolved`);
         }
         if (rotation.id !== id) flag(`rotate() saved ${rotation.id ?? 'nothing'} but resolved with ${id}`);
         revokedBelow = Math.max(revokedBelow, index);

@@ -243,14 +243,14 @@ export class Lease {
       // is renewed in this server's table all the same, which a rotation of this instance counts on.
       this.era.confirmed(seq);
       this.#failures = 0;
-      this.#leaseUntil = sentAt + this.options.leaseMs - this.options.driftMargin;
+      this.#leaseUntil = this.#leaseEnd(sentAt);
       return {};
     }
     if (reply.status === 'ok') {
       this.era.confirmed(seq);
       this.#failures = 0;
       this.#reloadAskedFor = null;
-      this.#leaseUntil = sentAt + this.options.leaseMs - this.options.driftMargin;
+      this.#leaseUntil = this.#leaseEnd(sentAt);
       // Renewed on the record being saved while the held key is behind: a lease in the table, no trust in the key.
       if (reply.id !== heldId && !renewHeld) return this.#enter('ok');
       this.#trustUntil = this.#leaseUntil;
@@ -266,6 +266,11 @@ export class Lease {
     const reload = reply.id !== null && (reply.id !== this.#reloadAskedFor || this.#failures % 8 === 0);
     if (reload) this.#reloadAskedFor = reply.id;
     return { reload, ...this.#enter(reply.id === null ? 'missing' : 'ok') };
+  }
+
+  /** The end of the lease that a renewal sent at `sentAt` holds in the table, with the margin for clock drift. */
+  #leaseEnd(sentAt: number): number {
+    return sentAt + this.options.leaseMs - this.options.driftMargin;
   }
 
   /** The record the answer of renewal `seq` is judged against: the highest seen when it was sent. */
