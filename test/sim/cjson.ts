@@ -1,36 +1,23 @@
 // Redis's `cjson` library (lua-cjson 2.1 with Redis's defaults) for the simulated Redis: the same values, the same
 // leniency (hex, Infinity and NaN numbers, leading zeros, raw control bytes in strings) and the same error texts,
 // since a script tells a damaged record by whether `pcall(cjson.decode, text)` fails.
-import { lauxlib, lua, type LuaState } from 'fengari';
-import { pushsvalue2s } from 'fengari/src/lobject.js';
-import { luaS_bless, type TString } from 'fengari/src/lstring.js';
+import {
+  LUA_TBOOLEAN,
+  LUA_TLIGHTUSERDATA,
+  LUA_TNIL,
+  LUA_TNUMBER,
+  LUA_TSTRING,
+  LUA_TTABLE,
+  api,
+  bytesAt,
+  pushBytes,
+  pushText,
+  raise,
+  type LuaState,
+} from './lua.js';
 
-/** Pushes a Lua string of `bytes` without copying them (Lua never changes a string's bytes). */
-export function pushBytes(L: LuaState, bytes: Uint8Array): void {
-  pushsvalue2s(L, luaS_bless(L, bytes));
-}
-
-/** The Lua strings of the keys seen (records have the same few): Lua hashes each string once, on its first use as a key. */
-const KEYS = new Map<string, TString>();
-
-function pushKey(L: LuaState, bytes: Uint8Array): void {
-  if (bytes.length > 32) {
-    pushBytes(L, bytes);
-    return;
-  }
-  let name = '';
-  for (const byte of bytes) name += String.fromCharCode(byte);
-  let key = KEYS.get(name);
-  if (key === undefined) {
-    if (KEYS.size >= 10_000) KEYS.clear();
-    key = luaS_bless(L, Uint8Array.from(bytes));
-    KEYS.set(name, key);
-  }
-  pushsvalue2s(L, key);
-}
-
-/** `cjson.null`: the light userdata that stands for JSON's null. */
-export const JSON_NULL = Object.freeze({ cjson: 'null' });
+/** `cjson.null`: the light userdata that stands for JSON's null (lua-cjson's is NULL too). */
+export const JSON_NULL = 0;
 
 const MAX_DEPTH = 1000;
 const TOKEN_NAMES = ['T_OBJ_BEGIN', 'T_OBJ_END', 'T_ARR_BEGIN', 'T_ARR_END', 'T_STRING', 'T_NUMBER'] as const;
@@ -91,10 +78,10 @@ class Parser {
   }
 
   fail(message: string): never {
-    lauxlib.luaL_where(this.L, 1);
-    lua.lua_pushstring(this.L, message);
-    lua.lua_concat(this.L, 2);
-    return lua.lua_error(this.L);
+    api._luaL_where(this.L, 1);
+    pushText(this.L, message);
+    api._lua_concat(this.L, 2);
+    return raise(this.L);
   }
 
   expected(what: string, token: Token): never {
@@ -223,7 +210,7 @@ class Parser {
 
   descend(): void {
     this.depth += 1;
-    if (this.depth > MAX_DEPTH || !lua.lua_checkstack(this.L, 3))
+    if (this.depth > MAX_DEPTH || api._lua_checkstack(this.L, 3) === 0)
       this.fail(`Found too many nested data structures (${this.depth}) at character ${this.index}`);
   }
 
@@ -234,13 +221,13 @@ class Parser {
         pushBytes(L, token.value as Uint8Array);
         return;
       case T.Number:
-        lua.lua_pushnumber(L, token.value as number);
+        api._lua_pushnumber(L, token.value as number);
         return;
       case T.Boolean:
-        lua.lua_pushboolean(L, token.value as boolean);
+        api._lua_pushboolean(L, token.value === true ? 1 : 0);
         return;
       case T.Null:
-        lua.lua_pushlightuserdata(L, JSON_NULL);
+        api._lua_pushlightuserdata(L, JSON_NULL);
         return;
       case T.ObjBegin:
         this.object();
@@ -256,7 +243,7 @@ class Parser {
   object(): void {
     const { L } = this;
     this.descend();
-    lua.lua_createtable(L, 0, 0);
+    api._lua_createtable(L, 0, 0);
     let token = this.next();
     if (token.type === T.ObjEnd) {
       this.depth -= 1;
@@ -264,11 +251,11 @@ class Parser {
     }
     for (;;) {
       if (token.type !== T.String) this.expected('object key string', token);
-      pushKey(L, token.value as Uint8Array);
+      pushBytes(L, token.value as Uint8Array);
       token = this.next();
       if (token.type !== T.Colon) this.expected('colon', token);
       this.value(this.next());
-      lua.lua_rawset(L, -3);
+      api._lua_rawset(L, -3);
       token = this.next();
       if (token.type === T.ObjEnd) {
         this.depth -= 1;
@@ -282,7 +269,7 @@ class Parser {
   array(): void {
     const { L } = this;
     this.descend();
-    lua.lua_createtable(L, 0, 0);
+    api._lua_createtable(L, 0, 0);
     let token = this.next();
     if (token.type === T.ArrEnd) {
       this.depth -= 1;
@@ -290,7 +277,7 @@ class Parser {
     }
     for (let i = 1; ; i += 1) {
       this.value(token);
-      lua.lua_rawseti(L, -2, i);
+      api._lua_rawseti(L, -2, BigInt(i));
       token = this.next();
       if (token.type === T.ArrEnd) {
         this.depth -= 1;
@@ -316,14 +303,14 @@ function strtod(text: string): number {
 
 /** `cjson.decode(text)`: pushes the value, or raises lua-cjson's error. */
 export function decode(L: LuaState): number {
-  if (lua.lua_gettop(L) !== 1) {
-    lauxlib.luaL_where(L, 1);
-    lua.lua_pushstring(L, "bad argument #1 to 'decode' (expected 1 argument)");
-    lua.lua_concat(L, 2);
-    lua.lua_error(L);
+  if (api._lua_gettop(L) !== 1) {
+    api._luaL_where(L, 1);
+    pushText(L, "bad argument #1 to 'decode' (expected 1 argument)");
+    api._lua_concat(L, 2);
+    raise(L);
   }
-  const type = lua.lua_type(L, 1);
-  const text = type === lua.LUA_TSTRING || type === lua.LUA_TNUMBER ? lua.lua_tolstring(L, 1) : null;
+  const type = api._lua_type(L, 1);
+  const text = type === LUA_TSTRING || type === LUA_TNUMBER ? bytesAt(L, 1) : null;
   const parser = new Parser(L, text ?? new Uint8Array());
   if (text === null) parser.fail("bad argument #1 to 'decode' (string expected)");
   const data = text ?? new Uint8Array();
@@ -374,45 +361,45 @@ function number14(n: number): string {
  */
 export function encode(L: LuaState): number {
   const fail = (message: string): never => {
-    lauxlib.luaL_where(L, 1);
-    lua.lua_pushstring(L, message);
-    lua.lua_concat(L, 2);
-    return lua.lua_error(L);
+    api._luaL_where(L, 1);
+    pushText(L, message);
+    api._lua_concat(L, 2);
+    return raise(L);
   };
   const bytesOf = (text: string): Uint8Array => Uint8Array.from(text, (c) => c.charCodeAt(0));
   const textAt = (index: number, depth: number): string => {
-    const type = lua.lua_type(L, index);
-    if (type === lua.LUA_TNIL) return 'null';
-    if (type === lua.LUA_TBOOLEAN) return lua.lua_toboolean(L, index) ? 'true' : 'false';
-    if (type === lua.LUA_TNUMBER) {
-      const n = lua.lua_tonumber(L, index);
+    const type = api._lua_type(L, index);
+    if (type === LUA_TNIL) return 'null';
+    if (type === LUA_TBOOLEAN) return api._lua_toboolean(L, index) !== 0 ? 'true' : 'false';
+    if (type === LUA_TNUMBER) {
+      const n = api._lua_tonumberx(L, index, 0);
       if (!Number.isFinite(n)) return fail('Cannot serialise number: must not be NaN or Inf');
       return number14(n);
     }
-    if (type === lua.LUA_TSTRING) return quote(lua.lua_tolstring(L, index) ?? new Uint8Array());
-    if (type === lua.LUA_TLIGHTUSERDATA && lua.lua_touserdata(L, index) === JSON_NULL) return 'null';
-    if (type !== lua.LUA_TTABLE) return fail(`Cannot serialise ${typeName(type)}: type not supported`);
+    if (type === LUA_TSTRING) return quote(bytesAt(L, index) ?? new Uint8Array());
+    if (type === LUA_TLIGHTUSERDATA && api._lua_touserdata(L, index) === JSON_NULL) return 'null';
+    if (type !== LUA_TTABLE) return fail(`Cannot serialise ${typeName(type)}: type not supported`);
     if (depth > MAX_DEPTH) return fail(`Cannot serialise, excessive nesting (${depth})`);
-    const table = lua.lua_gettop(L) + 1;
-    lua.lua_pushvalue(L, index);
+    const table = api._lua_gettop(L) + 1;
+    api._lua_pushvalue(L, index);
     const entries: Array<[string | number, string]> = [];
     let arrayLike = true;
     let max = 0;
-    lua.lua_pushnil(L);
-    while (lua.lua_next(L, table)) {
-      const keyType = lua.lua_type(L, -2);
-      const key = keyType === lua.LUA_TNUMBER ? lua.lua_tonumber(L, -2) : undefined;
+    api._lua_pushnil(L);
+    while (api._lua_next(L, table) !== 0) {
+      const keyType = api._lua_type(L, -2);
+      const key = keyType === LUA_TNUMBER ? api._lua_tonumberx(L, -2, 0) : undefined;
       if (key !== undefined && Number.isInteger(key) && key >= 1) max = Math.max(max, key);
       else arrayLike = false;
-      if (keyType !== lua.LUA_TNUMBER && keyType !== lua.LUA_TSTRING)
+      if (keyType !== LUA_TNUMBER && keyType !== LUA_TSTRING)
         return fail('Cannot serialise table: table key must be a number or string');
-      lua.lua_pushvalue(L, -2);
-      const name = String.fromCharCode(...(lua.lua_tolstring(L, -1) ?? []));
-      lua.lua_settop(L, -2);
-      entries.push([key ?? name, textAt(lua.lua_gettop(L), depth + 1)]);
-      lua.lua_settop(L, -2);
+      api._lua_pushvalue(L, -2);
+      const name = String.fromCharCode(...(bytesAt(L, -1) ?? []));
+      api._lua_settop(L, -2);
+      entries.push([key ?? name, textAt(api._lua_gettop(L), depth + 1)]);
+      api._lua_settop(L, -2);
     }
-    lua.lua_settop(L, table - 1);
+    api._lua_settop(L, table - 1);
     if (entries.length === 0) return '{}';
     if (arrayLike) {
       if (max > entries.length * 2 && max > 10) return fail('Cannot serialise table: excessively sparse array');
@@ -425,7 +412,7 @@ export function encode(L: LuaState): number {
       .join(',')}}`;
   };
   const text = textAt(1, 1);
-  lua.lua_pushstring(L, bytesOf(text));
+  pushBytes(L, bytesOf(text));
   return 1;
 }
 

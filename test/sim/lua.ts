@@ -1,0 +1,156 @@
+// Lua's C API for the simulated Redis, from wasmoon's build of Lua 5.4 in WebAssembly: its exported C functions,
+// called directly (wasmoon's conversions of JavaScript values would cost more than the scripts themselves), and the
+// copies of bytes into and out of the WebAssembly memory that they need.
+import { LuaFactory } from 'wasmoon';
+
+/** A Lua state (`lua_State *`): an address in the WebAssembly memory. */
+export type LuaState = number;
+/** A function callable from Lua: takes its arguments from the stack, returns how many results it pushed. */
+export type CFunction = (L: LuaState) => number;
+
+/** Lua's C functions as the WebAssembly module exports them: pointers are addresses, `lua_Integer` is a bigint. */
+interface Exports {
+  readonly HEAPU8: Uint8Array;
+  readonly HEAPU32: Uint32Array;
+  addFunction(run: CFunction, signature: 'ii'): number;
+  stringToNewUTF8(text: string): number;
+  _malloc(size: number): number;
+  _free(pointer: number): void;
+  _luaL_newstate(): LuaState;
+  _luaL_loadbufferx(L: LuaState, buffer: number, size: number, name: number, mode: number): number;
+  _luaL_ref(L: LuaState, table: number): number;
+  _luaL_where(L: LuaState, level: number): void;
+  _luaL_requiref(L: LuaState, name: number, open: number, global: number): void;
+  _lua_gettop(L: LuaState): number;
+  _lua_checkstack(L: LuaState, n: number): number;
+  _lua_settop(L: LuaState, index: number): void;
+  _lua_pushvalue(L: LuaState, index: number): void;
+  _lua_pushnil(L: LuaState): void;
+  _lua_pushnumber(L: LuaState, n: number): void;
+  _lua_pushinteger(L: LuaState, n: bigint): void;
+  _lua_pushboolean(L: LuaState, b: number): void;
+  _lua_pushlstring(L: LuaState, bytes: number, length: number): number;
+  _lua_pushcclosure(L: LuaState, f: number, upvalues: number): void;
+  _lua_pushlightuserdata(L: LuaState, p: number): void;
+  _lua_touserdata(L: LuaState, index: number): number;
+  _lua_type(L: LuaState, index: number): number;
+  _lua_toboolean(L: LuaState, index: number): number;
+  _lua_tonumberx(L: LuaState, index: number, isNumber: number): number;
+  _lua_tolstring(L: LuaState, index: number, length: number): number;
+  _lua_createtable(L: LuaState, narray: number, nrecord: number): void;
+  _lua_rawget(L: LuaState, index: number): number;
+  _lua_rawgeti(L: LuaState, index: number, n: bigint): number;
+  _lua_rawset(L: LuaState, index: number): void;
+  _lua_rawseti(L: LuaState, index: number, n: bigint): void;
+  _lua_setfield(L: LuaState, index: number, k: number): void;
+  _lua_setglobal(L: LuaState, name: number): void;
+  _lua_setmetatable(L: LuaState, index: number): number;
+  _lua_next(L: LuaState, index: number): number;
+  _lua_concat(L: LuaState, n: number): void;
+  _lua_pcallk(L: LuaState, nargs: number, nresults: number, handler: number, context: number, k: number): number;
+  _lua_error(L: LuaState): number;
+  _luaopen_base(L: LuaState): number;
+  _luaopen_table(L: LuaState): number;
+  _luaopen_string(L: LuaState): number;
+  _luaopen_math(L: LuaState): number;
+  _luaopen_debug(L: LuaState): number;
+}
+
+export const api = (await new LuaFactory().getLuaModule()).module as unknown as Exports;
+
+export const LUA_OK = 0;
+export const LUA_REGISTRYINDEX = -1_001_000;
+export const LUA_RIDX_GLOBALS = 2n;
+export const LUA_TNIL = 0;
+export const LUA_TBOOLEAN = 1;
+export const LUA_TLIGHTUSERDATA = 2;
+export const LUA_TNUMBER = 3;
+export const LUA_TSTRING = 4;
+export const LUA_TTABLE = 5;
+
+/** A function Lua can call (a C function pointer); the module keeps it for the process. */
+export function cFunction(run: CFunction): number {
+  return api.addFunction(run, 'ii');
+}
+
+/** A NUL-terminated copy of `text` for the C functions that take one (kept for the process: names only). */
+export function cString(text: string): number {
+  return api.stringToNewUTF8(text);
+}
+
+/** Raises the error on the top of the stack (a longjmp: it never returns). */
+export function raise(L: LuaState): never {
+  api._lua_error(L);
+  throw new Error('lua_error returned');
+}
+
+// One buffer in the WebAssembly memory through which every string is pushed (Lua copies it at once).
+let scratch = 0;
+let scratchSize = 0;
+function room(size: number): number {
+  if (size > scratchSize) {
+    if (scratch !== 0) api._free(scratch);
+    scratchSize = Math.max(size, 2 * scratchSize, 4096);
+    scratch = api._malloc(scratchSize);
+  }
+  return scratch;
+}
+const length = api._malloc(4);
+const encoder = new TextEncoder();
+
+/** Pushes `text` as a Lua string of its UTF-8 bytes. */
+export function pushText(L: LuaState, text: string): void {
+  const size = text.length;
+  const at = room(size * 3);
+  // The heap's view is taken after malloc, which may have grown (and so replaced) the memory.
+  const heap = api.HEAPU8;
+  let index = 0;
+  for (; index < size; index += 1) {
+    const code = text.charCodeAt(index);
+    if (code >= 0x80) break;
+    heap[at + index] = code;
+  }
+  const written = index === size ? size : encoder.encodeInto(text, heap.subarray(at, at + size * 3)).written;
+  api._lua_pushlstring(L, at, written);
+}
+
+/** Pushes a Lua string of `bytes`. */
+export function pushBytes(L: LuaState, bytes: Uint8Array): void {
+  const at = room(bytes.length);
+  api.HEAPU8.set(bytes, at);
+  api._lua_pushlstring(L, at, bytes.length);
+}
+
+/** A copy of the bytes of the string (or number, converted in place) at `index`; null for any other value. */
+export function bytesAt(L: LuaState, index: number): Uint8Array | null {
+  const pointer = api._lua_tolstring(L, index, length);
+  if (pointer === 0) return null;
+  return api.HEAPU8.slice(pointer, pointer + (api.HEAPU32[length >> 2] ?? 0));
+}
+
+/** The string (or number, converted in place) at `index` read as UTF-8; null for any other value. */
+export function textAt(L: LuaState, index: number): string | null {
+  const pointer = api._lua_tolstring(L, index, length);
+  if (pointer === 0) return null;
+  const size = api.HEAPU32[length >> 2] ?? 0;
+  const heap = api.HEAPU8;
+  // Most are short ASCII (keys, ids, statuses): read without a decoder.
+  if (size <= 64) {
+    let text = '';
+    for (let at = pointer; at < pointer + size; at += 1) {
+      const byte = heap[at] ?? 0;
+      if (byte >= 0x80) return Buffer.from(heap.buffer, pointer, size).toString('utf8');
+      text += String.fromCharCode(byte);
+    }
+    return text;
+  }
+  return Buffer.from(heap.buffer, pointer, size).toString('utf8');
+}
+
+/** Compiles `source` into a function on the top of the stack; returns Lua's status (an error message instead). */
+export function load(L: LuaState, source: string, name: number): number {
+  const bytes = encoder.encode(source);
+  const at = room(bytes.length);
+  api.HEAPU8.set(bytes, at);
+  return api._luaL_loadbufferx(L, at, bytes.length, name, 0);
+}
