@@ -36,46 +36,67 @@ const OK = { ok: 'OK' } as const;
 
 /** Redis's command table for what the scripts call: arity (negative: at least) and the command. */
 const COMMANDS: Readonly<Record<string, readonly [number, (space: Keyspace, args: readonly string[]) => Reply]>> = {
-  get: [2, (space, [, key = '']) => stringAt(space, key) ?? null],
+  get: [2, (space, args) => stringAt(space, args[1] ?? '') ?? null],
   set: [-3, (space, args) => (args.length === 3 ? (space.data.set(args[1] ?? '', args[2] ?? ''), OK) : SYNTAX)],
   del: [-2, (space, args) => args.slice(1).filter((key) => space.data.delete(key)).length],
-  hget: [3, (space, [, key = '', field = '']) => hashAt(space, key, (hash) => hash?.get(field) ?? null)],
-  hexists: [3, (space, [, key = '', field = '']) => hashAt(space, key, (hash) => (hash?.has(field) ? 1 : 0))],
-  hgetall: [2, (space, [, key = '']) => hashAt(space, key, (hash) => [...(hash ?? new Map<string, string>())].flat())],
+  hget: [
+    3,
+    (space, args) => {
+      const hash = hashAt(space, args[1] ?? '');
+      return hash === false ? WRONGTYPE : (hash?.get(args[2] ?? '') ?? null);
+    },
+  ],
+  hexists: [
+    3,
+    (space, args) => {
+      const hash = hashAt(space, args[1] ?? '');
+      return hash === false ? WRONGTYPE : hash?.has(args[2] ?? '') === true ? 1 : 0;
+    },
+  ],
+  hgetall: [
+    2,
+    (space, args) => {
+      const hash = hashAt(space, args[1] ?? '');
+      return hash === false ? WRONGTYPE : [...(hash ?? new Map<string, string>())].flat();
+    },
+  ],
   hset: [
     -4,
-    (space, [, key = '', ...pairs]) => {
-      if (pairs.length % 2 === 1) return { err: "ERR wrong number of arguments for 'hset' command" };
-      return hashAt(space, key, (found) => {
-        const hash = found ?? new Map<string, string>();
-        space.data.set(key, hash);
-        let created = 0;
-        for (let i = 0; i < pairs.length; i += 2) {
-          if (!hash.has(pairs[i] ?? '')) created += 1;
-          hash.set(pairs[i] ?? '', pairs[i + 1] ?? '');
-        }
-        return created;
-      });
+    (space, args) => {
+      if (args.length % 2 === 1) return { err: "ERR wrong number of arguments for 'hset' command" };
+      const key = args[1] ?? '';
+      const found = hashAt(space, key);
+      if (found === false) return WRONGTYPE;
+      const hash = found ?? new Map<string, string>();
+      space.data.set(key, hash);
+      let created = 0;
+      for (let i = 2; i < args.length; i += 2) {
+        if (!hash.has(args[i] ?? '')) created += 1;
+        hash.set(args[i] ?? '', args[i + 1] ?? '');
+      }
+      return created;
     },
   ],
   hdel: [
     -3,
-    (space, [, key = '', ...fields]) =>
-      hashAt(space, key, (hash) => {
-        if (hash === undefined) return 0;
-        const removed = fields.filter((field) => hash.delete(field)).length;
-        if (hash.size === 0) space.data.delete(key);
-        return removed;
-      }),
+    (space, args) => {
+      const key = args[1] ?? '';
+      const hash = hashAt(space, key);
+      if (hash === false) return WRONGTYPE;
+      if (hash === undefined) return 0;
+      const removed = args.slice(2).filter((field) => hash.delete(field)).length;
+      if (hash.size === 0) space.data.delete(key);
+      return removed;
+    },
   ],
   publish: [
     3,
-    (space, [, channel = '', message = '']) => {
-      const received = space.onPublish?.(channel, message);
+    (space, args) => {
+      const received = space.onPublish?.(args[1] ?? '', args[2] ?? '');
       return typeof received === 'number' ? received : 0;
     },
   ],
-  info: [-1, (space, [, ...sections]) => infoOf(space.runId, sections)],
+  info: [-1, (space, args) => infoOf(space.runId, args)],
 };
 const SYNTAX = { err: 'ERR syntax error' } as const;
 
@@ -84,16 +105,24 @@ function stringAt(space: Keyspace, key: string): string | undefined | typeof WRO
   return typeof value === 'object' ? WRONGTYPE : value;
 }
 
-function hashAt(space: Keyspace, key: string, use: (hash: Map<string, string> | undefined) => Reply): Reply {
+/** The hash at `key`: undefined when there is none, false when the key holds a string. */
+function hashAt(space: Keyspace, key: string): Map<string, string> | undefined | false {
   const value = space.data.get(key);
-  return typeof value === 'string' ? WRONGTYPE : use(value);
+  return typeof value === 'string' ? false : value;
 }
 
 const infos = new Map<string, string>();
-/** `INFO server` as Redis 7.0 lays it out (the fields the scripts could read; `run_id` is the one they do). */
-function infoOf(runId: string, sections: readonly string[]): string {
-  const names = sections.length === 0 ? ['default'] : sections.map((section) => section.toLowerCase());
-  if (!names.some((name) => ['server', 'default', 'all', 'everything'].includes(name))) return '';
+const SERVER_SECTIONS = new Set(['server', 'default', 'all', 'everything']);
+/**
+ * `INFO server` as Redis 7.0 lays it out (the fields the scripts could read; `run_id` is the one they do). `args`:
+ * the command, then the sections (none: the default ones).
+ */
+function infoOf(runId: string, args: readonly string[]): string {
+  let server = args.length === 1;
+  for (let index = 1; index < args.length && !server; index += 1) {
+    server = SERVER_SECTIONS.has((args[index] ?? '').toLowerCase());
+  }
+  if (!server) return '';
   let text = infos.get(runId);
   if (text === undefined) {
     const fields = [
@@ -156,28 +185,30 @@ function pushReply(reply: Reply): void {
   }
 }
 
+/** A command's error: raised by `redis.call`, returned as `{err=...}` by `redis.pcall`. */
+function fail(raise: boolean, message: string): number {
+  if (raise) return luaError(message);
+  pushReply({ err: message });
+  return 1;
+}
+
 /** `redis.call` (an error raised) and `redis.pcall` (an error returned as `{err=...}`). */
 function command(raise: boolean) {
   return (state: LuaState): number => {
-    const fail = (message: string): number => {
-      if (raise) return luaError(message);
-      pushReply({ err: message });
-      return 1;
-    };
     const count = api._lua_gettop(state);
-    if (count === 0) return fail('ERR Please specify at least one argument for this redis lib call');
+    if (count === 0) return fail(raise, 'ERR Please specify at least one argument for this redis lib call');
     const args: string[] = [];
     for (let index = 1; index <= count; index += 1) {
       const type = api._lua_type(state, index);
       if (type === LUA_TNUMBER) args.push(numberArgument(api._lua_tonumberx(state, index, 0)));
       else if (type === LUA_TSTRING) args.push(textAt(state, index) ?? '');
-      else return fail('ERR Lua redis lib command arguments must be strings or integers');
+      else return fail(raise, 'ERR Lua redis lib command arguments must be strings or integers');
     }
     const found = COMMANDS[(args[0] ?? '').toLowerCase()];
-    if (found === undefined) return fail('ERR Unknown Redis command called from script');
+    if (found === undefined) return fail(raise, 'ERR Unknown Redis command called from script');
     const [arity, run] = found;
     if ((arity > 0 && arity !== count) || count < -arity)
-      return fail('ERR Wrong number of args calling Redis command from script');
+      return fail(raise, 'ERR Wrong number of args calling Redis command from script');
     let reply: Reply;
     try {
       if (current === undefined) throw new Error('redis.call outside of a script');
@@ -187,7 +218,7 @@ function command(raise: boolean) {
       escaped ??= { error };
       return luaError('ERR the simulated Redis failed');
     }
-    if (reply !== null && typeof reply === 'object' && 'err' in reply) return fail(reply.err);
+    if (reply !== null && typeof reply === 'object' && 'err' in reply) return fail(raise, reply.err);
     pushReply(reply);
     return 1;
   };

@@ -56,7 +56,36 @@ interface Exports {
   _luaopen_debug(L: LuaState): number;
 }
 
-export const api = (await new LuaFactory().getLuaModule()).module as unknown as Exports;
+/**
+ * The module, with each C function as WebAssembly exports it: wasmoon's module wraps each in a function that checks
+ * that the runtime started (and forwards its `arguments`), a cost the scripts' hundreds of calls per run would pay
+ * each time. The exports are taken from WebAssembly.instantiate while the module starts.
+ */
+async function start(): Promise<Exports> {
+  const instantiate = WebAssembly.instantiate.bind(WebAssembly);
+  let exports: WebAssembly.Exports | undefined;
+  const capture = async (...args: Parameters<typeof instantiate>): Promise<unknown> => {
+    const result: unknown = await instantiate(...args);
+    if (typeof result === 'object' && result !== null && 'instance' in result) {
+      exports ??= (result.instance as WebAssembly.Instance).exports;
+    }
+    return result;
+  };
+  WebAssembly.instantiate = capture as typeof WebAssembly.instantiate;
+  let module: object;
+  try {
+    module = (await new LuaFactory().getLuaModule()).module;
+  } finally {
+    WebAssembly.instantiate = instantiate;
+  }
+  const api: Record<string, unknown> = Object.create(module) as Record<string, unknown>;
+  for (const [name, value] of Object.entries(exports ?? {})) {
+    if (typeof value === 'function' && `_${name}` in module) api[`_${name}`] = value;
+  }
+  return api as unknown as Exports;
+}
+
+export const api = await start();
 
 export const LUA_OK = 0;
 export const LUA_REGISTRYINDEX = -1_001_000;
