@@ -10,6 +10,7 @@ import {
   LUA_TTABLE,
   api,
   bytesAt,
+  integer,
   pushBytes,
   pushText,
   raise,
@@ -277,7 +278,7 @@ class Parser {
     }
     for (let i = 1; ; i += 1) {
       this.value(token);
-      api._lua_rawseti(L, -2, BigInt(i));
+      api._lua_rawseti(L, -2, integer(i));
       token = this.next();
       if (token.type === T.ArrEnd) {
         this.depth -= 1;

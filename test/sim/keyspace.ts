@@ -17,6 +17,7 @@ import {
   api,
   cFunction,
   cString,
+  integer,
   load,
   pushText,
   raise,
@@ -99,6 +100,13 @@ const COMMANDS: Readonly<Record<string, readonly [number, (space: Keyspace, args
   info: [-1, (space, args) => infoOf(space.runId, args)],
 };
 const SYNTAX = { err: 'ERR syntax error' } as const;
+/** The command table by name, lower and upper case (as the scripts write them): a lookup without a copy. */
+const BY_NAME = new Map(
+  Object.entries(COMMANDS).flatMap(([name, entry]) => [
+    [name, entry],
+    [name.toUpperCase(), entry],
+  ]),
+);
 
 function stringAt(space: Keyspace, key: string): string | undefined | typeof WRONGTYPE {
   const value = space.data.get(key);
@@ -170,12 +178,12 @@ const isArray = (reply: Reply): reply is readonly string[] => Array.isArray(repl
 function pushReply(reply: Reply): void {
   if (reply === null) api._lua_pushboolean(L, 0);
   else if (typeof reply === 'string') pushText(L, reply);
-  else if (typeof reply === 'number') api._lua_pushinteger(L, BigInt(reply));
+  else if (typeof reply === 'number') api._lua_pushinteger(L, integer(reply));
   else if (isArray(reply)) {
     api._lua_createtable(L, reply.length, 0);
     reply.forEach((item, index) => {
       pushText(L, item);
-      api._lua_rawseti(L, -2, BigInt(index + 1));
+      api._lua_rawseti(L, -2, integer(index + 1));
     });
   } else {
     const field = 'ok' in reply ? OK_FIELD : ERR;
@@ -204,7 +212,8 @@ function command(raise: boolean) {
       else if (type === LUA_TSTRING) args.push(textAt(state, index) ?? '');
       else return fail(raise, 'ERR Lua redis lib command arguments must be strings or integers');
     }
-    const found = COMMANDS[(args[0] ?? '').toLowerCase()];
+    const name = args[0] ?? '';
+    const found = BY_NAME.get(name) ?? BY_NAME.get(name.toLowerCase());
     if (found === undefined) return fail(raise, 'ERR Unknown Redis command called from script');
     const [arity, run] = found;
     if ((arity > 0 && arity !== count) || count < -arity)
@@ -325,7 +334,7 @@ function setArray(globals: number, name: string, items: readonly string[]): void
   api._lua_createtable(L, items.length, 0);
   items.forEach((item, index) => {
     pushText(L, item);
-    api._lua_rawseti(L, -2, BigInt(index + 1));
+    api._lua_rawseti(L, -2, integer(index + 1));
   });
   api._lua_rawset(L, globals);
 }
@@ -380,7 +389,7 @@ function replyAt(index: number, top: boolean): unknown {
   }
   api._lua_settop(L, -2);
   const items: unknown[] = [];
-  for (let j = 1; api._lua_rawgeti(L, table, BigInt(j)) !== LUA_TNIL; j += 1) {
+  for (let j = 1; api._lua_rawgeti(L, table, integer(j)) !== LUA_TNIL; j += 1) {
     items.push(replyAt(-1, false));
     api._lua_settop(L, -2);
   }

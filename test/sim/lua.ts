@@ -183,3 +183,9 @@ export function load(L: LuaState, source: string, name: number): number {
   api.HEAPU8.set(bytes, at);
   return api._luaL_loadbufferx(L, at, bytes.length, name, 0);
 }
+
+const SMALL = Array.from({ length: 1024 }, (_, n) => BigInt(n));
+/** `n` as a `lua_Integer` (a bigint across the boundary): the small ones, table indexes mostly, made once. */
+export function integer(n: number): bigint {
+  return n >= 0 && n < 1024 ? (SMALL[n] ?? BigInt(n)) : BigInt(n);
+}

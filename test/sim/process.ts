@@ -112,19 +112,17 @@ export class SimProcess {
 
   /** Runs `run` now if the process runs, else when it resumes (in order); never after a crash. */
   whenRunning(run: () => void): void {
-    const wake = (): void => {
-      if (!this.alive) return;
-      if (this.#scheduler.now >= this.pausedUntil) return run();
-      // Deferred in order; resume() runs them at once if the pause ends early.
-      const entry = { done: false, run: wake };
-      this.#deferred.push(entry);
-      this.#scheduler.push(this.pausedUntil, () => {
-        if (entry.done) return;
-        entry.done = true;
-        wake();
-      });
-    };
-    wake();
+    if (!this.alive) return;
+    if (this.#scheduler.now >= this.pausedUntil) return run();
+    // Deferred in order; resume() runs them at once if the pause ends early. (The common case above makes no
+    // closure: this runs for every event of the process.)
+    const entry = { done: false, run: () => this.whenRunning(run) };
+    this.#deferred.push(entry);
+    this.#scheduler.push(this.pausedUntil, () => {
+      if (entry.done) return;
+      entry.done = true;
+      this.whenRunning(run);
+    });
   }
 
   /** Ends a pause now: what waited for it runs, in order. */
