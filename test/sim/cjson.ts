@@ -11,6 +11,7 @@ import {
   api,
   bytesAt,
   integer,
+  stringAt,
   pushBytes,
   pushText,
   raise,
@@ -63,6 +64,8 @@ interface Token {
   index: number;
   /** A string's bytes, a number, a boolean, or an error's text. */
   value: Uint8Array | number | boolean | string | null;
+  /** A string without escapes: its bytes are the text's from `index` + 1, this many (`value` is then null). */
+  size?: number;
 }
 
 class Parser {
@@ -70,7 +73,10 @@ class Parser {
   depth = 0;
   constructor(
     readonly L: LuaState,
-    readonly data: Uint8Array,
+    /** A copy of the text, to read. */
+    readonly data: Buffer,
+    /** The text's own address in Lua's memory (it stays on the stack meanwhile), to push its strings from. */
+    readonly source: number,
   ) {}
 
   byte(at: number): number {
@@ -136,8 +142,7 @@ class Parser {
     const start = this.index;
     let end = start;
     while (end < data.length && NUMBER_BYTES[data[end] ?? 0] === 1) end += 1;
-    let candidate = '';
-    for (let at = start; at < end; at += 1) candidate += String.fromCharCode(data[at] ?? 0);
+    const candidate = data.toString('latin1', start, end);
     const text = DECIMAL.test(candidate) ? candidate : STRTOD.exec(candidate)?.[0];
     if (text === undefined) return { type: T.Error, index: start, value: 'invalid number' };
     this.index += text.length;
@@ -152,11 +157,7 @@ class Parser {
     while (at < data.length && data[at] !== 34 && data[at] !== 92 && data[at] !== 0) at += 1;
     if (at < data.length && data[at] === 34) {
       this.index = at + 1;
-      return {
-        type: T.String,
-        index: open,
-        value: new Uint8Array(data.buffer, data.byteOffset + open + 1, at - open - 1),
-      };
+      return { type: T.String, index: open, value: null, size: at - open - 1 };
     }
     const out: number[] = [...data.subarray(open + 1, at)];
     this.index = at;
@@ -209,6 +210,12 @@ class Parser {
     return true;
   }
 
+  /** Pushes a string token's value. */
+  push(token: Token): void {
+    if (token.size === undefined) pushBytes(this.L, token.value as Uint8Array);
+    else api._lua_pushlstring(this.L, this.source + token.index + 1, token.size);
+  }
+
   descend(): void {
     this.depth += 1;
     if (this.depth > MAX_DEPTH || api._lua_checkstack(this.L, 3) === 0)
@@ -219,7 +226,7 @@ class Parser {
     const { L } = this;
     switch (token.type) {
       case T.String:
-        pushBytes(L, token.value as Uint8Array);
+        this.push(token);
         return;
       case T.Number:
         api._lua_pushnumber(L, token.value as number);
@@ -252,7 +259,7 @@ class Parser {
     }
     for (;;) {
       if (token.type !== T.String) this.expected('object key string', token);
-      pushBytes(L, token.value as Uint8Array);
+      this.push(token);
       token = this.next();
       if (token.type !== T.Colon) this.expected('colon', token);
       this.value(this.next());
@@ -312,9 +319,9 @@ export function decode(L: LuaState): number {
   }
   const type = api._lua_type(L, 1);
   const text = type === LUA_TSTRING || type === LUA_TNUMBER ? bytesAt(L, 1) : null;
-  const parser = new Parser(L, text ?? new Uint8Array());
+  const parser = new Parser(L, text ?? Buffer.alloc(0), text === null ? 0 : stringAt(L, 1)[0]);
   if (text === null) parser.fail("bad argument #1 to 'decode' (string expected)");
-  const data = text ?? new Uint8Array();
+  const data = text ?? Buffer.alloc(0);
   if (data.length >= 2 && (data[0] === 0 || data[1] === 0))
     parser.fail('JSON parser does not support UTF-16 or UTF-32');
   parser.value(parser.next());

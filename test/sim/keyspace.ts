@@ -478,5 +478,8 @@ export class Keyspace {
 }
 
 function copy(data: Data): Map<string, Value> {
-  return new Map([...data].map(([key, value]) => [key, typeof value === 'string' ? value : new Map(value)]));
+  // After every write, for each replica: a loop, not arrays of entries.
+  const result = new Map<string, Value>();
+  for (const [key, value] of data) result.set(key, typeof value === 'string' ? value : new Map(value));
+  return result;
 }
