@@ -39,14 +39,18 @@ const enum T {
 }
 const NAMES: readonly string[] = [...TOKEN_NAMES, 'T_BOOLEAN', 'T_NULL', 'T_COLON', 'T_COMMA', 'T_END'];
 const ESCAPES: Readonly<Record<number, number>> = { 34: 34, 92: 92, 47: 47, 98: 8, 102: 12, 110: 10, 114: 13, 116: 9 };
-const PUNCTUATION: Readonly<Record<number, T>> = {
-  123: T.ObjBegin,
-  125: T.ObjEnd,
-  91: T.ArrBegin,
-  93: T.ArrEnd,
-  58: T.Colon,
-  44: T.Comma,
-};
+/** Each byte's punctuation token (a table: the tokenizer reads every byte of every record). */
+const PUNCTUATION = Array.from({ length: 256 }, (): T | undefined => undefined);
+for (const [byte, type] of [
+  [123, T.ObjBegin],
+  [125, T.ObjEnd],
+  [91, T.ArrBegin],
+  [93, T.ArrEnd],
+  [58, T.Colon],
+  [44, T.Comma],
+] as const) {
+  PUNCTUATION[byte] = type;
+}
 /** What glibc's strtod reads (lua-cjson hands every number to it). */
 const STRTOD =
   /^[+-]?(?:0[xX](?:[0-9a-fA-F]+(?:\.[0-9a-fA-F]*)?|\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?|(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan(?:\([0-9A-Za-z_]*\))?)/i;
@@ -97,11 +101,16 @@ class Parser {
   }
 
   next(): Token {
-    let ch = this.byte(this.index);
-    while (ch === 32 || ch === 9 || ch === 10 || ch === 13) ch = this.byte(++this.index);
-    const start = this.index;
-    const punctuation = PUNCTUATION[ch];
+    const { data } = this;
+    let start = this.index;
+    let ch = start < data.length ? (data[start] ?? 0) : 0;
+    while (ch === 32 || ch === 9 || ch === 10 || ch === 13) {
+      start += 1;
+      ch = start < data.length ? (data[start] ?? 0) : 0;
+    }
+    this.index = start;
     if (ch === 0) return { type: T.End, index: start, value: null };
+    const punctuation = PUNCTUATION[ch];
     if (punctuation !== undefined) {
       this.index += 1;
       return { type: punctuation, index: start, value: null };

@@ -346,6 +346,8 @@ function longLong(n: number): bigint {
 
 /** An integer reply as node-redis reads it: digit by digit into a double (beyond 2^53 each step rounds). */
 function integerReply(n: number): number {
+  // Most replies are small integers (generations, renewal numbers): the same number (+0 for -0).
+  if (Number.isSafeInteger(n)) return n + 0;
   const value = longLong(n);
   if (value >= -(2n ** 53n) && value <= 2n ** 53n) return Number(value);
   let result = 0;

@@ -175,7 +175,10 @@ export function stringAt(L: LuaState, index: number): readonly [pointer: number,
 export function bytesAt(L: LuaState, index: number): Buffer | null {
   const pointer = api._lua_tolstring(L, index, length);
   if (pointer === 0) return null;
-  return Buffer.from(memory().subarray(pointer, pointer + (api.HEAPU32[length >> 2] ?? 0)));
+  const size = api.HEAPU32[length >> 2] ?? 0;
+  const bytes = Buffer.allocUnsafe(size);
+  memory().copy(bytes, 0, pointer, pointer + size);
+  return bytes;
 }
 
 /** The string (or number, converted in place) at `index` read as UTF-8; null for any other value. */
