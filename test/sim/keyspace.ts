@@ -58,7 +58,10 @@ const COMMANDS: Readonly<Record<string, readonly [number, (space: Keyspace, args
     2,
     (space, args) => {
       const hash = hashAt(space, args[1] ?? '');
-      return hash === false ? WRONGTYPE : [...(hash ?? new Map<string, string>())].flat();
+      if (hash === false) return WRONGTYPE;
+      const items: string[] = [];
+      for (const [field, value] of hash ?? []) items.push(field, value);
+      return items;
     },
   ],
   hset: [
