@@ -152,7 +152,12 @@ class Parser {
     let end = start;
     while (end < data.length && NUMBER_BYTES[data[end] ?? 0] === 1) end += 1;
     const candidate = data.toString('latin1', start, end);
-    const text = DECIMAL.test(candidate) ? candidate : STRTOD.exec(candidate)?.[0];
+    if (DECIMAL.test(candidate)) {
+      // A plain JSON number (a generation): Number() reads it as strtod does.
+      this.index += candidate.length;
+      return { type: T.Number, index: start, value: Number(candidate) };
+    }
+    const text = STRTOD.exec(candidate)?.[0];
     if (text === undefined) return { type: T.Error, index: start, value: 'invalid number' };
     this.index += text.length;
     return { type: T.Number, index: start, value: strtod(text) };

@@ -184,10 +184,10 @@ function pushReply(reply: Reply): void {
   else if (typeof reply === 'number') api._lua_pushinteger(L, integer(reply));
   else if (isArray(reply)) {
     api._lua_createtable(L, reply.length, 0);
-    reply.forEach((item, index) => {
-      pushText(L, item);
+    for (let index = 0; index < reply.length; index += 1) {
+      pushText(L, reply[index] ?? '');
       api._lua_rawseti(L, -2, integer(index + 1));
-    });
+    }
   } else {
     const field = 'ok' in reply ? OK_FIELD : ERR;
     api._lua_createtable(L, 0, 1);
@@ -335,10 +335,10 @@ function compile(script: string): Compiled {
 function setArray(globals: number, name: string, items: readonly string[]): void {
   pushText(L, name);
   api._lua_createtable(L, items.length, 0);
-  items.forEach((item, index) => {
-    pushText(L, item);
+  for (let index = 0; index < items.length; index += 1) {
+    pushText(L, items[index] ?? '');
     api._lua_rawseti(L, -2, integer(index + 1));
-  });
+  }
   api._lua_rawset(L, globals);
 }
 
