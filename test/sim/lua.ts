@@ -62,10 +62,10 @@ interface Exports {
  * each time. The exports are taken from WebAssembly.instantiate while the module starts.
  */
 async function start(): Promise<Exports> {
-  const instantiate = WebAssembly.instantiate.bind(WebAssembly);
+  const instantiate = WebAssembly.instantiate;
   let exports: WebAssembly.Exports | undefined;
   const capture = async (...args: Parameters<typeof instantiate>): Promise<unknown> => {
-    const result: unknown = await instantiate(...args);
+    const result: unknown = await Reflect.apply(instantiate, WebAssembly, args);
     if (typeof result === 'object' && result !== null && 'instance' in result) {
       exports ??= (result.instance as WebAssembly.Instance).exports;
     }
