@@ -29,8 +29,11 @@ export class SimProcess {
   alive = true;
   pausedUntil = 0;
   partition: Partition = { until: 0, drop: false, way: 'both' };
-  /** The node this process's client takes for the primary. */
+  /** The node this process's client takes for the primary, and since when (true time). */
   route: number;
+  routedAt = 0;
+  /** Until when a message of this process is slow (the tail of the network's delays), in true time. */
+  slowUntil = 0;
   readonly runtime: Runtime;
   readonly connection: RedisConnection;
   /** Commands and pub/sub: when the last message each way is delivered (each connection is FIFO). */
@@ -44,8 +47,11 @@ export class SimProcess {
   readonly #rng: Prng;
   readonly #redis: Deployment;
   readonly #sentinel: boolean;
-  /** Every answer this process took in, for the world's bookkeeping (never for a decision). */
-  onAnswer: (reply: unknown) => void = () => undefined;
+  /**
+   * Every answer that reached this process, and how long after its command was sent (on this process's clock), for
+   * the world's bookkeeping (never for a decision): an answer later than the store's command timeout is ignored.
+   */
+  onAnswer: (reply: unknown, took: number) => void = () => undefined;
   /** Every command Redis ran for this process and its answer, for a replay's trace. */
   onCommand: ((node: number, script: string, args: readonly string[], reply: unknown) => void) | undefined;
 
@@ -102,6 +108,7 @@ export class SimProcess {
   reroute(node: number): void {
     if (this.route === node) return;
     this.route = node;
+    this.routedAt = this.#scheduler.now;
     const target = this.#redis.nodes[node] as RedisNode;
     for (const entry of this.#subscriptions) {
       entry.node.subscribers.delete(entry.subscriber);
@@ -150,7 +157,10 @@ export class SimProcess {
   }
 
   #delay(): number {
-    return this.#rng.chance(0.05) ? this.#rng.int(5, 60) : this.#rng.float() * 3;
+    if (!this.#rng.chance(0.05)) return this.#rng.float() * 3;
+    const delay = this.#rng.int(5, 60);
+    this.slowUntil = Math.max(this.slowUntil, this.#scheduler.now + delay);
+    return delay;
   }
 
   /** When a message sent now on a connection arrives, or -1 when it is lost. */
@@ -187,13 +197,17 @@ export class SimProcess {
     keys: readonly string[],
     args: readonly string[],
     wait: RunOptions['wait'],
+    /** When the command was sent, on this process's clock. */
+    sentAt: number,
     resolve: (result: RunResult) => void,
     reject: (error: unknown) => void,
   ): void {
     if (!this.alive || node.role === 'down') return;
     // A stalled server runs the command when it wakes, in order.
     if (this.#scheduler.now < node.stalledUntil) {
-      this.#scheduler.push(node.stalledUntil, () => this.#execute(node, script, keys, args, wait, resolve, reject));
+      this.#scheduler.push(node.stalledUntil, () =>
+        this.#execute(node, script, keys, args, wait, sentAt, resolve, reject),
+      );
       return;
     }
     const redis = this.#redis;
@@ -207,17 +221,17 @@ export class SimProcess {
     }
     if (wait === undefined) {
       this.#answer(() => {
-        this.onAnswer(reply);
+        this.onAnswer(reply, this.local() - sentAt);
         resolve({ reply });
       });
       return;
     }
     // 'majority': more than half of the replicas the primary has now (none: no wait), as INFO replication tells.
-    const have = redis.replicasOf(node).length;
+    const have = redis.listedReplicas(node);
     const required = wait.replicas === 'majority' ? (have === 0 ? 0 : Math.floor(have / 2) + 1) : wait.replicas;
     redis.wait(node, required, wait.timeout, (replicas) =>
       this.#answer(() => {
-        this.onAnswer(reply);
+        this.onAnswer(reply, this.local() - sentAt);
         resolve({ reply, replicas, required });
       }),
     );
@@ -239,12 +253,13 @@ export class SimProcess {
       },
       run(script, keys, args, options) {
         const node = redis.nodes[process.route] as RedisNode;
+        const sentAt = process.local();
         return new Promise<RunResult>((resolve, reject) => {
           let at = process.#arrival(true);
           if (at === -1) return;
           at = Math.max(at, process.#toRedisAt);
           process.#toRedisAt = at;
-          scheduler.push(at, () => process.#execute(node, script, keys, args, options?.wait, resolve, reject));
+          scheduler.push(at, () => process.#execute(node, script, keys, args, options?.wait, sentAt, resolve, reject));
         });
       },
       subscribe(channels, onMessage) {

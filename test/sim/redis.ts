@@ -27,6 +27,11 @@ export class RedisNode {
   /** When the last replicated write reaches this replica: writes arrive in order. */
   replicatedAt = 0;
   readonly subscribers = new Set<Subscriber>();
+  /**
+   * For a primary deposed by a split: the replicas it still lists (INFO replication's `connected_slaves`). Redis drops
+   * a replica from the list only after `repl-timeout` (60 s by default) without an answer, longer than any split here.
+   */
+  listed: readonly RedisNode[] | undefined;
   /** WAIT commands waiting on this primary's replicas. */
   readonly waiting = new Set<{ readonly offset: number; readonly count: number; readonly done: (n: number) => void }>();
 
@@ -100,6 +105,16 @@ export class Deployment {
     return this.nodes.filter((other) => other.role === 'replica' && other.primary === node.index);
   }
 
+  /** Whether two nodes hold the same data (a replica that has every write of its primary). */
+  sameData(a: RedisNode, b: RedisNode): boolean {
+    return same(a.keyspace.snapshot(), b.keyspace.snapshot());
+  }
+
+  /** How many replicas `node` lists in INFO replication: a deposed primary still lists those it lost in the split. */
+  listedReplicas(node: RedisNode): number {
+    return node.listed?.length ?? this.replicasOf(node).length;
+  }
+
   #acked(node: RedisNode, offset: number): number {
     return this.replicasOf(node).filter((replica) => replica.offset >= offset).length;
   }
@@ -164,29 +179,36 @@ export class Deployment {
   failover(to: number, until: number): RedisNode {
     const old = this.nodes[this.primary] as RedisNode;
     const promoted = this.nodes[to] as RedisNode;
+    const split = until > this.#scheduler.now;
+    const replicas = this.replicasOf(old);
+    // In a split, each other replica is on the deposed primary's side or on the sentinels' side: the sentinels
+    // reconfigure only those they reach; the others go on replicating from the deposed primary until it heals.
+    const beside = split ? replicas.filter((node) => node !== promoted && this.#rng.chance(0.5)) : [];
     promoted.role = 'primary';
     promoted.primary = -1;
     this.primary = to;
-    for (const node of this.nodes) if (node !== promoted && node !== old && node.role !== 'down') node.primary = to;
+    for (const node of this.nodes)
+      if (node !== promoted && node !== old && node.role !== 'down' && !beside.includes(node)) node.primary = to;
     this.#resync(promoted);
-    if (until <= this.#scheduler.now) {
+    if (!split) {
       old.role = 'down';
       for (const entry of old.waiting) entry.done(0);
       old.waiting.clear();
     } else {
+      old.listed = replicas;
       this.#scheduler.push(until, () => {
+        old.listed = undefined;
         if (old.role !== 'primary' || this.primary === old.index) return;
-        old.role = 'replica';
-        old.primary = this.primary;
+        const primary = this.nodes[this.primary] as RedisNode;
+        for (const node of [old, ...beside]) {
+          if (node !== old && (node.role !== 'replica' || node.primary !== old.index)) continue;
+          node.role = 'replica';
+          node.primary = this.primary;
+          node.offset = -1;
+          this.#replicate(primary, node, primary.keyspace.snapshot(), 0);
+        }
         for (const entry of old.waiting) entry.done(0);
         old.waiting.clear();
-        old.offset = -1;
-        this.#replicate(
-          this.nodes[this.primary] as RedisNode,
-          old,
-          (this.nodes[this.primary] as RedisNode).keyspace.snapshot(),
-          0,
-        );
       });
     }
     return promoted;

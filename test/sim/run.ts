@@ -7,6 +7,10 @@ export interface Exploration {
   readonly excused: number;
   readonly resolved: number;
   readonly ownRefused: number;
+  /** Without a loss, the longest an instance refused the current token after it could renew again (true ms). */
+  readonly refusedFor: number;
+  /** The longest refusal after an instance that did not trust the record first heard from another server. */
+  readonly quarantinedFor: number;
   readonly failure?: { readonly seed: number; readonly report: string };
 }
 
@@ -26,6 +30,8 @@ export async function explore(from: number, count: number): Promise<Exploration>
   let excused = 0;
   let resolved = 0;
   let ownRefused = 0;
+  let refusedFor = 0;
+  let quarantinedFor = 0;
   for (let seed = from; seed < from + count; seed += 1) {
     const plan = planFor(seed);
     const result = await simulate(seed, plan);
@@ -33,6 +39,8 @@ export async function explore(from: number, count: number): Promise<Exploration>
     excused += result.excused;
     resolved += result.outcomes.resolved ?? 0;
     ownRefused += result.ownRefused;
+    refusedFor = Math.max(refusedFor, result.refusedFor);
+    quarantinedFor = Math.max(quarantinedFor, result.quarantinedFor);
     if (result.violation !== undefined) {
       const minimal = await shrink(seed, plan);
       const replay = await simulate(seed, minimal, true);
@@ -42,10 +50,19 @@ export async function explore(from: number, count: number): Promise<Exploration>
         `minimal plan: ${JSON.stringify({ ...minimal, faults: undefined })} ${JSON.stringify(minimal.faults)}`,
         ...replay.trace.slice(-60),
       ].join('\n');
-      return { schedules: seed - from + 1, events, excused, resolved, ownRefused, failure: { seed, report } };
+      return {
+        schedules: seed - from + 1,
+        events,
+        excused,
+        resolved,
+        ownRefused,
+        refusedFor,
+        quarantinedFor,
+        failure: { seed, report },
+      };
     }
   }
-  return { schedules: count, events, excused, resolved, ownRefused };
+  return { schedules: count, events, excused, resolved, ownRefused, refusedFor, quarantinedFor };
 }
 
 function flag(name: string): number | undefined {
@@ -78,7 +95,7 @@ if (process.argv[1] !== undefined && import.meta.url.endsWith(process.argv[1].sp
     const result = await explore(from, count);
     const seconds = (performance.now() - started) / 1000;
     console.log(
-      `${result.schedules} schedules, ${result.events} events in ${seconds.toFixed(1)} s (${Math.round(result.schedules / seconds)} schedules/s); ${result.excused} acceptances under the documented exception; ${result.resolved} rotations resolved, ${result.ownRefused} of them while the rotating instance refused its own new token`,
+      `${result.schedules} schedules, ${result.events} events in ${seconds.toFixed(1)} s (${Math.round(result.schedules / seconds)} schedules/s); ${result.excused} acceptances under the documented exception; ${result.resolved} rotations resolved, ${result.ownRefused} of them while the rotating instance refused its own new token; without a loss, an instance refused the current token for at most ${result.refusedFor.toFixed(1)} ms after it could renew, or ${result.quarantinedFor.toFixed(1)} ms after it first heard from another server without trusting the record it holds`,
     );
     if (result.failure !== undefined) {
       console.log(result.failure.report);

@@ -68,6 +68,47 @@ describe('situations kept as schedules', () => {
     expect(result.excused).toBe(0);
   });
 
+  it("a split brain with 'majority': the deposed side's rotation is uncertain, and its record never goes over the other side's", async () => {
+    // One replica, promoted: the deposed primary still lists it (until repl-timeout), so its WAIT cannot confirm.
+    const plan: Plan = {
+      instances: 3,
+      replicas: 1,
+      waitFor: 'majority',
+      faults: [
+        { at: 400, kind: 'failover', split: 450, side: [0] },
+        { at: 440, kind: 'rotate', instance: 0 },
+        { at: 480, kind: 'rotate', instance: 1 },
+      ],
+    };
+    const result = await simulate(17, plan, true);
+    const trace = result.trace.join('\n');
+    const deposed = /p1\/s0 rotate\(\) rejected ERR_SAVE_UNCERTAIN \((\S+)\)/.exec(trace)?.[1];
+    expect(deposed).toBeDefined();
+    expect(trace).toMatch(/p2\/s1 rotate\(\) resolved/);
+    // The promoted primary (node 1) never holds the deposed side's record, written forward or otherwise.
+    expect(trace).not.toContain(`redis node 1 holds ${deposed ?? ''}`);
+    expect(result.violation).toBeUndefined();
+  });
+
+  it('a slot move during a rotation: it resolves once its instance trusts again, and that instance accepts the new token', async () => {
+    // The rotation waits for a paused instance; the server changes meanwhile, so the rotating instance, which held
+    // no trust in the record the new server holds, sits out a quarantine first.
+    const plan: Plan = {
+      instances: 3,
+      replicas: 0,
+      waitFor: 0,
+      faults: [
+        { at: 390, kind: 'pause', instance: 1, length: 300 },
+        { at: 400, kind: 'rotate', instance: 0 },
+        { at: 500, kind: 'slot-move' },
+      ],
+    };
+    const result = await simulate(17, plan, true);
+    expect(result.outcomes).toEqual({ resolved: 1 });
+    expect(result.ownRefused).toBe(0);
+    expect(result.violation).toBeUndefined();
+  });
+
   it('an instance that adopts a newer key while its open() subscribes runs one chain of renewals and trusts it', async () => {
     // Redis comes back from an older dump; an instance that joins reads the older record, then hears the write-back
     // of the newer one while it subscribes.

@@ -36,6 +36,15 @@ const MARKER = 'rollback:';
 const EXCEPTION_AFTER_REPAIR = TIMING.leaseMs * (1 + 2 * RATE_SPREAD);
 /** The shortest quarantine after a change of server, in true time: `leaseMs + driftMargin` on the fastest clock. */
 const QUARANTINE = (TIMING.leaseMs + TIMING.driftMargin) / (1 + RATE_SPREAD);
+/**
+ * How long an instance may refuse the current token after it last could not renew (cut off, paused, routed to a
+ * node that is not the primary, the primary stalled) or the record changed, when Redis lost nothing: the renewal
+ * in flight times out (`commandTimeout`), the next one waits for the back-off (at most a quarter of the lease
+ * here), and its answer grants trust. One lease in true time covers it.
+ */
+const REFUSAL_BOUND = TIMING.leaseMs;
+/** The longest quarantine after a change of server, in true time: `leaseMs + driftMargin` on the slowest clock. */
+const QUARANTINE_LONGEST = (TIMING.leaseMs + TIMING.driftMargin) / (1 - RATE_SPREAD);
 
 export class Violation extends Error {}
 
@@ -48,6 +57,13 @@ export interface Result {
   readonly excused: number;
   /** Rotations that resolved while the rotating instance refused its own new token (it was quarantined). */
   readonly ownRefused: number;
+  /**
+   * Without a loss: the longest an instance refused the current token after it could renew again (or the record
+   * changed), in true ms; the invariant fails it past {@link REFUSAL_BOUND}.
+   */
+  readonly refusedFor: number;
+  /** Past that bound, the longest an instance refused after it first heard from another server (true ms). */
+  readonly quarantinedFor: number;
 }
 
 /** One instance slot (a machine): the process running there now, and its authority once open() resolved. */
@@ -61,6 +77,11 @@ interface Instance {
   readonly rotations: Array<{ id?: string }>;
   /** A one-shot command-line process (`launcher-auth rotate`): it closes after its rotation. */
   readonly oneShot: boolean;
+  /** When its authority opened (true time), or NaN before. */
+  openedAt: number;
+  /** The `run_id` of the last answer it took in, when it first heard from another server, and whether it could
+   * keep trusting then (it accepted its token, the record that server holds). */
+  server?: { readonly runId: string; readonly seenAt: number; readonly trusting: boolean };
 }
 
 /** One schedule. Never throws for a broken invariant: it is returned with the trace so far. */
@@ -83,6 +104,10 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
   const outcomes: Record<string, number> = {};
   const lossless = !plan.faults.some((fault) => LOSSES.has(fault.kind));
   let excused = 0;
+  /** When Redis last lost a write (a restart, a failover to a node that lacked some, a split): -Infinity if never. */
+  let lossAt = -Infinity;
+  let refusedFor = 0;
+  let quarantinedFor = 0;
   /** Rotations that resolved while the rotating instance refused its own new token. */
   let ownRefused = 0;
 
@@ -180,9 +205,19 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
   }
   function start(instance: Instance, then?: (authority: TokenAuthority) => void): void {
     const process = instance.process;
-    process.onAnswer = (reply) => {
+    process.onAnswer = (reply, took) => {
       const head = observation(reply);
-      if (head?.observed.id != null) instance.seen.add(head.observed.id);
+      if (head === undefined) return;
+      const { runId, id } = head.observed;
+      // What it knows: an answer after the command timeout is one the store no longer waits for (within a
+      // millisecond of it, either; a paused process may still take it in, which is then not counted).
+      const late = took >= TIMING.commandTimeout - 1;
+      if (id != null && !late) instance.seen.add(id);
+      // Another server: judged at the first answer from it that the store surely takes in.
+      if (instance.server?.runId === runId || (late && instance.server !== undefined)) return;
+      const { authority } = instance;
+      const trusting = authority?.keyId === id && accepts(authority);
+      instance.server = { runId, seenAt: instance.server === undefined ? -Infinity : scheduler.now, trusting };
     };
     if (tracing) {
       process.onCommand = (node, script, args, reply) => {
@@ -245,6 +280,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       (authority) => {
         if (!process.alive) return void authority.close();
         instance.authority = authority;
+        instance.openedAt = scheduler.now;
         log(() => `${process.name} opened on ${authority.keyId}`);
         if (tracing) authority.onRotate(({ keyId }) => log(() => `${process.name} now holds ${keyId}`));
         then?.(authority);
@@ -268,6 +304,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       seen: new Set(),
       rotations: [],
       oneShot: instance.oneShot,
+      openedAt: Number.NaN,
     };
     instances[instance.slot] = fresh;
     start(fresh, then);
@@ -281,6 +318,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       seen: new Set(),
       rotations: [],
       oneShot,
+      openedAt: Number.NaN,
     };
     instances.push(instance);
     start(instance, then);
@@ -392,6 +430,66 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       }
       fail(`${process.name} accepts the token of ${authority.keyId}, revoked by a resolved rotation`);
     }
+    if (lossAt === -Infinity) noRefusalWithoutLoss();
+  }
+
+  // --- no refusal without a loss: an instance that reaches the primary takes the current token within a bound ---
+  /** The last time each instance could not renew promptly. */
+  const blockedAt = new Map<Instance, number>();
+  let heldId: string | undefined;
+  let changedAt = 0;
+  let sampledAt = -Infinity;
+  function noRefusalWithoutLoss(): void {
+    const now = scheduler.now;
+    const primary = redis.nodes[redis.primary] as RedisNode;
+    const held = recordOf(primary);
+    if (held?.id !== heldId) {
+      heldId = held?.id;
+      changedAt = now;
+    }
+    // Sampled: reading every instance's decision after every event would cost more than the rest of the check.
+    if (now < sampledAt + 10) return;
+    sampledAt = now;
+    if (held === undefined) return;
+    if (held.id.startsWith(MARKER)) fail('the rollback marker stands though Redis lost no write');
+    for (const instance of instances) {
+      const { authority, process } = instance;
+      if (
+        !process.running ||
+        process.partition.until > now ||
+        process.slowUntil > now ||
+        process.route !== redis.primary ||
+        primary.stalledUntil > now
+      ) {
+        blockedAt.set(instance, now);
+        continue;
+      }
+      if (authority === undefined || instance.oneShot || instance.rotations.length > 0) continue;
+      if (authority.keyId === held.id && accepts(authority)) continue;
+      const since = Math.max(
+        blockedAt.get(instance) ?? -Infinity,
+        process.partition.until,
+        process.pausedUntil,
+        process.routedAt,
+        process.slowUntil,
+        primary.stalledUntil,
+        changedAt,
+        instance.openedAt,
+      );
+      // An instance that did not trust the record another server holds when it first heard from it (it was
+      // opening, rotating, or cut off past its lease) cannot tell a slot move or a failover from a restart that
+      // lost writes: it sits out the quarantine, a lease and the drift margin from that answer.
+      const server = instance.server;
+      if (server !== undefined && !server.trusting && now <= server.seenAt + QUARANTINE_LONGEST + REFUSAL_BOUND) {
+        quarantinedFor = Math.max(quarantinedFor, now - server.seenAt);
+        continue;
+      }
+      refusedFor = Math.max(refusedFor, now - since);
+      if (now - since <= REFUSAL_BOUND) continue;
+      fail(
+        `${process.name} refuses the current token (${held.id}) ${Math.round(now - since)} ms after it could renew, though Redis lost no write`,
+      );
+    }
   }
 
   // --- the faults ---
@@ -451,9 +549,11 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
         return;
       }
       case 'restart-empty':
+        lossAt = scheduler.now;
         redis.restart(undefined, rng.int(1, 30));
         return;
       case 'restart-dump':
+        lossAt = scheduler.now;
         redis.restart(redis.dumps[Math.max(0, redis.dumps.length - fault.age)], rng.int(1, 30));
         return;
       case 'failover': {
@@ -461,7 +561,10 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
         if (candidates.length === 0) return;
         const old = redis.primary;
         const until = fault.split === 0 ? 0 : scheduler.now + fault.split;
-        const promoted = redis.failover(rng.pick(candidates).index, until);
+        const chosen = rng.pick(candidates);
+        // A loss unless the promoted replica has every write (a split loses what the deposed primary takes).
+        if (until > 0 || !redis.sameData(chosen, redis.nodes[old] as RedisNode)) lossAt = scheduler.now;
+        const promoted = redis.failover(chosen.index, until);
         for (const instance of instances) {
           const process = instance.process;
           const stays = fault.side.includes(instance.slot) && until > 0;
@@ -542,11 +645,20 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
   } catch (error) {
     if (!(error instanceof Violation)) throw error;
     log(() => `VIOLATION: ${error.message}`);
-    return { violation: error.message, trace, events: scheduler.events, outcomes, excused, ownRefused };
+    return {
+      violation: error.message,
+      trace,
+      events: scheduler.events,
+      outcomes,
+      excused,
+      ownRefused,
+      refusedFor,
+      quarantinedFor,
+    };
   } finally {
     for (const instance of instances) instance.process.crash();
   }
-  return { trace, events: scheduler.events, outcomes, excused, ownRefused };
+  return { trace, events: scheduler.events, outcomes, excused, ownRefused, refusedFor, quarantinedFor };
 
   /** After the healthy stretch: every running instance trusts the record Redis holds. */
   function liveness(): void {

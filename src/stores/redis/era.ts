@@ -65,6 +65,11 @@ export class Era {
     return now >= this.#quarantineUntil;
   }
 
+  /** The end of the quarantine (monotonic); `-Infinity` when there is none. */
+  get quarantineUntil(): number {
+    return this.#quarantineUntil;
+  }
+
   /** The highest own renewal number Redis has confirmed so far. */
   get confirmedSeq(): number {
     return this.#ownSeq;

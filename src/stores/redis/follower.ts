@@ -43,6 +43,8 @@ export class Follower {
   #reloadAgain = false;
   #renewAgain = false;
   #stopped = false;
+  /** Ends a wait for the quarantine's end when the follower stops. */
+  #onStop: (() => void) | undefined;
 
   constructor(lease: Lease, link: StoreLink, io: FollowerIo, onChange: () => Promise<void>, runtime: Runtime) {
     this.#lease = lease;
@@ -68,6 +70,7 @@ export class Follower {
   stop(): Promise<void> {
     this.#stopped = true;
     this.#cancelTimer?.();
+    this.#onStop?.();
     this.#subscription?.close();
     // After a renewal in flight, which would otherwise put the entry back for a rotation to wait on.
     return (this.#renewing ?? Promise.resolve())
@@ -108,12 +111,31 @@ export class Follower {
     await this.#renew().catch(() => undefined);
   }
 
-  /** {@link renewOnce}, again while its lease is over already (the process was frozen meanwhile), 3 times at most. */
+  /**
+   * {@link renewOnce}, again while its lease is over already (the process was frozen meanwhile), 3 times at most.
+   * A quarantine (the server changed during the rotation: a slot move, a failover) is waited out first, so that the
+   * renewal grants trust: the rotation resolves when its own instance accepts the new token too.
+   */
   async renewLeased(): Promise<void> {
     for (let renewals = 0; renewals < 3; renewals += 1) {
+      await this.#quarantineOver();
       await this.renewOnce();
-      if (this.#lease.leaseUntil > this.#runtime.now()) return;
+      const now = this.#runtime.now();
+      if (this.#lease.leaseUntil > now && this.#lease.era.mayTrust(now)) return;
     }
+  }
+
+  /** Settles when the era's quarantine is over (at once when there is none), or when the follower stops. */
+  #quarantineOver(): Promise<void> {
+    const wait = this.#lease.era.quarantineUntil - this.#runtime.now();
+    if (wait <= 0 || this.#stopped) return Promise.resolve();
+    return new Promise((resolve) => {
+      const cancel = this.#runtime.timer(wait, resolve);
+      this.#onStop = () => {
+        cancel();
+        resolve();
+      };
+    });
   }
 
   #renewNow(): void {

@@ -42,6 +42,9 @@ export interface LeaseStep {
   readonly report?: Condition;
 }
 
+/** How many records before the highest one an instance remembers as its own line. */
+const LINEAGE = 16;
+
 /** The prefix of the rollback marker's id (a value without a key, see codec.ts): no record id has it. */
 export const MARKER_PREFIX = 'rollback:';
 
@@ -104,6 +107,13 @@ export class Lease {
   readonly options: LeaseOptions;
   readonly era: Era;
   #highest: Seen = { generation: 0, id: '' };
+  /**
+   * The records that came before the highest one on this instance's line of records (ids it held as the highest, and
+   * what each replaced), newest last: a record Redis went back to that is among them is one no rotation replaced
+   * on Redis since; any other is a record of another line (a split brain's other side, or a rotation made on a
+   * Redis that had gone back), which may have revoked what this instance holds.
+   */
+  readonly #lineage: string[] = [];
   /** The end of the trust the last confirmed renewal granted (monotonic). */
   #trustUntil = -Infinity;
   /**
@@ -181,7 +191,7 @@ export class Lease {
     if (isRollback(sent, generation, id, prev)) return 'rollback';
     if (isRollback(this.#highest, generation, id, prev)) return 'late';
     if (id !== null && (generation > this.#highest.generation || prev === this.#highest.id)) {
-      this.#highest = { generation, id };
+      this.#raise({ generation, id }, prev);
     }
     return 'adopted';
   }
@@ -201,7 +211,11 @@ export class Lease {
       };
       // Only while this instance's own trust lasts: then no newer rotation can have resolved since its last
       // renewal (it would have had to wait for this lease), so the held key is not one a resolved rotation revoked.
-      if (canWriteForward && heldId === this.#highest.id && now < this.#trustUntil) {
+      // And only over a record of its own line (or none): another line's record was written by a rotation that
+      // never waited for this lease (the other side of a split brain renews elsewhere), and writing the held
+      // record over it could bring back a key that rotation revoked.
+      const ownLine = reply.id === null || reply.id === this.#highest.id || this.#lineage.includes(reply.id);
+      if (canWriteForward && ownLine && heldId === this.#highest.id && now < this.#trustUntil) {
         return { writeForward: over, ...this.#enter(condition) };
       }
       return { marker: over, ...this.#enter(condition) };
@@ -225,9 +239,11 @@ export class Lease {
       this.era.endQuarantine();
     }
     if (reply.status === 'ok' && !this.era.mayTrust(now)) {
-      // Quarantined after Redis lost writes: renewing at the usual pace (Redis answers), not trusting yet.
+      // Quarantined after Redis lost writes: renewing at the usual pace (Redis answers), not trusting yet. The entry
+      // is renewed in this server's table all the same, which a rotation of this instance counts on.
       this.era.confirmed(seq);
       this.#failures = 0;
+      this.#leaseUntil = sentAt + this.options.leaseMs - this.options.driftMargin;
       return {};
     }
     if (reply.status === 'ok') {
@@ -319,7 +335,17 @@ export class Lease {
 
   /** A record written forward or saved by this instance at `generation` is now the highest. */
   wrote(generation: number, id: string): void {
-    if (generation >= this.#highest.generation) this.#highest = { generation, id };
+    if (generation >= this.#highest.generation) this.#raise({ generation, id }, '');
+  }
+
+  /** `record`, which replaced `prev` ('' when unknown), is the highest now; the one before joins the line. */
+  #raise(record: Seen, prev: string): void {
+    for (const id of [this.#highest.id, prev]) {
+      if (id === '' || id === record.id || this.#lineage.includes(id)) continue;
+      this.#lineage.push(id);
+      if (this.#lineage.length > LINEAGE) this.#lineage.shift();
+    }
+    this.#highest = record;
   }
 
   #enter(condition: Condition): { report?: Condition } {

@@ -117,6 +117,36 @@ describe('Lease: rollbacks seen by a renewal sent after the newer record', () =>
     });
   });
 
+  it("writes forward over a record of its own line while its trust lasts, never over another line's", () => {
+    // Holding 'b' (generation 2, which replaced 'a'), trusted until 920.
+    const holdingSecond = (): Lease => {
+      const lease = holdingFirst();
+      expect(lease.see(2, 'b', 'a')).toBe('adopted');
+      const seq = lease.nextSeq();
+      lease.renewed(answer(seq, 2, 'b', 'a'), { seq, sentAt: 20, now: 21, heldId: 'b', canWriteForward: true });
+      return lease;
+    };
+    const renewal = (lease: Lease, reply: ConfirmReply): unknown => {
+      const seq = lease.nextSeq();
+      return lease.renewed({ ...reply, ownSeq: seq }, { seq, sentAt: 30, now: 31, heldId: 'b', canWriteForward: true });
+    };
+    // Redis went back to 'a', which 'b' replaced: no rotation replaced it there since.
+    expect(renewal(holdingSecond(), answer(0, 1, 'a', '', 'stale'))).toEqual({
+      writeForward: { expected: 1, expectedId: 'a', generation: 3 },
+      report: 'rollback',
+    });
+    // 'c', another rotation from 'a' (the other side of a split brain): it may have resolved, and revoked 'b'.
+    expect(renewal(holdingSecond(), answer(0, 2, 'c', 'a', 'stale'))).toEqual({
+      marker: { expected: 2, expectedId: 'c', generation: 3 },
+      report: 'rollback',
+    });
+    // An older generation this instance never saw: another line too.
+    expect(renewal(holdingSecond(), answer(0, 1, 'z', '', 'stale'))).toEqual({
+      marker: { expected: 1, expectedId: 'z', generation: 3 },
+      report: 'rollback',
+    });
+  });
+
   it('a missing record', () => {
     const lease = holdingFirst();
     const seq = lease.nextSeq();
