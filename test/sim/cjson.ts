@@ -1,36 +1,25 @@
 // Redis's `cjson` library (lua-cjson 2.1 with Redis's defaults) for the simulated Redis: the same values, the same
 // leniency (hex, Infinity and NaN numbers, leading zeros, raw control bytes in strings) and the same error texts,
 // since a script tells a damaged record by whether `pcall(cjson.decode, text)` fails.
-import { lauxlib, lua, type LuaState } from 'fengari';
-import { pushsvalue2s } from 'fengari/src/lobject.js';
-import { luaS_bless, type TString } from 'fengari/src/lstring.js';
+import {
+  LUA_TBOOLEAN,
+  LUA_TLIGHTUSERDATA,
+  LUA_TNIL,
+  LUA_TNUMBER,
+  LUA_TSTRING,
+  LUA_TTABLE,
+  api,
+  bytesAt,
+  integer,
+  stringAt,
+  pushBytes,
+  pushText,
+  raise,
+  type LuaState,
+} from './lua.js';
 
-/** Pushes a Lua string of `bytes` without copying them (Lua never changes a string's bytes). */
-export function pushBytes(L: LuaState, bytes: Uint8Array): void {
-  pushsvalue2s(L, luaS_bless(L, bytes));
-}
-
-/** The Lua strings of the keys seen (records have the same few): Lua hashes each string once, on its first use as a key. */
-const KEYS = new Map<string, TString>();
-
-function pushKey(L: LuaState, bytes: Uint8Array): void {
-  if (bytes.length > 32) {
-    pushBytes(L, bytes);
-    return;
-  }
-  let name = '';
-  for (const byte of bytes) name += String.fromCharCode(byte);
-  let key = KEYS.get(name);
-  if (key === undefined) {
-    if (KEYS.size >= 10_000) KEYS.clear();
-    key = luaS_bless(L, Uint8Array.from(bytes));
-    KEYS.set(name, key);
-  }
-  pushsvalue2s(L, key);
-}
-
-/** `cjson.null`: the light userdata that stands for JSON's null. */
-export const JSON_NULL = Object.freeze({ cjson: 'null' });
+/** `cjson.null`: the light userdata that stands for JSON's null (lua-cjson's is NULL too). */
+export const JSON_NULL = 0;
 
 const MAX_DEPTH = 1000;
 const TOKEN_NAMES = ['T_OBJ_BEGIN', 'T_OBJ_END', 'T_ARR_BEGIN', 'T_ARR_END', 'T_STRING', 'T_NUMBER'] as const;
@@ -50,14 +39,18 @@ const enum T {
 }
 const NAMES: readonly string[] = [...TOKEN_NAMES, 'T_BOOLEAN', 'T_NULL', 'T_COLON', 'T_COMMA', 'T_END'];
 const ESCAPES: Readonly<Record<number, number>> = { 34: 34, 92: 92, 47: 47, 98: 8, 102: 12, 110: 10, 114: 13, 116: 9 };
-const PUNCTUATION: Readonly<Record<number, T>> = {
-  123: T.ObjBegin,
-  125: T.ObjEnd,
-  91: T.ArrBegin,
-  93: T.ArrEnd,
-  58: T.Colon,
-  44: T.Comma,
-};
+/** Each byte's punctuation token (a table: the tokenizer reads every byte of every record). */
+const PUNCTUATION = Array.from({ length: 256 }, (): T | undefined => undefined);
+for (const [byte, type] of [
+  [123, T.ObjBegin],
+  [125, T.ObjEnd],
+  [91, T.ArrBegin],
+  [93, T.ArrEnd],
+  [58, T.Colon],
+  [44, T.Comma],
+] as const) {
+  PUNCTUATION[byte] = type;
+}
 /** What glibc's strtod reads (lua-cjson hands every number to it). */
 const STRTOD =
   /^[+-]?(?:0[xX](?:[0-9a-fA-F]+(?:\.[0-9a-fA-F]*)?|\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?|(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan(?:\([0-9A-Za-z_]*\))?)/i;
@@ -75,6 +68,8 @@ interface Token {
   index: number;
   /** A string's bytes, a number, a boolean, or an error's text. */
   value: Uint8Array | number | boolean | string | null;
+  /** A string without escapes: its bytes are the text's from `index` + 1, this many (`value` is then null). */
+  size?: number;
 }
 
 class Parser {
@@ -82,7 +77,10 @@ class Parser {
   depth = 0;
   constructor(
     readonly L: LuaState,
-    readonly data: Uint8Array,
+    /** A copy of the text, to read. */
+    readonly data: Buffer,
+    /** The text's own address in Lua's memory (it stays on the stack meanwhile), to push its strings from. */
+    readonly source: number,
   ) {}
 
   byte(at: number): number {
@@ -91,10 +89,10 @@ class Parser {
   }
 
   fail(message: string): never {
-    lauxlib.luaL_where(this.L, 1);
-    lua.lua_pushstring(this.L, message);
-    lua.lua_concat(this.L, 2);
-    return lua.lua_error(this.L);
+    api._luaL_where(this.L, 1);
+    pushText(this.L, message);
+    api._lua_concat(this.L, 2);
+    return raise(this.L);
   }
 
   expected(what: string, token: Token): never {
@@ -103,11 +101,16 @@ class Parser {
   }
 
   next(): Token {
-    let ch = this.byte(this.index);
-    while (ch === 32 || ch === 9 || ch === 10 || ch === 13) ch = this.byte(++this.index);
-    const start = this.index;
-    const punctuation = PUNCTUATION[ch];
+    const { data } = this;
+    let start = this.index;
+    let ch = start < data.length ? (data[start] ?? 0) : 0;
+    while (ch === 32 || ch === 9 || ch === 10 || ch === 13) {
+      start += 1;
+      ch = start < data.length ? (data[start] ?? 0) : 0;
+    }
+    this.index = start;
     if (ch === 0) return { type: T.End, index: start, value: null };
+    const punctuation = PUNCTUATION[ch];
     if (punctuation !== undefined) {
       this.index += 1;
       return { type: punctuation, index: start, value: null };
@@ -148,9 +151,13 @@ class Parser {
     const start = this.index;
     let end = start;
     while (end < data.length && NUMBER_BYTES[data[end] ?? 0] === 1) end += 1;
-    let candidate = '';
-    for (let at = start; at < end; at += 1) candidate += String.fromCharCode(data[at] ?? 0);
-    const text = DECIMAL.test(candidate) ? candidate : STRTOD.exec(candidate)?.[0];
+    const candidate = data.toString('latin1', start, end);
+    if (DECIMAL.test(candidate)) {
+      // A plain JSON number (a generation): Number() reads it as strtod does.
+      this.index += candidate.length;
+      return { type: T.Number, index: start, value: Number(candidate) };
+    }
+    const text = STRTOD.exec(candidate)?.[0];
     if (text === undefined) return { type: T.Error, index: start, value: 'invalid number' };
     this.index += text.length;
     return { type: T.Number, index: start, value: strtod(text) };
@@ -164,11 +171,7 @@ class Parser {
     while (at < data.length && data[at] !== 34 && data[at] !== 92 && data[at] !== 0) at += 1;
     if (at < data.length && data[at] === 34) {
       this.index = at + 1;
-      return {
-        type: T.String,
-        index: open,
-        value: new Uint8Array(data.buffer, data.byteOffset + open + 1, at - open - 1),
-      };
+      return { type: T.String, index: open, value: null, size: at - open - 1 };
     }
     const out: number[] = [...data.subarray(open + 1, at)];
     this.index = at;
@@ -221,9 +224,15 @@ class Parser {
     return true;
   }
 
+  /** Pushes a string token's value. */
+  push(token: Token): void {
+    if (token.size === undefined) pushBytes(this.L, token.value as Uint8Array);
+    else api._lua_pushlstring(this.L, this.source + token.index + 1, token.size);
+  }
+
   descend(): void {
     this.depth += 1;
-    if (this.depth > MAX_DEPTH || !lua.lua_checkstack(this.L, 3))
+    if (this.depth > MAX_DEPTH || api._lua_checkstack(this.L, 3) === 0)
       this.fail(`Found too many nested data structures (${this.depth}) at character ${this.index}`);
   }
 
@@ -231,16 +240,16 @@ class Parser {
     const { L } = this;
     switch (token.type) {
       case T.String:
-        pushBytes(L, token.value as Uint8Array);
+        this.push(token);
         return;
       case T.Number:
-        lua.lua_pushnumber(L, token.value as number);
+        api._lua_pushnumber(L, token.value as number);
         return;
       case T.Boolean:
-        lua.lua_pushboolean(L, token.value as boolean);
+        api._lua_pushboolean(L, token.value === true ? 1 : 0);
         return;
       case T.Null:
-        lua.lua_pushlightuserdata(L, JSON_NULL);
+        api._lua_pushlightuserdata(L, JSON_NULL);
         return;
       case T.ObjBegin:
         this.object();
@@ -256,7 +265,7 @@ class Parser {
   object(): void {
     const { L } = this;
     this.descend();
-    lua.lua_createtable(L, 0, 0);
+    api._lua_createtable(L, 0, 0);
     let token = this.next();
     if (token.type === T.ObjEnd) {
       this.depth -= 1;
@@ -264,11 +273,11 @@ class Parser {
     }
     for (;;) {
       if (token.type !== T.String) this.expected('object key string', token);
-      pushKey(L, token.value as Uint8Array);
+      this.push(token);
       token = this.next();
       if (token.type !== T.Colon) this.expected('colon', token);
       this.value(this.next());
-      lua.lua_rawset(L, -3);
+      api._lua_rawset(L, -3);
       token = this.next();
       if (token.type === T.ObjEnd) {
         this.depth -= 1;
@@ -282,7 +291,7 @@ class Parser {
   array(): void {
     const { L } = this;
     this.descend();
-    lua.lua_createtable(L, 0, 0);
+    api._lua_createtable(L, 0, 0);
     let token = this.next();
     if (token.type === T.ArrEnd) {
       this.depth -= 1;
@@ -290,7 +299,7 @@ class Parser {
     }
     for (let i = 1; ; i += 1) {
       this.value(token);
-      lua.lua_rawseti(L, -2, i);
+      api._lua_rawseti(L, -2, integer(i));
       token = this.next();
       if (token.type === T.ArrEnd) {
         this.depth -= 1;
@@ -316,17 +325,17 @@ function strtod(text: string): number {
 
 /** `cjson.decode(text)`: pushes the value, or raises lua-cjson's error. */
 export function decode(L: LuaState): number {
-  if (lua.lua_gettop(L) !== 1) {
-    lauxlib.luaL_where(L, 1);
-    lua.lua_pushstring(L, "bad argument #1 to 'decode' (expected 1 argument)");
-    lua.lua_concat(L, 2);
-    lua.lua_error(L);
+  if (api._lua_gettop(L) !== 1) {
+    api._luaL_where(L, 1);
+    pushText(L, "bad argument #1 to 'decode' (expected 1 argument)");
+    api._lua_concat(L, 2);
+    raise(L);
   }
-  const type = lua.lua_type(L, 1);
-  const text = type === lua.LUA_TSTRING || type === lua.LUA_TNUMBER ? lua.lua_tolstring(L, 1) : null;
-  const parser = new Parser(L, text ?? new Uint8Array());
+  const type = api._lua_type(L, 1);
+  const text = type === LUA_TSTRING || type === LUA_TNUMBER ? bytesAt(L, 1) : null;
+  const parser = new Parser(L, text ?? Buffer.alloc(0), text === null ? 0 : stringAt(L, 1)[0]);
   if (text === null) parser.fail("bad argument #1 to 'decode' (string expected)");
-  const data = text ?? new Uint8Array();
+  const data = text ?? Buffer.alloc(0);
   if (data.length >= 2 && (data[0] === 0 || data[1] === 0))
     parser.fail('JSON parser does not support UTF-16 or UTF-32');
   parser.value(parser.next());
@@ -374,45 +383,45 @@ function number14(n: number): string {
  */
 export function encode(L: LuaState): number {
   const fail = (message: string): never => {
-    lauxlib.luaL_where(L, 1);
-    lua.lua_pushstring(L, message);
-    lua.lua_concat(L, 2);
-    return lua.lua_error(L);
+    api._luaL_where(L, 1);
+    pushText(L, message);
+    api._lua_concat(L, 2);
+    return raise(L);
   };
   const bytesOf = (text: string): Uint8Array => Uint8Array.from(text, (c) => c.charCodeAt(0));
   const textAt = (index: number, depth: number): string => {
-    const type = lua.lua_type(L, index);
-    if (type === lua.LUA_TNIL) return 'null';
-    if (type === lua.LUA_TBOOLEAN) return lua.lua_toboolean(L, index) ? 'true' : 'false';
-    if (type === lua.LUA_TNUMBER) {
-      const n = lua.lua_tonumber(L, index);
+    const type = api._lua_type(L, index);
+    if (type === LUA_TNIL) return 'null';
+    if (type === LUA_TBOOLEAN) return api._lua_toboolean(L, index) !== 0 ? 'true' : 'false';
+    if (type === LUA_TNUMBER) {
+      const n = api._lua_tonumberx(L, index, 0);
       if (!Number.isFinite(n)) return fail('Cannot serialise number: must not be NaN or Inf');
       return number14(n);
     }
-    if (type === lua.LUA_TSTRING) return quote(lua.lua_tolstring(L, index) ?? new Uint8Array());
-    if (type === lua.LUA_TLIGHTUSERDATA && lua.lua_touserdata(L, index) === JSON_NULL) return 'null';
-    if (type !== lua.LUA_TTABLE) return fail(`Cannot serialise ${typeName(type)}: type not supported`);
+    if (type === LUA_TSTRING) return quote(bytesAt(L, index) ?? new Uint8Array());
+    if (type === LUA_TLIGHTUSERDATA && api._lua_touserdata(L, index) === JSON_NULL) return 'null';
+    if (type !== LUA_TTABLE) return fail(`Cannot serialise ${typeName(type)}: type not supported`);
     if (depth > MAX_DEPTH) return fail(`Cannot serialise, excessive nesting (${depth})`);
-    const table = lua.lua_gettop(L) + 1;
-    lua.lua_pushvalue(L, index);
+    const table = api._lua_gettop(L) + 1;
+    api._lua_pushvalue(L, index);
     const entries: Array<[string | number, string]> = [];
     let arrayLike = true;
     let max = 0;
-    lua.lua_pushnil(L);
-    while (lua.lua_next(L, table)) {
-      const keyType = lua.lua_type(L, -2);
-      const key = keyType === lua.LUA_TNUMBER ? lua.lua_tonumber(L, -2) : undefined;
+    api._lua_pushnil(L);
+    while (api._lua_next(L, table) !== 0) {
+      const keyType = api._lua_type(L, -2);
+      const key = keyType === LUA_TNUMBER ? api._lua_tonumberx(L, -2, 0) : undefined;
       if (key !== undefined && Number.isInteger(key) && key >= 1) max = Math.max(max, key);
       else arrayLike = false;
-      if (keyType !== lua.LUA_TNUMBER && keyType !== lua.LUA_TSTRING)
+      if (keyType !== LUA_TNUMBER && keyType !== LUA_TSTRING)
         return fail('Cannot serialise table: table key must be a number or string');
-      lua.lua_pushvalue(L, -2);
-      const name = String.fromCharCode(...(lua.lua_tolstring(L, -1) ?? []));
-      lua.lua_settop(L, -2);
-      entries.push([key ?? name, textAt(lua.lua_gettop(L), depth + 1)]);
-      lua.lua_settop(L, -2);
+      api._lua_pushvalue(L, -2);
+      const name = String.fromCharCode(...(bytesAt(L, -1) ?? []));
+      api._lua_settop(L, -2);
+      entries.push([key ?? name, textAt(api._lua_gettop(L), depth + 1)]);
+      api._lua_settop(L, -2);
     }
-    lua.lua_settop(L, table - 1);
+    api._lua_settop(L, table - 1);
     if (entries.length === 0) return '{}';
     if (arrayLike) {
       if (max > entries.length * 2 && max > 10) return fail('Cannot serialise table: excessively sparse array');
@@ -425,7 +434,7 @@ export function encode(L: LuaState): number {
       .join(',')}}`;
   };
   const text = textAt(1, 1);
-  lua.lua_pushstring(L, bytesOf(text));
+  pushBytes(L, bytesOf(text));
   return 1;
 }
 

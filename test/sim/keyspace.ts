@@ -1,13 +1,30 @@
 // The simulated Redis: a keyspace of strings and hashes on which the store's scripts run from their own Lua source
-// (in fengari, a Lua VM in JavaScript), with Redis 7's conversions, errors and libraries, and each reply as
+// (in Lua 5.4 compiled to WebAssembly, lua.ts), with Redis 7's conversions, errors and libraries, and each reply as
 // node-redis (RESP2) hands it to the store. The differential test (test/stores/redis/keyspace.differential.test.ts)
-// holds it equal to a real redis-server.
+// holds it equal to a real redis-server. Where Lua 5.4 still differs from Redis's 5.1, the store's scripts do not
+// look: a float that holds an integer prints as `3.0` (Redis: `3`), and 5.1's deprecated functions are missing.
 import { createHash } from 'node:crypto';
-import { lauxlib, lua, lualib, to_luastring, type LuaState } from 'fengari';
-import { pushsvalue2s } from 'fengari/src/lobject.js';
-import { luaS_bless, type TString } from 'fengari/src/lstring.js';
 import { SimpleError } from 'redis';
 import { JSON_NULL, decode, encode } from './cjson.js';
+import {
+  LUA_OK,
+  LUA_REGISTRYINDEX,
+  LUA_RIDX_GLOBALS,
+  LUA_TBOOLEAN,
+  LUA_TNIL,
+  LUA_TNUMBER,
+  LUA_TSTRING,
+  LUA_TTABLE,
+  api,
+  cFunction,
+  cString,
+  integer,
+  load,
+  pushText,
+  raise,
+  textAt,
+  type LuaState,
+} from './lua.js';
 
 /** What a keyspace holds: strings and hashes. */
 export type Data = ReadonlyMap<string, string | ReadonlyMap<string, string>>;
@@ -21,64 +38,103 @@ const OK = { ok: 'OK' } as const;
 
 /** Redis's command table for what the scripts call: arity (negative: at least) and the command. */
 const COMMANDS: Readonly<Record<string, readonly [number, (space: Keyspace, args: readonly string[]) => Reply]>> = {
-  get: [2, (space, [, key = '']) => stringAt(space, key) ?? null],
+  get: [2, (space, args) => stringAt(space, args[1] ?? '') ?? null],
   set: [-3, (space, args) => (args.length === 3 ? (space.data.set(args[1] ?? '', args[2] ?? ''), OK) : SYNTAX)],
   del: [-2, (space, args) => args.slice(1).filter((key) => space.data.delete(key)).length],
-  hget: [3, (space, [, key = '', field = '']) => hashAt(space, key, (hash) => hash?.get(field) ?? null)],
-  hexists: [3, (space, [, key = '', field = '']) => hashAt(space, key, (hash) => (hash?.has(field) ? 1 : 0))],
-  hgetall: [2, (space, [, key = '']) => hashAt(space, key, (hash) => [...(hash ?? new Map<string, string>())].flat())],
+  hget: [
+    3,
+    (space, args) => {
+      const hash = hashAt(space, args[1] ?? '');
+      return hash === false ? WRONGTYPE : (hash?.get(args[2] ?? '') ?? null);
+    },
+  ],
+  hexists: [
+    3,
+    (space, args) => {
+      const hash = hashAt(space, args[1] ?? '');
+      return hash === false ? WRONGTYPE : hash?.has(args[2] ?? '') === true ? 1 : 0;
+    },
+  ],
+  hgetall: [
+    2,
+    (space, args) => {
+      const hash = hashAt(space, args[1] ?? '');
+      if (hash === false) return WRONGTYPE;
+      const items: string[] = [];
+      for (const [field, value] of hash ?? []) items.push(field, value);
+      return items;
+    },
+  ],
   hset: [
     -4,
-    (space, [, key = '', ...pairs]) => {
-      if (pairs.length % 2 === 1) return { err: "ERR wrong number of arguments for 'hset' command" };
-      return hashAt(space, key, (found) => {
-        const hash = found ?? new Map<string, string>();
-        space.data.set(key, hash);
-        let created = 0;
-        for (let i = 0; i < pairs.length; i += 2) {
-          if (!hash.has(pairs[i] ?? '')) created += 1;
-          hash.set(pairs[i] ?? '', pairs[i + 1] ?? '');
-        }
-        return created;
-      });
+    (space, args) => {
+      if (args.length % 2 === 1) return { err: "ERR wrong number of arguments for 'hset' command" };
+      const key = args[1] ?? '';
+      const found = hashAt(space, key);
+      if (found === false) return WRONGTYPE;
+      const hash = found ?? new Map<string, string>();
+      space.data.set(key, hash);
+      let created = 0;
+      for (let i = 2; i < args.length; i += 2) {
+        if (!hash.has(args[i] ?? '')) created += 1;
+        hash.set(args[i] ?? '', args[i + 1] ?? '');
+      }
+      return created;
     },
   ],
   hdel: [
     -3,
-    (space, [, key = '', ...fields]) =>
-      hashAt(space, key, (hash) => {
-        if (hash === undefined) return 0;
-        const removed = fields.filter((field) => hash.delete(field)).length;
-        if (hash.size === 0) space.data.delete(key);
-        return removed;
-      }),
+    (space, args) => {
+      const key = args[1] ?? '';
+      const hash = hashAt(space, key);
+      if (hash === false) return WRONGTYPE;
+      if (hash === undefined) return 0;
+      const removed = args.slice(2).filter((field) => hash.delete(field)).length;
+      if (hash.size === 0) space.data.delete(key);
+      return removed;
+    },
   ],
   publish: [
     3,
-    (space, [, channel = '', message = '']) => {
-      const received = space.onPublish?.(channel, message);
+    (space, args) => {
+      const received = space.onPublish?.(args[1] ?? '', args[2] ?? '');
       return typeof received === 'number' ? received : 0;
     },
   ],
-  info: [-1, (space, [, ...sections]) => infoOf(space.runId, sections)],
+  info: [-1, (space, args) => infoOf(space.runId, args)],
 };
 const SYNTAX = { err: 'ERR syntax error' } as const;
+/** The command table by name, lower and upper case (as the scripts write them): a lookup without a copy. */
+const BY_NAME = new Map(
+  Object.entries(COMMANDS).flatMap(([name, entry]) => [
+    [name, entry],
+    [name.toUpperCase(), entry],
+  ]),
+);
 
 function stringAt(space: Keyspace, key: string): string | undefined | typeof WRONGTYPE {
   const value = space.data.get(key);
   return typeof value === 'object' ? WRONGTYPE : value;
 }
 
-function hashAt(space: Keyspace, key: string, use: (hash: Map<string, string> | undefined) => Reply): Reply {
+/** The hash at `key`: undefined when there is none, false when the key holds a string. */
+function hashAt(space: Keyspace, key: string): Map<string, string> | undefined | false {
   const value = space.data.get(key);
-  return typeof value === 'string' ? WRONGTYPE : use(value);
+  return typeof value === 'string' ? false : value;
 }
 
 const infos = new Map<string, string>();
-/** `INFO server` as Redis 7.0 lays it out (the fields the scripts could read; `run_id` is the one they do). */
-function infoOf(runId: string, sections: readonly string[]): string {
-  const names = sections.length === 0 ? ['default'] : sections.map((section) => section.toLowerCase());
-  if (!names.some((name) => ['server', 'default', 'all', 'everything'].includes(name))) return '';
+const SERVER_SECTIONS = new Set(['server', 'default', 'all', 'everything']);
+/**
+ * `INFO server` as Redis 7.0 lays it out (the fields the scripts could read; `run_id` is the one they do). `args`:
+ * the command, then the sections (none: the default ones).
+ */
+function infoOf(runId: string, args: readonly string[]): string {
+  let server = args.length === 1;
+  for (let index = 1; index < args.length && !server; index += 1) {
+    server = SERVER_SECTIONS.has((args[index] ?? '').toLowerCase());
+  }
+  if (!server) return '';
   let text = infos.get(runId);
   if (text === undefined) {
     const fields = [
@@ -96,55 +152,18 @@ function infoOf(runId: string, sections: readonly string[]): string {
 
 // One Lua state for the process, as Redis has one per server: the scripts' own state is only their globals, which
 // no script writes (Redis refuses it, and so does this state).
-const L: LuaState = lauxlib.luaL_newstate();
-const REGISTRY = lua.LUA_REGISTRYINDEX;
-// Texts and their bytes, both ways: the same keys, ids and values pass at every call, and a Lua string keeps the
-// array it was pushed with (pushText pushes the same Lua string for the same text), so each is mostly a lookup.
-const strings = new Map<string, TString>();
-const decoded = new WeakMap<Uint8Array, string>();
-function bytes(text: string): Uint8Array {
-  return Buffer.from(text, 'utf8');
-}
-function textOf(data: Uint8Array): string {
-  const known = decoded.get(data);
-  if (known !== undefined) return known;
-  // A string Lua made (a match, a field of a decoded record): short ones are ASCII, read without a Buffer.
-  if (data.length <= 64) {
-    let text = '';
-    for (const byte of data) {
-      if (byte >= 0x80) return Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8');
-      text += String.fromCharCode(byte);
-    }
-    return text;
-  }
-  return Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8');
-}
-function pushText(text: string): void {
-  let string = strings.get(text);
-  if (string === undefined) {
-    if (strings.size >= 50_000) strings.clear();
-    const data = bytes(text);
-    string = luaS_bless(L, data);
-    strings.set(text, string);
-    decoded.set(data, text);
-  }
-  pushsvalue2s(L, string);
-}
-const KEYS = to_luastring('KEYS');
-const ARGV = to_luastring('ARGV');
-const ERR = to_luastring('err');
-const OK_FIELD = to_luastring('ok');
-const SOURCE = to_luastring('source');
-const LINE = to_luastring('line');
+const L: LuaState = api._luaL_newstate();
+const ERR = cString('err');
+const OK_FIELD = cString('ok');
 let current: Keyspace | undefined;
 /** A JavaScript error thrown while a script ran, to rethrow when it ends. */
 let escaped: { readonly error: unknown } | undefined;
 
 function luaError(message: string): never {
-  lua.lua_createtable(L, 0, 1);
-  lua.lua_pushstring(L, bytes(message));
-  lua.lua_setfield(L, -2, ERR);
-  return lua.lua_error(L);
+  api._lua_createtable(L, 0, 1);
+  pushText(L, message);
+  api._lua_setfield(L, -2, ERR);
+  return raise(L);
 }
 
 /** Redis 7.0's `%.17g` for a number handed to a command. */
@@ -161,55 +180,58 @@ function numberArgument(n: number): string {
 const isArray = (reply: Reply): reply is readonly string[] => Array.isArray(reply);
 
 function pushReply(reply: Reply): void {
-  if (reply === null) lua.lua_pushboolean(L, false);
-  else if (typeof reply === 'string') pushText(reply);
-  else if (typeof reply === 'number') lua.lua_pushinteger(L, reply);
+  if (reply === null) api._lua_pushboolean(L, 0);
+  else if (typeof reply === 'string') pushText(L, reply);
+  else if (typeof reply === 'number') api._lua_pushinteger(L, integer(reply));
   else if (isArray(reply)) {
-    lua.lua_createtable(L, reply.length, 0);
-    reply.forEach((item, index) => {
-      pushText(item);
-      lua.lua_rawseti(L, -2, index + 1);
-    });
+    api._lua_createtable(L, reply.length, 0);
+    for (let index = 0; index < reply.length; index += 1) {
+      pushText(L, reply[index] ?? '');
+      api._lua_rawseti(L, -2, integer(index + 1));
+    }
   } else {
     const field = 'ok' in reply ? OK_FIELD : ERR;
-    lua.lua_createtable(L, 0, 1);
-    lua.lua_pushstring(L, bytes('ok' in reply ? reply.ok : reply.err));
-    lua.lua_setfield(L, -2, field);
+    api._lua_createtable(L, 0, 1);
+    pushText(L, 'ok' in reply ? reply.ok : reply.err);
+    api._lua_setfield(L, -2, field);
   }
+}
+
+/** A command's error: raised by `redis.call`, returned as `{err=...}` by `redis.pcall`. */
+function fail(raise: boolean, message: string): number {
+  if (raise) return luaError(message);
+  pushReply({ err: message });
+  return 1;
 }
 
 /** `redis.call` (an error raised) and `redis.pcall` (an error returned as `{err=...}`). */
 function command(raise: boolean) {
   return (state: LuaState): number => {
-    const fail = (message: string): number => {
-      if (raise) return luaError(message);
-      pushReply({ err: message });
-      return 1;
-    };
-    const count = lua.lua_gettop(state);
-    if (count === 0) return fail('ERR Please specify at least one argument for this redis lib call');
+    const count = api._lua_gettop(state);
+    if (count === 0) return fail(raise, 'ERR Please specify at least one argument for this redis lib call');
     const args: string[] = [];
     for (let index = 1; index <= count; index += 1) {
-      const type = lua.lua_type(state, index);
-      if (type === lua.LUA_TNUMBER) args.push(numberArgument(lua.lua_tonumber(state, index)));
-      else if (type === lua.LUA_TSTRING) args.push(textOf(lua.lua_tolstring(state, index) ?? new Uint8Array()));
-      else return fail('ERR Lua redis lib command arguments must be strings or integers');
+      const type = api._lua_type(state, index);
+      if (type === LUA_TNUMBER) args.push(numberArgument(api._lua_tonumberx(state, index, 0)));
+      else if (type === LUA_TSTRING) args.push(textAt(state, index) ?? '');
+      else return fail(raise, 'ERR Lua redis lib command arguments must be strings or integers');
     }
-    const found = COMMANDS[(args[0] ?? '').toLowerCase()];
-    if (found === undefined) return fail('ERR Unknown Redis command called from script');
+    const name = args[0] ?? '';
+    const found = BY_NAME.get(name) ?? BY_NAME.get(name.toLowerCase());
+    if (found === undefined) return fail(raise, 'ERR Unknown Redis command called from script');
     const [arity, run] = found;
     if ((arity > 0 && arity !== count) || count < -arity)
-      return fail('ERR Wrong number of args calling Redis command from script');
+      return fail(raise, 'ERR Wrong number of args calling Redis command from script');
     let reply: Reply;
     try {
       if (current === undefined) throw new Error('redis.call outside of a script');
       reply = run(current, args);
     } catch (error) {
-      // A JavaScript error (onPublish's, say) would be swallowed by fengari: it ends the script, and eval throws it.
+      // A JavaScript error (onPublish's, say) must not unwind through Lua: it ends the script, and eval throws it.
       escaped ??= { error };
       return luaError('ERR the simulated Redis failed');
     }
-    if (reply !== null && typeof reply === 'object' && 'err' in reply) return fail(reply.err);
+    if (reply !== null && typeof reply === 'object' && 'err' in reply) return fail(raise, reply.err);
     pushReply(reply);
     return 1;
   };
@@ -218,48 +240,39 @@ function command(raise: boolean) {
 /** A global that does not exist, read or written: refused as Redis refuses it. */
 function refuse(message: (name: string) => string) {
   return (state: LuaState): number => {
-    lauxlib.luaL_where(state, 1);
-    lua.lua_pushstring(state, bytes(message(textOf(lua.lua_tolstring(state, 2) ?? new Uint8Array()))));
-    lua.lua_concat(state, 2);
-    return lua.lua_error(state);
+    api._luaL_where(state, 1);
+    pushText(state, message(textAt(state, 2) ?? ''));
+    api._lua_concat(state, 2);
+    return raise(state);
   };
 }
 
-function load(source: string, name: string): number {
-  const code = bytes(source);
-  if (lauxlib.luaL_loadbuffer(L, code, code.length, name) !== lua.LUA_OK) {
-    throw new Error(`the simulated Redis could not compile ${name}: ${textOf(lua.lua_tolstring(L, -1) ?? bytes('?'))}`);
-  }
-  return lauxlib.luaL_ref(L, REGISTRY);
-}
-
 // Redis's libraries (base, table, string, math, cjson; not bit, struct or cmsgpack, which no script uses), its `redis`
-// table, its error handler (which adds where the error was; fengari's functions in JavaScript are what Redis's in C
-// are, 'J' where Redis says 'C') and its protection of the globals.
+// table, its error handler (which adds where the error was) and its protection of the globals.
 for (const [name, open] of [
-  ['_G', lualib.luaopen_base],
-  ['table', lualib.luaopen_table],
-  ['string', lualib.luaopen_string],
-  ['math', lualib.luaopen_math],
-  ['debug', lualib.luaopen_debug],
+  ['_G', api._luaopen_base],
+  ['table', api._luaopen_table],
+  ['string', api._luaopen_string],
+  ['math', api._luaopen_math],
+  ['debug', api._luaopen_debug],
 ] as const) {
-  lauxlib.luaL_requiref(L, name, open, true);
-  lua.lua_settop(L, 0);
+  api._luaL_requiref(L, cString(name), cFunction(open), 1);
+  api._lua_settop(L, 0);
 }
-lua.lua_createtable(L, 0, 3);
-lua.lua_pushjsfunction(L, decode);
-lua.lua_setfield(L, -2, 'decode');
-lua.lua_pushjsfunction(L, encode);
-lua.lua_setfield(L, -2, 'encode');
-lua.lua_pushlightuserdata(L, JSON_NULL);
-lua.lua_setfield(L, -2, 'null');
-lua.lua_setglobal(L, 'cjson');
-lua.lua_createtable(L, 0, 2);
-lua.lua_pushjsfunction(L, command(true));
-lua.lua_setfield(L, -2, 'call');
-lua.lua_pushjsfunction(L, command(false));
-lua.lua_setfield(L, -2, 'pcall');
-lua.lua_setglobal(L, 'redis');
+api._lua_createtable(L, 0, 3);
+api._lua_pushcclosure(L, cFunction(decode), 0);
+api._lua_setfield(L, -2, cString('decode'));
+api._lua_pushcclosure(L, cFunction(encode), 0);
+api._lua_setfield(L, -2, cString('encode'));
+api._lua_pushlightuserdata(L, JSON_NULL);
+api._lua_setfield(L, -2, cString('null'));
+api._lua_setglobal(L, cString('cjson'));
+api._lua_createtable(L, 0, 2);
+api._lua_pushcclosure(L, cFunction(command(true)), 0);
+api._lua_setfield(L, -2, cString('call'));
+api._lua_pushcclosure(L, cFunction(command(false)), 0);
+api._lua_setfield(L, -2, cString('pcall'));
+api._lua_setglobal(L, cString('redis'));
 const SETUP = `
 local dbg = debug
 debug = nil
@@ -267,7 +280,7 @@ print, loadfile, dofile = nil, nil, nil
 loadstring, unpack = load, table.unpack
 return function (err)
   local i = dbg.getinfo(2,'nSl')
-  if i and (i.what == 'C' or i.what == 'J') then
+  if i and i.what == 'C' then
     i = dbg.getinfo(3,'nSl')
   end
   if type(err) ~= 'table' then
@@ -280,26 +293,26 @@ return function (err)
   return err
 end
 `;
-lua.lua_rawgeti(L, REGISTRY, load(SETUP, '=setup'));
-lua.lua_pcall(L, 0, 1, 0);
-const HANDLER = lauxlib.luaL_ref(L, REGISTRY);
-lua.lua_rawgeti(L, REGISTRY, lua.LUA_RIDX_GLOBALS);
-lua.lua_createtable(L, 0, 2);
-lua.lua_pushjsfunction(
+if (load(L, SETUP, cString('=setup')) !== LUA_OK || api._lua_pcallk(L, 0, 1, 0, 0, 0) !== LUA_OK) {
+  throw new Error(`the simulated Redis could not start: ${textAt(L, -1) ?? '?'}`);
+}
+const HANDLER = BigInt(api._luaL_ref(L, LUA_REGISTRYINDEX));
+api._lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
+api._lua_createtable(L, 0, 2);
+api._lua_pushcclosure(
   L,
-  refuse((name) => `Script attempted to access nonexistent global variable '${name}'`),
+  cFunction(refuse((name) => `Script attempted to access nonexistent global variable '${name}'`)),
+  0,
 );
-lua.lua_setfield(L, -2, '__index');
-lua.lua_pushjsfunction(
-  L,
-  refuse(() => 'Attempt to modify a readonly table'),
-);
-lua.lua_setfield(L, -2, '__newindex');
-lua.lua_setmetatable(L, -2);
-const GLOBALS = lauxlib.luaL_ref(L, REGISTRY);
+api._lua_setfield(L, -2, cString('__index'));
+api._lua_pushcclosure(L, cFunction(refuse(() => 'Attempt to modify a readonly table')), 0);
+api._lua_setfield(L, -2, cString('__newindex'));
+api._lua_setmetatable(L, -2);
+const GLOBALS = BigInt(api._luaL_ref(L, LUA_REGISTRYINDEX));
+const SCRIPT_NAME = cString('@user_script');
 
 interface Compiled {
-  readonly ref: number;
+  readonly ref: bigint;
   readonly sha: string;
 }
 /** Each script compiled once, as Redis caches it by its SHA1. */
@@ -309,26 +322,25 @@ function compile(script: string): Compiled {
   let found = compiled.get(script);
   if (found === undefined) {
     const sha = createHash('sha1').update(script).digest('hex');
-    const code = bytes(script);
-    if (lauxlib.luaL_loadbuffer(L, code, code.length, '@user_script') !== lua.LUA_OK) {
-      const message = textOf(lua.lua_tolstring(L, -1) ?? new Uint8Array());
-      lua.lua_settop(L, 0);
+    if (load(L, script, SCRIPT_NAME) !== LUA_OK) {
+      const message = textAt(L, -1) ?? '';
+      api._lua_settop(L, 0);
       throw new SimpleError(`ERR Error compiling script (new function): ${message}`);
     }
-    found = { ref: lauxlib.luaL_ref(L, REGISTRY), sha };
+    found = { ref: BigInt(api._luaL_ref(L, LUA_REGISTRYINDEX)), sha };
     compiled.set(script, found);
   }
   return found;
 }
 
-function setArray(globals: number, name: Uint8Array, items: readonly string[]): void {
-  lua.lua_pushstring(L, name);
-  lua.lua_createtable(L, items.length, 0);
-  items.forEach((item, index) => {
-    pushText(item);
-    lua.lua_rawseti(L, -2, index + 1);
-  });
-  lua.lua_rawset(L, globals);
+function setArray(globals: number, name: string, items: readonly string[]): void {
+  pushText(L, name);
+  api._lua_createtable(L, items.length, 0);
+  for (let index = 0; index < items.length; index += 1) {
+    pushText(L, items[index] ?? '');
+    api._lua_rawseti(L, -2, integer(index + 1));
+  }
+  api._lua_rawset(L, globals);
 }
 
 /** A C cast of a double to `long long` on x86-64 (out of range: the "integer indefinite" value). */
@@ -338,6 +350,8 @@ function longLong(n: number): bigint {
 
 /** An integer reply as node-redis reads it: digit by digit into a double (beyond 2^53 each step rounds). */
 function integerReply(n: number): number {
+  // Most replies are small integers (generations, renewal numbers): the same number (+0 for -0).
+  if (Number.isSafeInteger(n)) return n + 0;
   const value = longLong(n);
   if (value >= -(2n ** 53n) && value <= 2n ** 53n) return Number(value);
   let result = 0;
@@ -346,67 +360,62 @@ function integerReply(n: number): number {
   return value < 0n ? -result : result;
 }
 
+/** Pushes the field `name` of the table at `table` (no metamethod), and returns its type. */
+function field(table: number, name: string): number {
+  pushText(L, name);
+  return api._lua_rawget(L, table);
+}
+
 /** Redis's reply for the Lua value at `index` (its rules, luaReplyToRedisReply), then node-redis's value for it. */
 function replyAt(index: number, top: boolean): unknown {
-  switch (lua.lua_type(L, index)) {
-    case lua.LUA_TSTRING:
-      return textOf(lua.lua_tolstring(L, index) ?? new Uint8Array());
-    case lua.LUA_TNUMBER:
-      return integerReply(lua.lua_tonumber(L, index));
-    case lua.LUA_TBOOLEAN:
-      return lua.lua_toboolean(L, index) ? 1 : null;
-    case lua.LUA_TTABLE:
+  switch (api._lua_type(L, index)) {
+    case LUA_TSTRING:
+      return textAt(L, index) ?? '';
+    case LUA_TNUMBER:
+      return integerReply(api._lua_tonumberx(L, index, 0));
+    case LUA_TBOOLEAN:
+      return api._lua_toboolean(L, index) !== 0 ? 1 : null;
+    case LUA_TTABLE:
       break;
     default:
       return null;
   }
-  const table = index < 0 ? lua.lua_gettop(L) + 1 + index : index;
-  lua.lua_pushstring(L, ERR);
-  if (lua.lua_rawget(L, table) === lua.LUA_TSTRING) {
-    const error = textOf(lua.lua_tolstring(L, -1) ?? new Uint8Array()).replace(/[\r\n]/g, ' ');
-    lua.lua_settop(L, -2);
+  const table = index < 0 ? api._lua_gettop(L) + 1 + index : index;
+  if (field(table, 'err') === LUA_TSTRING) {
+    const error = (textAt(L, -1) ?? '').replace(/[\r\n]/g, ' ');
+    api._lua_settop(L, -2);
     if (top) throw new SimpleError(error);
     return new SimpleError(error);
   }
-  lua.lua_settop(L, -2);
-  lua.lua_pushstring(L, OK_FIELD);
-  if (lua.lua_rawget(L, table) === lua.LUA_TSTRING) {
-    const status = textOf(lua.lua_tolstring(L, -1) ?? new Uint8Array()).replace(/[\r\n]/g, ' ');
-    lua.lua_settop(L, -2);
+  api._lua_settop(L, -2);
+  if (field(table, 'ok') === LUA_TSTRING) {
+    const status = (textAt(L, -1) ?? '').replace(/[\r\n]/g, ' ');
+    api._lua_settop(L, -2);
     return status;
   }
-  lua.lua_settop(L, -2);
+  api._lua_settop(L, -2);
   const items: unknown[] = [];
-  for (let j = 1; lua.lua_rawgeti(L, table, j) !== lua.LUA_TNIL; j += 1) {
+  for (let j = 1; api._lua_rawgeti(L, table, integer(j)) !== LUA_TNIL; j += 1) {
     items.push(replyAt(-1, false));
-    lua.lua_settop(L, -2);
+    api._lua_settop(L, -2);
   }
-  lua.lua_settop(L, -2);
+  api._lua_settop(L, -2);
   return items;
 }
 
 let runningSha = '';
 /** A script's error (the handler's table on the top of the stack): its `err`, and where it was raised. */
 function raisedError(): SimpleError {
-  const table = lua.lua_gettop(L);
-  if (lua.lua_type(L, table) !== lua.LUA_TTABLE) return new SimpleError(`ERR Error running script ${runningSha}`);
-  lua.lua_pushstring(L, ERR);
-  lua.lua_rawget(L, table);
-  return new SimpleError(errorText(table));
-}
-
-/** A raised error's text (its `err` on the top of the stack), then where: `script: <sha>, on <source>:<line>.` */
-function errorText(table: number): string {
-  const message = textOf(lua.lua_tolstring(L, -1) ?? new Uint8Array());
-  lua.lua_pushstring(L, SOURCE);
-  lua.lua_rawget(L, table);
-  const source = lua.lua_tolstring(L, -1);
-  lua.lua_pushstring(L, LINE);
-  lua.lua_rawget(L, table);
-  const line = lua.lua_tolstring(L, -1);
-  lua.lua_settop(L, -3);
-  const where = source !== null && line !== null ? ` script: ${runningSha}, on ${textOf(source)}:${textOf(line)}.` : '';
-  return `${lua51(message)}${where}`.replace(/[\r\n]/g, ' ');
+  const table = api._lua_gettop(L);
+  if (api._lua_type(L, table) !== LUA_TTABLE) return new SimpleError(`ERR Error running script ${runningSha}`);
+  const message = field(table, 'err') === LUA_TNIL ? null : textAt(L, -1);
+  field(table, 'source');
+  const source = textAt(L, -1);
+  field(table, 'line');
+  const line = textAt(L, -1);
+  api._lua_settop(L, table);
+  const where = source !== null && line !== null ? ` script: ${runningSha}, on ${source}:${line}.` : '';
+  return new SimpleError(`${lua51(message ?? '')}${where}`.replace(/[\r\n]/g, ' '));
 }
 
 /** Lua 5.3's wording of a runtime error in Lua 5.1's (Redis's Lua), for the errors a script can raise. */
@@ -437,27 +446,27 @@ export class Keyspace {
    */
   eval(script: string, keys: readonly string[], args: readonly string[]): unknown {
     const { ref, sha } = compile(script);
-    lua.lua_settop(L, 0);
-    lua.lua_rawgeti(L, REGISTRY, HANDLER);
-    lua.lua_rawgeti(L, REGISTRY, GLOBALS);
-    setArray(2, KEYS, keys);
-    setArray(2, ARGV, args);
-    lua.lua_settop(L, 1);
-    lua.lua_rawgeti(L, REGISTRY, ref);
+    api._lua_settop(L, 0);
+    api._lua_rawgeti(L, LUA_REGISTRYINDEX, HANDLER);
+    api._lua_rawgeti(L, LUA_REGISTRYINDEX, GLOBALS);
+    setArray(2, 'KEYS', keys);
+    setArray(2, 'ARGV', args);
+    api._lua_settop(L, 1);
+    api._lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
     const previous = current;
     // eslint-disable-next-line @typescript-eslint/no-this-alias -- redis.call, called from Lua, acts on the keyspace whose script runs
     current = this;
     runningSha = sha;
     try {
       escaped = undefined;
-      const status = lua.lua_pcall(L, 0, 1, 1);
+      const status = api._lua_pcallk(L, 0, 1, 1, 0, 0);
       const failure = escaped as { readonly error: unknown } | undefined;
       if (failure !== undefined) throw failure.error;
-      if (status === lua.LUA_OK) return replyAt(2, true);
+      if (status === LUA_OK) return replyAt(2, true);
       throw raisedError();
     } finally {
       current = previous;
-      lua.lua_settop(L, 0);
+      api._lua_settop(L, 0);
     }
   }
 
@@ -475,5 +484,8 @@ export class Keyspace {
 }
 
 function copy(data: Data): Map<string, Value> {
-  return new Map([...data].map(([key, value]) => [key, typeof value === 'string' ? value : new Map(value)]));
+  // After every write, for each replica: a loop, not arrays of entries.
+  const result = new Map<string, Value>();
+  for (const [key, value] of data) result.set(key, typeof value === 'string' ? value : new Map(value));
+  return result;
 }

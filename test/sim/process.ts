@@ -1,7 +1,7 @@
 // One simulated process: its monotonic clock (its own rate and origin), its timers, its pauses, partitions and
 // crashes, and its connection to the simulated Redis (a RedisConnection, as the store's connection layer gives one).
 import type { Runtime } from '../../src/authority/runtime.js';
-import type { RedisConnection, RedisSubscription, RunResult } from '../../src/stores/redis/client.js';
+import type { RedisConnection, RedisSubscription, RunOptions, RunResult } from '../../src/stores/redis/client.js';
 import type { Prng } from './prng.js';
 import type { Deployment, RedisNode, Subscriber } from './redis.js';
 import type { Scheduler } from './scheduler.js';
@@ -119,19 +119,17 @@ export class SimProcess {
 
   /** Runs `run` now if the process runs, else when it resumes (in order); never after a crash. */
   whenRunning(run: () => void): void {
-    const wake = (): void => {
-      if (!this.alive) return;
-      if (this.#scheduler.now >= this.pausedUntil) return run();
-      // Deferred in order; resume() runs them at once if the pause ends early.
-      const entry = { done: false, run: wake };
-      this.#deferred.push(entry);
-      this.#scheduler.push(this.pausedUntil, () => {
-        if (entry.done) return;
-        entry.done = true;
-        wake();
-      });
-    };
-    wake();
+    if (!this.alive) return;
+    if (this.#scheduler.now >= this.pausedUntil) return run();
+    // Deferred in order; resume() runs them at once if the pause ends early. (The common case above makes no
+    // closure: this runs for every event of the process.)
+    const entry = { done: false, run: () => this.whenRunning(run) };
+    this.#deferred.push(entry);
+    this.#scheduler.push(this.pausedUntil, () => {
+      if (entry.done) return;
+      entry.done = true;
+      this.whenRunning(run);
+    });
   }
 
   /** Ends a pause now: what waited for it runs, in order. */
@@ -192,6 +190,53 @@ export class SimProcess {
     this.#scheduler.push(at + this.#rng.float() * TAKE_IN, () => this.whenRunning(deliver));
   }
 
+  /** Runs a command on `node` when it arrives there, and carries its answer back. */
+  #execute(
+    node: RedisNode,
+    script: string,
+    keys: readonly string[],
+    args: readonly string[],
+    wait: RunOptions['wait'],
+    /** When the command was sent, on this process's clock. */
+    sentAt: number,
+    resolve: (result: RunResult) => void,
+    reject: (error: unknown) => void,
+  ): void {
+    if (!this.alive || node.role === 'down') return;
+    // A stalled server runs the command when it wakes, in order.
+    if (this.#scheduler.now < node.stalledUntil) {
+      this.#scheduler.push(node.stalledUntil, () =>
+        this.#execute(node, script, keys, args, wait, sentAt, resolve, reject),
+      );
+      return;
+    }
+    const redis = this.#redis;
+    let reply: unknown;
+    try {
+      reply = redis.exec(node, script, keys, args);
+      this.onCommand?.(node.index, script, args, reply);
+    } catch (error) {
+      this.#answer(() => reject(error));
+      return;
+    }
+    if (wait === undefined) {
+      this.#answer(() => {
+        this.onAnswer(reply, this.local() - sentAt);
+        resolve({ reply });
+      });
+      return;
+    }
+    // 'majority': more than half of the replicas the primary has now (none: no wait), as INFO replication tells.
+    const have = redis.listedReplicas(node);
+    const required = wait.replicas === 'majority' ? (have === 0 ? 0 : Math.floor(have / 2) + 1) : wait.replicas;
+    redis.wait(node, required, wait.timeout, (replicas) =>
+      this.#answer(() => {
+        this.onAnswer(reply, this.local() - sentAt);
+        resolve({ reply, replicas, required });
+      }),
+    );
+  }
+
   #connection(): RedisConnection {
     const scheduler = this.#scheduler;
     const redis = this.#redis;
@@ -214,30 +259,7 @@ export class SimProcess {
           if (at === -1) return;
           at = Math.max(at, process.#toRedisAt);
           process.#toRedisAt = at;
-          const execute = (): void => {
-            if (!process.alive || node.role === 'down') return;
-            // A stalled server runs the command when it wakes, in order.
-            if (scheduler.now < node.stalledUntil) return scheduler.push(node.stalledUntil, execute);
-            let reply: unknown;
-            try {
-              reply = redis.exec(node, script, keys, args);
-              process.onCommand?.(node.index, script, args, reply);
-            } catch (error) {
-              return process.#answer(() => reject(error));
-            }
-            const answer = (result: RunResult): void =>
-              process.#answer(() => {
-                process.onAnswer(result.reply, process.local() - sentAt);
-                resolve(result);
-              });
-            const wait = options?.wait;
-            if (wait === undefined) return answer({ reply });
-            // 'majority': more than half of the replicas the primary has now (none: no wait), as INFO replication tells.
-            const have = redis.listedReplicas(node);
-            const required = wait.replicas === 'majority' ? (have === 0 ? 0 : Math.floor(have / 2) + 1) : wait.replicas;
-            redis.wait(node, required, wait.timeout, (replicas) => answer({ reply, replicas, required }));
-          };
-          scheduler.push(at, execute);
+          scheduler.push(at, () => process.#execute(node, script, keys, args, options?.wait, sentAt, resolve, reject));
         });
       },
       subscribe(channels, onMessage) {

