@@ -213,8 +213,10 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       // millisecond of it, either; a paused process may still take it in, which is then not counted).
       const late = took >= TIMING.commandTimeout - 1;
       if (id != null && !late) instance.seen.add(id);
-      // Another server: judged at the first answer from it that the store surely takes in.
-      if (instance.server?.runId === runId || (late && instance.server !== undefined)) return;
+      // Another server: judged at the first answer from it that the store surely takes in and judges the era by
+      // (a read, LOAD's 'value' or 'missing', starts the era only when nothing else did).
+      const read = head.status === 'value' || head.status === 'missing';
+      if (instance.server?.runId === runId || ((late || read) && instance.server !== undefined)) return;
       const { authority } = instance;
       const trusting = authority?.keyId === id && accepts(authority);
       instance.server = { runId, seenAt: instance.server === undefined ? -Infinity : scheduler.now, trusting };
