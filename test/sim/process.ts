@@ -29,6 +29,11 @@ export class SimProcess {
   alive = true;
   pausedUntil = 0;
   partition: Partition = { until: 0, drop: false, way: 'both' };
+  /**
+   * Until then its connection breaks and reconnects between a script and its WAIT: the count is unknown (the
+   * connection layer answers without one, as for a WAIT that failed).
+   */
+  waitUnknownUntil = 0;
   /** The node this process's client takes for the primary. */
   route: number;
   readonly runtime: Runtime;
@@ -46,6 +51,8 @@ export class SimProcess {
   readonly #sentinel: boolean;
   /** Every answer this process took in, for the world's bookkeeping (never for a decision). */
   onAnswer: (reply: unknown) => void = () => undefined;
+  /** A script run with WAIT: whether WAIT confirmed it on the replicas asked for (false when the count is unknown). */
+  onWait: (reply: unknown, confirmed: boolean) => void = () => undefined;
   /** Every command Redis ran for this process and its answer, for a replay's trace. */
   onCommand: ((node: number, script: string, args: readonly string[], reply: unknown) => void) | undefined;
 
@@ -221,10 +228,17 @@ export class SimProcess {
               });
             const wait = options?.wait;
             if (wait === undefined) return answer({ reply });
+            if (scheduler.now < process.waitUnknownUntil) {
+              process.onWait(reply, false);
+              return answer({ reply });
+            }
             // 'majority': more than half of the replicas the primary has now (none: no wait), as INFO replication tells.
             const have = redis.replicasOf(node).length;
             const required = wait.replicas === 'majority' ? (have === 0 ? 0 : Math.floor(have / 2) + 1) : wait.replicas;
-            redis.wait(node, required, wait.timeout, (replicas) => answer({ reply, replicas, required }));
+            redis.wait(node, required, wait.timeout, (replicas) => {
+              process.onWait(reply, replicas >= required);
+              answer({ reply, replicas, required });
+            });
           };
           scheduler.push(at, execute);
         });

@@ -18,7 +18,7 @@ import {
 } from './errors.js';
 import { Follower } from './follower.js';
 import { storeInternals, type WithInternals } from './internal.js';
-import { Lease, type Overwrite, type Seen } from './lease.js';
+import { Lease, MARKER_PREFIX, type Overwrite, type Seen } from './lease.js';
 import { Recollection, defaultGenerationFile, generationMemory } from './memory.js';
 import { resolveRedisOptions, type RedisSecretStoreOptions } from './options.js';
 import { ReplicaWait } from './replicas.js';
@@ -340,6 +340,9 @@ export class RedisSecretStore implements SecretStore {
       // when it held no trusted key before (the placeholder of an open() over the rollback marker).
       await this.#follower?.renewLeased();
       // A newer record seen by then (this process was frozen while other rotations went on): not current any more.
+      // The rollback marker is no rotation: Redis went back past this record, and no secret is current.
+      if (lease.highest.id.startsWith(MARKER_PREFIX))
+        throw uncertainError(this.key, 'Redis no longer holds it (it lost writes)');
       if (lease.highest.id !== record.id) throw supersededError(this.key);
       this.#link?.trustUntil(lease.saveResolved(), record.id);
       await remembered;
