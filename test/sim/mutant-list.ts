@@ -56,7 +56,7 @@ export const MUTANTS: readonly Mutant[] = [
     replace: 'this.#leaseUntil = sentAt + this.options.leaseMs;',
     what: 'Trust lasts the whole lease, with no margin for clocks that run at different rates.',
     ifSurvives:
-      "A gap: the world's clock rates stay within ±4 %, where the rotation's bound alone covers the drift (a lease trusted for 300 ms on a clock 4 % slow ends 312.5 ms later, the bound of 330 ms on one 4 % fast 317.3 ms later). Rates 10 % apart, the documented bound (±5 %), with a renewal sent just before the save ran, leave a window of about 1.5 ms.",
+      "A gap: the world's clock rates stay within ±3 % (room for a 10 ms step of a process's clock within the documented bound), where the rotation's bound alone covers the drift (a lease trusted for 300 ms on a clock 3 % slow ends 309.3 ms later, the bound of 330 ms on one 3 % fast 320.4 ms later). Rates 10 % apart, the documented bound (±5 %), with a renewal sent just before the save ran, leave a window of about 1.5 ms.",
   },
   {
     id: 'lease-adds-drift',
