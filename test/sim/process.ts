@@ -52,7 +52,7 @@ export class SimProcess {
   /** Every answer this process took in, for the world's bookkeeping (never for a decision). */
   onAnswer: (reply: unknown) => void = () => undefined;
   /** A script run with WAIT: whether WAIT confirmed it on the replicas asked for (false when the count is unknown). */
-  onWait: (reply: unknown, confirmed: boolean) => void = () => undefined;
+  onWait: (args: readonly string[], reply: unknown, confirmed: boolean) => void = () => undefined;
   /** Every command Redis ran for this process and its answer, for a replay's trace. */
   onCommand: ((node: number, script: string, args: readonly string[], reply: unknown) => void) | undefined;
 
@@ -229,14 +229,14 @@ export class SimProcess {
             const wait = options?.wait;
             if (wait === undefined) return answer({ reply });
             if (scheduler.now < process.waitUnknownUntil) {
-              process.onWait(reply, false);
+              process.onWait(args, reply, false);
               return answer({ reply });
             }
             // 'majority': more than half of the replicas the primary has now (none: no wait), as INFO replication tells.
             const have = redis.replicasOf(node).length;
             const required = wait.replicas === 'majority' ? (have === 0 ? 0 : Math.floor(have / 2) + 1) : wait.replicas;
             redis.wait(node, required, wait.timeout, (replicas) => {
-              process.onWait(reply, replicas >= required);
+              process.onWait(args, reply, replicas >= required);
               answer({ reply, replicas, required });
             });
           };

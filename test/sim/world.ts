@@ -205,9 +205,10 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
   }
   function start(instance: Instance, then?: (authority: TokenAuthority) => void): void {
     const process = instance.process;
-    process.onWait = (reply, confirmed) => {
-      const head = observation(reply);
-      if (!confirmed && head?.status === 'ok' && head.observed.id != null) unconfirmed.add(head.observed.id);
+    // The record a save wrote is named by the command's value (its last argument), not by Redis's answer.
+    process.onWait = (args, reply, confirmed) => {
+      const saved = parse(args.at(-1) ?? '');
+      if (!confirmed && observation(reply)?.status === 'ok' && saved !== undefined) unconfirmed.add(saved.id);
     };
     process.onAnswer = (reply) => {
       const head = observation(reply);
