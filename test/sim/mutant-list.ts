@@ -56,7 +56,7 @@ export const MUTANTS: readonly Mutant[] = [
     replace: 'return sentAt + this.options.leaseMs;',
     what: 'Trust lasts the whole lease, with no margin for clocks that run at different rates.',
     ifSurvives:
-      "A gap: the world's clock rates stay within ±4 %, where the rotation's bound alone covers the drift (a lease trusted for 300 ms on a clock 4 % slow ends 312.5 ms later, the bound of 330 ms on one 4 % fast 317.3 ms later). Rates 10 % apart, the documented bound (±5 %), with a renewal sent just before the save ran, leave a window of about 1.5 ms.",
+      "A gap: the world's clock rates stay within ±3 % (room for a 10 ms step of a process's clock within the documented bound), where the rotation's bound alone covers the drift (a lease trusted for 300 ms on a clock 3 % slow ends 309.3 ms later, the bound of 330 ms on one 3 % fast 320.4 ms later). Rates 10 % apart, the documented bound (±5 %), with a renewal sent just before the save ran, leave a window of about 1.5 ms.",
   },
   {
     id: 'lease-adds-drift',
@@ -138,9 +138,7 @@ export const MUTANTS: readonly Mutant[] = [
     replace: 'const dropped = observed.runId === this.#runId && observed.epoch === this.#epoch;',
     what: "A table that lost this instance's renewals is taken for housekeeping (a dropped entry), not an era change, unless Redis restarted.",
     ifSurvives:
-      "A gap: the world has no fault in which Redis loses the table's recent writes while keeping its run_id and " +
-      'epoch (DEBUG RELOAD, a replica promoted under the same run_id, a proxy moved to a server restored from the ' +
-      'same dump). Every loss it models also changes run_id, which the era checks first.',
+      "Beyond the documented promise: an era is Redis's run_id and the table's epoch (docs/several-instances.md), and every loss the world models changes one of them. The lost-renewals check is an extra defence for a loss that keeps both (a proxy moved to a server restored from an older dump), and it is not complete: a fault restoring the primary from an older dump under its own run_id breaks safety on the unmutated code too, because a CONFIRM answered 'ok' reports the caller's entry after writing it, so a rotating instance whose first command after the loss is a renewal never sees its lost renewals, and its rotation resolves on a table that lost a newly joined instance's entry. Such a fault stays out of the plans until the protocol covers that loss.",
   },
   {
     id: 'era-first-without-run-id',
@@ -362,7 +360,7 @@ export const MUTANTS: readonly Mutant[] = [
     replace: 'for (const entry of this.#abandoned) entry.overtaken ||= entry.id === record.id;',
     what: 'A save given up on that lands after another key became current is adopted, not written over.',
     ifSurvives:
-      "A gap: it needs a save that rotate() gave up on (saveTimeout) and that lands after another key became current; the world's saveTimeout (20 leases) outlasts a whole schedule, so no save is ever given up on. A fault that holds a save for longer than saveTimeout would catch it.",
+      "Equivalent for the Redis store, which the simulator runs (its plans draw a saveTimeout of a few leases, and partitions that hold a save past it): SAVE is a compare-and-set run in order on one connection, so a save given up on lands only while Redis still holds the record it expected, and one that lands after this instance saw a newer record is a rollback to its lease (refused by load(), written over or replaced by the marker), never adopted. test/hardening/store-faults.test.ts ('the queue moves on during the hang') catches it with a store that has no compare-and-set.",
   },
   {
     id: 'uncertain-resolves',

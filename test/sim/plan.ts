@@ -42,6 +42,7 @@ export type Fault =
   | { readonly at: number; readonly kind: 'stall'; readonly length: number }
   | { readonly at: number; readonly kind: 'restart-empty' }
   | { readonly at: number; readonly kind: 'restart-dump'; readonly age: number }
+  | { readonly at: number; readonly kind: 'reconnect'; readonly instance: number; readonly length: number }
   | { readonly at: number; readonly kind: 'failover'; readonly split: number; readonly side: readonly number[] }
   | { readonly at: number; readonly kind: 'replica-lag'; readonly length: number }
   | { readonly at: number; readonly kind: 'slot-move' };
@@ -62,6 +63,12 @@ export interface Plan {
    */
   readonly waitFor: number | 'majority';
   readonly faults: readonly Fault[];
+  /**
+   * The authorities' `saveTimeout`: mostly longer than a schedule (no save is given up on), sometimes a few leases,
+   * so that a save held on its way to Redis is given up on and lands later.
+   * @default 20 leases
+   */
+  readonly saveTimeout?: number;
 }
 
 const KINDS: readonly FaultKind[] = [
@@ -145,7 +152,45 @@ export function planFor(seed: number): Plan {
       { at: when + rng.int(0, 5), kind: 'rotate', instance: instances - 1 },
     );
   }
-  return { instances, replicas, waitFor, faults: faults.map(endByFaultsEnd).sort((a, b) => a.at - b.at) };
+  // The later faults draw from a stream of their own: the faults above stay as they were for every seed.
+  const more = new Prng(seed ^ 0x6a95);
+  if (more.chance(0.3)) {
+    for (let index = more.int(1, 3); index > 0; index -= 1) {
+      const when = more.int(30, FAULTS_END - 50);
+      faults.push({ at: when, kind: 'reconnect', instance: more.int(0, instances - 1), length: more.int(10, 400) });
+      // A save while the count is unknown.
+      if (more.chance(0.5))
+        faults.push({ at: when + more.int(0, 10), kind: 'rotate', instance: more.int(0, instances - 1) });
+    }
+  }
+  // Rotations just after instances are cut off, and again about a lease later: the silent instances' entries are
+  // dropped from the table while their last trust may still last a few milliseconds.
+  if (more.chance(0.3) && instances > 1) {
+    for (let index = more.int(1, 2); index > 0; index -= 1) {
+      const when = more.int(30, FAULTS_END - 400);
+      const rotating = more.int(0, instances - 1);
+      for (let cut = more.int(1, instances - 1); cut > 0; cut -= 1) {
+        const instance = (rotating + cut) % instances;
+        const length = more.int(250, 700);
+        faults.push({ at: when - more.int(0, 30), kind: 'partition', instance, length, drop: true, way: 'both' });
+      }
+      faults.push({ at: when + more.int(0, 15), kind: 'rotate', instance: rotating });
+      if (more.chance(0.6))
+        faults.push({
+          at: when + more.int(250, 400),
+          kind: 'rotate',
+          instance: more.chance(0.5) ? rotating : more.int(0, instances - 1),
+        });
+    }
+  }
+  const saveTimeout = more.chance(0.7) ? 20 * TIMING.leaseMs : more.int(TIMING.leaseMs + 50, 3 * TIMING.leaseMs);
+  return {
+    instances,
+    replicas,
+    waitFor,
+    faults: faults.map(endByFaultsEnd).sort((a, b) => a.at - b.at),
+    saveTimeout,
+  };
 }
 
 /** A fault that lasts ends by {@link FAULTS_END}: what it held back (messages, commands) is out by then. */
@@ -155,6 +200,7 @@ function endByFaultsEnd(fault: Fault): Fault {
     case 'partition':
     case 'pause':
     case 'stall':
+    case 'reconnect':
     case 'replica-lag':
       return { ...fault, length: Math.min(fault.length, left) };
     case 'failover':

@@ -29,6 +29,11 @@ export class SimProcess {
   alive = true;
   pausedUntil = 0;
   partition: Partition = { until: 0, drop: false, way: 'both' };
+  /**
+   * Until then its connection breaks and reconnects between a script and its WAIT: the count is unknown (the
+   * connection layer answers without one, as for a WAIT that failed).
+   */
+  waitUnknownUntil = 0;
   /** The node this process's client takes for the primary, and since when (true time). */
   route: number;
   routedAt = 0;
@@ -52,6 +57,8 @@ export class SimProcess {
    * the world's bookkeeping (never for a decision): an answer later than the store's command timeout is ignored.
    */
   onAnswer: (reply: unknown, took: number) => void = () => undefined;
+  /** A script run with WAIT: whether WAIT confirmed it on the replicas asked for (false when the count is unknown). */
+  onWait: (args: readonly string[], reply: unknown, confirmed: boolean) => void = () => undefined;
   /** Every command Redis ran for this process and its answer, for a replay's trace. */
   onCommand: ((node: number, script: string, args: readonly string[], reply: unknown) => void) | undefined;
 
@@ -226,15 +233,24 @@ export class SimProcess {
       });
       return;
     }
+    if (this.#scheduler.now < this.waitUnknownUntil) {
+      this.onWait(args, reply, false);
+      this.#answer(() => {
+        this.onAnswer(reply, this.local() - sentAt);
+        resolve({ reply });
+      });
+      return;
+    }
     // 'majority': more than half of the replicas the primary has now (none: no wait), as INFO replication tells.
     const have = redis.listedReplicas(node);
     const required = wait.replicas === 'majority' ? (have === 0 ? 0 : Math.floor(have / 2) + 1) : wait.replicas;
-    redis.wait(node, required, wait.timeout, (replicas) =>
+    redis.wait(node, required, wait.timeout, (replicas) => {
+      this.onWait(args, reply, replicas >= required);
       this.#answer(() => {
         this.onAnswer(reply, this.local() - sentAt);
         resolve({ reply, replicas, required });
-      }),
-    );
+      });
+    });
   }
 
   #connection(): RedisConnection {

@@ -9,6 +9,7 @@ import type { SecretStore, TokenAuthorityOptions } from '../../src/authority/typ
 import { storeInternals } from '../../src/stores/redis/internal.js';
 import type { Seen } from '../../src/stores/redis/lease.js';
 import type { GenerationMemory } from '../../src/stores/redis/memory.js';
+import type { RedisConnection } from '../../src/stores/redis/client.js';
 import { observation } from '../../src/stores/redis/reply.js';
 import { CONFIRM, DROP, LOAD, PENDING, SAVE } from '../../src/stores/redis/scripts.js';
 import { RedisSecretStore } from '../../src/stores/redis/store.js';
@@ -34,6 +35,8 @@ const MARKER = 'rollback:';
  * holds: until it hears of the write (pub/sub, or its next renewal), within one lease on its clock.
  */
 const EXCEPTION_AFTER_REPAIR = TIMING.leaseMs * (1 + 2 * RATE_SPREAD);
+/** The back-off's ceiling (lease.ts): once trust is gone and renewals keep failing, one renewal per this long. */
+const BACKOFF = Math.max(TIMING.renewInterval, Math.min(1000, TIMING.leaseMs / 4));
 /** The shortest quarantine after a change of server, in true time: `leaseMs + driftMargin` on the fastest clock. */
 const QUARANTINE = (TIMING.leaseMs + TIMING.driftMargin) / (1 + RATE_SPREAD);
 /**
@@ -151,14 +154,36 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
     }
     return false;
   };
+  /** The generation each record had when Redis first held it. */
+  const generations = new Map<string, number>();
+  /** The records a primary replaced with another one written over them (a save, a write-forward, a marker). */
+  const overwritten = new Set<string>();
+  /** The record id each node holds ('' for none), as of its last write or restore. */
+  const held = new Map<RedisNode, string>();
+  /** After a restore of the primary (a restart, a slot move): what it holds now. */
+  const heldNow = (): void => {
+    const node = redis.nodes[redis.primary] as RedisNode;
+    held.set(node, recordOf(node)?.id ?? '');
+  };
   redis.onWrite = (node) => {
     const record = recordOf(node);
+    const before = held.get(node) ?? '';
+    held.set(node, record?.id ?? '');
+    if (node.role === 'primary' && record !== undefined && record.id !== before) overwritten.add(record.prev);
+    // A compare-and-set (a save, a write-forward, a marker) replaces only the record it names as its predecessor.
+    if (node.role === 'primary' && record !== undefined && record.id !== before && record.prev !== before)
+      flag(
+        `node ${node.index} replaced ${before || 'nothing'} with ${record.id}, which names ${record.prev || 'nothing'} as its predecessor`,
+      );
     if (record === undefined || order.has(record.id) || prevOf.has(record.id)) return;
     prevOf.set(record.id, record.prev);
     if (record.id.startsWith(MARKER)) return;
     order.set(record.id, order.size);
+    generations.set(record.id, record.generation);
     log(() => `redis node ${node.index} holds ${record.id} (generation ${record.generation})`);
   };
+  /** The records whose save's WAIT did not confirm them on the replicas asked for (or whose count was unknown). */
+  const unconfirmed = new Set<string>();
   /** Every record id an authority has handed to save(). */
   const fresh = new Set<string>();
   const indexOf = (id: string | null | undefined): number => (id == null ? -1 : (order.get(id) ?? -1));
@@ -205,6 +230,11 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
   }
   function start(instance: Instance, then?: (authority: TokenAuthority) => void): void {
     const process = instance.process;
+    // The record a save wrote is named by the command's value (its last argument), not by Redis's answer.
+    process.onWait = (args, reply, confirmed) => {
+      const saved = parse(args.at(-1) ?? '');
+      if (!confirmed && observation(reply)?.status === 'ok' && saved !== undefined) unconfirmed.add(saved.id);
+    };
     process.onAnswer = (reply, took) => {
       const head = observation(reply);
       if (head === undefined) return;
@@ -241,7 +271,11 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       ackPollInterval: TIMING.ackPollInterval,
       // 'majority' is the Sentinel client's default; its timeout scaled as the lease is (1 s of a 5 s lease).
       replicas: plan.waitFor === 0 ? false : { count: plan.waitFor, timeout: TIMING.leaseMs / 5 },
-      [storeInternals]: { connection: process.connection, runtime: process.runtime, memory: memoryOf(instance.slot) },
+      [storeInternals]: {
+        connection: paced(instance, process.connection),
+        runtime: process.runtime,
+        memory: memoryOf(instance.slot),
+      },
     } as ConstructorParameters<typeof RedisSecretStore>[0]);
     // Only watches what the authority hands the store: which records its rotations saved.
     const recording: SecretStore = {
@@ -273,7 +307,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
     };
     const options = {
       store: recording,
-      saveTimeout: 20 * TIMING.leaseMs,
+      saveTimeout: plan.saveTimeout ?? 20 * TIMING.leaseMs,
       onStoreError: (error: Error) => report(instance, error),
       [runtimeOption]: process.runtime,
     } as TokenAuthorityOptions;
@@ -327,6 +361,64 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
     return instance;
   }
 
+  /**
+   * `connection`, with the back-off that the docs promise checked (about one command per instance per second once
+   * its trust is gone and renewals keep failing; lease.ts: doubling up to a second or a quarter of the lease): after
+   * three renewals in a row for one key without an 'ok' answer, the last sent while the instance refused its token,
+   * the next one waits at least that long on its clock after the last one's outcome (its answer, or its command
+   * timeout). A renewal made at once for a reason (a new key to acknowledge, a save of its own) is not counted.
+   */
+  function paced(instance: Instance, connection: RedisConnection): RedisConnection {
+    const renewals: Array<{
+      readonly sent: number;
+      readonly key: string | undefined;
+      readonly refused: boolean;
+      readonly busy: boolean;
+      ok: boolean;
+      answered: number;
+    }> = [];
+    const run: RedisConnection['run'] = (script, keys, args, options) => {
+      const result = connection.run(script, keys, args, options);
+      const { process, authority } = instance;
+      if (script !== CONFIRM || instance.oneShot || authority === undefined) return result;
+      const renewal = {
+        sent: process.local(),
+        key: authority.keyId,
+        refused: !accepts(authority),
+        busy: instance.rotations.length > 0,
+        ok: false,
+        answered: Infinity,
+      };
+      const [last] = renewals;
+      if (
+        last !== undefined &&
+        renewals.length === 3 &&
+        renewals.every((one) => !one.ok && !one.busy && one.key === renewal.key) &&
+        last.refused &&
+        !renewal.busy
+      ) {
+        const waited = renewal.sent - Math.min(last.answered, last.sent + TIMING.commandTimeout);
+        if (waited < BACKOFF - 1e-6)
+          flag(
+            `${process.name} renews ${waited.toFixed(1)} ms after its third failed renewal in a row, not ${BACKOFF}`,
+          );
+      }
+      renewals.unshift(renewal);
+      renewals.length = Math.min(renewals.length, 3);
+      void result.then(
+        (answer) => {
+          renewal.answered = process.local();
+          renewal.ok = observation(answer.reply)?.status === 'ok';
+        },
+        () => {
+          renewal.answered = process.local();
+        },
+      );
+      return result;
+    };
+    return Object.assign(Object.create(connection) as RedisConnection, { run });
+  }
+
   /** rotate() on `instance`'s authority, with every outcome checked against what Redis holds. */
   function rotate(instance: Instance, authority: TokenAuthority, then?: () => void): void {
     const rotation: { id?: string } = {};
@@ -344,6 +436,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
         promised.set(id, 'resolved');
         log(() => `${process.name} rotate() resolved ${id}`);
         if (index === -1) flag(`rotate() resolved ${id}, which Redis never held`);
+        if (unconfirmed.has(id)) flag(`rotate() resolved ${id}, which WAIT did not confirm on the replicas asked for`);
         // The rotating instance takes its new token at once, in the very tick rotate() resolved: a change of server
         // during the rotation (a slot move, a failover) quarantines it as it does every instance, and the rotation
         // waits that quarantine out before it resolves.
@@ -365,11 +458,25 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
         outcomes[code] = (outcomes[code] ?? 0) + 1;
         const { id } = rotation;
         if (id !== undefined) promised.set(id, code);
+        if (code === 'ERR_ROTATION_SUPERSEDED' && id !== undefined && !replaced(id))
+          flag(`rotate() rejected ${code}, but no record replaced ${id}`);
         log(() => `${process.name} rotate() rejected ${code}${id === undefined ? '' : ` (${id})`}`);
         then?.();
       },
     );
   }
+
+  /**
+   * Whether another record replaced `id` (ERR_ROTATION_SUPERSEDED; a record that Redis lost and went back past is
+   * ERR_SAVE_UNCERTAIN): one written over it, one stored after it, or one of a higher generation that a primary
+   * holds (a rotation on the other side of a split).
+   */
+  const replaced = (id: string): boolean =>
+    overwritten.has(id) ||
+    indexOf(id) < order.size - 1 ||
+    redis.nodes.some(
+      (node) => node.role === 'primary' && (recordOf(node)?.generation ?? 0) > (generations.get(id) ?? Infinity),
+    );
 
   /** Whether `authority` accepts its own current token now (the real, synchronous decision of the gate). */
   const accepts = (authority: TokenAuthority): boolean => {
@@ -553,11 +660,16 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       case 'restart-empty':
         lossAt = scheduler.now;
         redis.restart(undefined, rng.int(1, 30));
-        return;
+        return heldNow();
       case 'restart-dump':
         lossAt = scheduler.now;
         redis.restart(redis.dumps[Math.max(0, redis.dumps.length - fault.age)], rng.int(1, 30));
+        return heldNow();
+      case 'reconnect': {
+        const process = slotOf(fault.instance)?.process;
+        if (process !== undefined) process.waitUnknownUntil = scheduler.now + fault.length;
         return;
+      }
       case 'failover': {
         const candidates = redis.replicasOf(redis.nodes[redis.primary] as RedisNode);
         if (candidates.length === 0) return;
@@ -587,7 +699,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
         // A Cluster slot migration: the same data, now on a node with another run_id.
         const node = redis.nodes[redis.primary] as RedisNode;
         node.keyspace.restore(node.keyspace.snapshot(), rng.name());
-        return;
+        return heldNow();
       }
     }
   };

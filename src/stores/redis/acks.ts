@@ -2,6 +2,7 @@
 // dead entries of the instance table may go. Every expiry here is measured on the rotating instance's own
 // monotonic clock; Redis's clock is never consulted.
 import type { Era } from './era.js';
+import { MARKER_PREFIX } from './lease.js';
 import type { Observed } from './reply.js';
 
 /** The answer of one acknowledgement read (the PENDING script). */
@@ -88,6 +89,8 @@ export class AckWait {
     // A new era (a restart, a failover, a lost table) starts its own wait for leases granted before it.
     this.#era.observe(reply, now, confirmedAtSend);
     if (reply.id !== this.id) {
+      // The rollback marker is no rotation: Redis went back past this record, and no secret is current.
+      if (reply.id?.startsWith(MARKER_PREFIX) === true) return { outcome: 'lost', drop: [] };
       if (reply.id !== null && reply.generation > this.generation) return { outcome: 'superseded', drop: [] };
       return { outcome: 'lost', drop: [] };
     }

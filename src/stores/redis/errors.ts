@@ -1,6 +1,6 @@
 // The store's errors that name its Redis key or server: never a value, a key's bytes or a password.
 import { LauncherAuthError } from '../../authority/errors.js';
-import type { Condition } from './lease.js';
+import { MARKER_PREFIX, type Condition } from './lease.js';
 
 /** The error for a store whose record went back, or was replaced by a rollback marker. */
 export function rollbackError(key: string): LauncherAuthError {
@@ -41,6 +41,16 @@ export function supersededError(key: string): LauncherAuthError {
     `The new secret was saved in Redis key "${key}", then another rotation replaced it before every ` +
       "instance had confirmed it; the other rotation's secret is current.",
   );
+}
+
+/**
+ * A saved record that is no longer the newest one seen when its rotation would resolve (`newest`): superseded by
+ * another rotation's, or, when `newest` is the rollback marker, lost (no rotation's secret is current then).
+ */
+export function notCurrentError(key: string, newest: string): LauncherAuthError {
+  return newest.startsWith(MARKER_PREFIX)
+    ? uncertainError(key, 'Redis no longer holds it (it lost writes)')
+    : supersededError(key);
 }
 
 /**

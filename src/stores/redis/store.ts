@@ -13,7 +13,7 @@ import {
   corruptError,
   notConnectedError,
   rollbackError,
-  supersededError,
+  notCurrentError,
   uncertainError,
 } from './errors.js';
 import { Follower } from './follower.js';
@@ -339,8 +339,8 @@ export class RedisSecretStore implements SecretStore {
       // A lease renewed on the saved record, then trust in it from the moment the authority makes it current, even
       // when it held no trusted key before (the placeholder of an open() over the rollback marker).
       await this.#follower?.renewLeased();
-      // A newer record seen by then (this process was frozen while other rotations went on): not current any more.
-      if (lease.highest.id !== record.id) throw supersededError(this.key);
+      // A newer record seen by then (this process was frozen while other rotations went on), or the marker.
+      if (lease.highest.id !== record.id) throw notCurrentError(this.key, lease.highest.id);
       this.#link?.trustUntil(lease.saveResolved(), record.id);
       await remembered;
     } finally {

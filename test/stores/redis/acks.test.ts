@@ -68,3 +68,20 @@ describe('AckWait: entries of instances that never acknowledge', () => {
     expect(step).toEqual({ outcome: 'resolved', drop: [] });
   });
 });
+
+describe('AckWait: a record that is no longer there', () => {
+  it('replaced by a newer rotation: superseded', () => {
+    const wait = waitFor(10_000);
+    expect(wait.read(pending(3, 'c', []), 10_004, Infinity)).toEqual({ outcome: 'superseded', drop: [] });
+  });
+
+  it('gone back to an older record: lost', () => {
+    const wait = waitFor(10_000);
+    expect(wait.read(pending(1, 'a', []), 10_004, Infinity)).toEqual({ outcome: 'lost', drop: [] });
+  });
+
+  it('replaced by the rollback marker, even at a higher generation: lost, since no other secret is current', () => {
+    const wait = waitFor(10_000);
+    expect(wait.read(pending(3, 'rollback:x', []), 10_004, Infinity)).toEqual({ outcome: 'lost', drop: [] });
+  });
+});
