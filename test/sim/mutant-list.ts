@@ -117,7 +117,7 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'resolves-in-quarantine',
     file: FOLLOWER,
-    find: '      await this.#quarantineOver();\n',
+    find: '      await this.#sleep(this.#lease.era.quarantineUntil - this.#runtime.now());\n',
     replace: '',
     what: "A rotation across a change of server resolves without waiting out its instance's quarantine, which then refuses the new token.",
   },

@@ -420,7 +420,21 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
   }
 
   /** rotate() on `instance`'s authority, with every outcome checked against what Redis holds. */
-  function rotate(instance: Instance, authority: TokenAuthority, then?: () => void): void {
+  /** `launcher-auth rotate`: a one-shot process that rotates, then exits; `done` hears whether rotate() resolved. */
+  function cliRotate(done?: (resolved: boolean) => void): void {
+    const cli = spawn(true, (authority) => {
+      const process = cli.process;
+      rotate(cli, authority, (resolved) => {
+        done?.(resolved);
+        void authority.close().then(() => {
+          log(() => `${process.name} exits`);
+          process.crash();
+        });
+      });
+    });
+  }
+
+  function rotate(instance: Instance, authority: TokenAuthority, then?: (resolved: boolean) => void): void {
     const rotation: { id?: string } = {};
     instance.rotations.push(rotation);
     const settled = (): void => void instance.rotations.splice(instance.rotations.indexOf(rotation), 1);
@@ -440,9 +454,11 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
         // The rotating instance takes its new token at once, in the very tick rotate() resolved: a change of server
         // during the rotation (a slot move, a failover) quarantines it as it does every instance, and the rotation
         // waits that quarantine out before it resolves.
+        // (Unless it cannot reach Redis by then: cut off or routed elsewhere, it refuses every token.)
         if (!accepts(authority)) {
           ownRefused += 1;
-          flag(`${process.name} refuses its own new token when rotate() resolved`);
+          const reaches = process.partition.until <= scheduler.now && process.route === redis.primary;
+          if (reaches) flag(`${process.name} refuses its own new token when rotate() resolved`);
         }
         if (rotation.id !== id) flag(`rotate() saved ${rotation.id ?? 'nothing'} but resolved with ${id}`);
         revokedBelow = Math.max(revokedBelow, index);
@@ -450,7 +466,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
           newestResolved = index;
           newestResolvedId = id;
         }
-        then?.();
+        then?.(true);
       },
       (error: unknown) => {
         settled();
@@ -461,7 +477,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
         if (code === 'ERR_ROTATION_SUPERSEDED' && id !== undefined && !replaced(id))
           flag(`rotate() rejected ${code}, but no record replaced ${id}`);
         log(() => `${process.name} rotate() rejected ${code}${id === undefined ? '' : ` (${id})`}`);
-        then?.();
+        then?.(false);
       },
     );
   }
@@ -613,18 +629,9 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
         }
         return;
       }
-      case 'cli-rotate': {
-        const cli = spawn(true, (authority) => {
-          const process = cli.process;
-          rotate(cli, authority, () => {
-            void authority.close().then(() => {
-              log(() => `${process.name} exits`);
-              process.crash();
-            });
-          });
-        });
+      case 'cli-rotate':
+        cliRotate();
         return;
-      }
       case 'partition': {
         const process = slotOf(fault.instance)?.process;
         if (process !== undefined)
@@ -729,12 +736,17 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
     });
     // Once the quarantines after the faults are over: where Redis holds the rollback marker (or refusing
     // instances are all there is), an operator regenerates the token, as the docs say, from a fresh process.
-    scheduler.push(FAULTS_END + QUARANTINE * 1.2, () => {
+    // A rotation that did not resolve (ERR_SAVE_UNCERTAIN, say) is run again while the marker stands, as the docs
+    // say for such an outcome: three tries at most.
+    const operator = (tries: number): void => {
       const held = recordOf(redis.nodes[redis.primary] as RedisNode);
-      if (held !== undefined && !held.id.startsWith(MARKER)) return;
+      if (tries === 0 || (held !== undefined && !held.id.startsWith(MARKER))) return;
       log(() => 'the operator runs launcher-auth rotate');
-      apply({ at: scheduler.now, kind: 'cli-rotate' });
-    });
+      cliRotate((resolved) => {
+        if (!resolved) scheduler.push(scheduler.now + 20, () => operator(tries - 1));
+      });
+    };
+    scheduler.push(FAULTS_END + QUARANTINE * 1.2, () => operator(3));
     await scheduler.run(FAULTS_END, check);
     await scheduler.run(END, check);
     liveness();

@@ -43,7 +43,7 @@ export class Follower {
   #reloadAgain = false;
   #renewAgain = false;
   #stopped = false;
-  /** Ends a wait for the quarantine's end when the follower stops. */
+  /** Ends a wait of {@link renewLeased} when the follower stops. */
   #onStop: (() => void) | undefined;
 
   constructor(lease: Lease, link: StoreLink, io: FollowerIo, onChange: () => Promise<void>, runtime: Runtime) {
@@ -112,25 +112,26 @@ export class Follower {
   }
 
   /**
-   * {@link renewOnce}, again while its lease is over already (the process was frozen meanwhile), 3 times at most.
-   * A quarantine (the server changed during the rotation: a slot move, a failover) is waited out first, so that the
-   * renewal grants trust: the rotation resolves when its own instance accepts the new token too.
+   * {@link renewOnce} until a renewal grants trust: again while its lease is over already (the process was frozen
+   * meanwhile, or cut off: then at the back-off's pace), after waiting out a quarantine first (the server changed
+   * during the rotation: a slot move, a failover). The rotation resolves when its own instance accepts the new
+   * token too; the authority's `saveTimeout` bounds the wait.
    */
   async renewLeased(): Promise<void> {
-    for (let renewals = 0; renewals < 3; renewals += 1) {
-      await this.#quarantineOver();
+    for (let renewals = 0; !this.#stopped; renewals += 1) {
+      if (renewals > 0) await this.#sleep(this.#lease.nextDelay(this.#runtime.now()));
+      await this.#sleep(this.#lease.era.quarantineUntil - this.#runtime.now());
       await this.renewOnce();
       const now = this.#runtime.now();
       if (this.#lease.leaseUntil > now && this.#lease.era.mayTrust(now)) return;
     }
   }
 
-  /** Settles when the era's quarantine is over (at once when there is none), or when the follower stops. */
-  #quarantineOver(): Promise<void> {
-    const wait = this.#lease.era.quarantineUntil - this.#runtime.now();
-    if (wait <= 0 || this.#stopped) return Promise.resolve();
+  /** Settles after `ms` (at once when it is not positive), or when the follower stops. */
+  #sleep(ms: number): Promise<void> {
+    if (ms <= 0 || this.#stopped) return Promise.resolve();
     return new Promise((resolve) => {
-      const cancel = this.#runtime.timer(wait, resolve);
+      const cancel = this.#runtime.timer(ms, resolve);
       this.#onStop = () => {
         cancel();
         resolve();
