@@ -53,10 +53,11 @@ export class SimProcess {
   readonly #redis: Deployment;
   readonly #sentinel: boolean;
   /**
-   * Every answer that reached this process, and how long after its command was sent (on this process's clock), for
-   * the world's bookkeeping (never for a decision): an answer later than the store's command timeout is ignored.
+   * Every answer that reached this process, how long after its command was sent (on this process's clock) and the
+   * command's arguments, for the world's bookkeeping (never for a decision): an answer later than the store's
+   * command timeout is ignored.
    */
-  onAnswer: (reply: unknown, took: number) => void = () => undefined;
+  onAnswer: (reply: unknown, took: number, args: readonly string[]) => void = () => undefined;
   /** A script run with WAIT: whether WAIT confirmed it on the replicas asked for (false when the count is unknown). */
   onWait: (args: readonly string[], reply: unknown, confirmed: boolean) => void = () => undefined;
   /** Every command Redis ran for this process and its answer, for a replay's trace. */
@@ -228,7 +229,7 @@ export class SimProcess {
     }
     if (wait === undefined) {
       this.#answer(() => {
-        this.onAnswer(reply, this.local() - sentAt);
+        this.onAnswer(reply, this.local() - sentAt, args);
         resolve({ reply });
       });
       return;
@@ -236,7 +237,7 @@ export class SimProcess {
     if (this.#scheduler.now < this.waitUnknownUntil) {
       this.onWait(args, reply, false);
       this.#answer(() => {
-        this.onAnswer(reply, this.local() - sentAt);
+        this.onAnswer(reply, this.local() - sentAt, args);
         resolve({ reply });
       });
       return;
@@ -247,7 +248,7 @@ export class SimProcess {
     redis.wait(node, required, wait.timeout, (replicas) => {
       this.onWait(args, reply, replicas >= required);
       this.#answer(() => {
-        this.onAnswer(reply, this.local() - sentAt);
+        this.onAnswer(reply, this.local() - sentAt, args);
         resolve({ reply, replicas, required });
       });
     });

@@ -235,7 +235,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       const saved = parse(args.at(-1) ?? '');
       if (!confirmed && observation(reply)?.status === 'ok' && saved !== undefined) unconfirmed.add(saved.id);
     };
-    process.onAnswer = (reply, took) => {
+    process.onAnswer = (reply, took, args) => {
       const head = observation(reply);
       if (head === undefined) return;
       const { runId, id } = head.observed;
@@ -247,8 +247,11 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       // (a read, LOAD's 'value' or 'missing', starts the era only when nothing else did).
       const read = head.status === 'value' || head.status === 'missing';
       if (instance.server?.runId === runId || ((late || read) && instance.server !== undefined)) return;
+      // It keeps trusting only where the store ends the quarantine at once: a renewal (CONFIRM: instance, held id,
+      // saving id, number...) of the very record that server holds, while its trust in it lasts.
       const { authority } = instance;
-      const trusting = authority?.keyId === id && accepts(authority);
+      const renewal = args.length >= 4 && head.status === 'ok' && args[1] === id;
+      const trusting = renewal && authority?.keyId === id && accepts(authority);
       instance.server = { runId, seenAt: instance.server === undefined ? -Infinity : scheduler.now, trusting };
     };
     if (tracing) {
