@@ -115,10 +115,15 @@ export class Follower {
    * {@link renewOnce} until a renewal grants trust: again while its lease is over already (the process was frozen
    * meanwhile, or cut off: then at the back-off's pace), after waiting out a quarantine first (the server changed
    * during the rotation: a slot move, a failover). The rotation resolves when its own instance accepts the new
-   * token too; the authority's `saveTimeout` bounds the wait.
+   * token too. It stops when another record is the newest seen, and after two quarantines' time.
    */
   async renewLeased(): Promise<void> {
-    for (let renewals = 0; !this.#stopped; renewals += 1) {
+    const saving = this.#io.savingId();
+    const { leaseMs, driftMargin } = this.#lease.options;
+    // Two quarantines at most: past that, or once another record (or the marker) is the newest, the caller decides.
+    const until = this.#runtime.now() + 2 * (leaseMs + driftMargin);
+    for (let renewals = 0; !this.#stopped && this.#lease.highest.id === saving; renewals += 1) {
+      if (renewals > 0 && this.#runtime.now() >= until) return;
       if (renewals > 0) await this.#sleep(this.#lease.nextDelay(this.#runtime.now()));
       await this.#sleep(this.#lease.era.quarantineUntil - this.#runtime.now());
       await this.renewOnce();

@@ -188,8 +188,8 @@ export class Lease {
    * write-forward, another answer) may have been written after Redis ran this one. Only a newer record is adopted.
    */
   see(generation: number, id: string | null, prev: string, sent: Seen = this.#highest): Sighting {
-    if (isRollback(sent, generation, id, prev)) return 'rollback';
-    if (isRollback(this.#highest, generation, id, prev)) return 'late';
+    if (isRollback(sent, generation, id, prev) || this.#revived(id, sent)) return 'rollback';
+    if (isRollback(this.#highest, generation, id, prev) || this.#revived(id, this.#highest)) return 'late';
     if (id !== null && (generation > this.#highest.generation || prev === this.#highest.id)) {
       this.#raise({ generation, id }, prev);
     }
@@ -331,7 +331,8 @@ export class Lease {
   saveOver(expected: Seen, observed: Pick<ConfirmReply, 'generation' | 'id' | 'prev'>): Seen | undefined {
     const { generation, id, prev } = observed;
     const forward = expected.id !== '' && id === expected.id && generation > expected.generation;
-    if (!forward && id?.startsWith(MARKER_PREFIX) !== true && !isRollback(this.#highest, generation, id, prev)) {
+    const older = isRollback(this.#highest, generation, id, prev) || this.#revived(id, this.#highest);
+    if (!forward && id?.startsWith(MARKER_PREFIX) !== true && !older) {
       return undefined;
     }
     this.see(generation, id, prev);
@@ -341,6 +342,17 @@ export class Lease {
   /** A record written forward or saved by this instance at `generation` is now the highest. */
   wrote(generation: number, id: string): void {
     if (generation >= this.#highest.generation) this.#raise({ generation, id }, '');
+  }
+
+  /**
+   * Whether `id` is a record older than `than` on this instance's line (one that `than`, or one before it,
+   * replaced), back whatever its generation: written forward by an instance that never saw what replaced it.
+   */
+  #revived(id: string | null, than: Seen): boolean {
+    if (id === null || id === than.id) return false;
+    const at = this.#lineage.indexOf(id);
+    const limit = than.id === this.#highest.id ? this.#lineage.length : this.#lineage.indexOf(than.id);
+    return at !== -1 && at < limit;
   }
 
   /** `record`, which replaced `prev` ('' when unknown), is the highest now; the one before joins the line. */

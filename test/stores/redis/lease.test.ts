@@ -135,6 +135,11 @@ describe('Lease: rollbacks seen by a renewal sent after the newer record', () =>
       writeForward: { expected: 1, expectedId: 'a', generation: 3 },
       report: 'rollback',
     });
+    // 'a' again at a higher generation: written forward by an instance that never saw 'b'. Still older than 'b'.
+    expect(renewal(holdingSecond(), answer(0, 3, 'a', '', 'stale'))).toEqual({
+      writeForward: { expected: 3, expectedId: 'a', generation: 4 },
+      report: 'rollback',
+    });
     // 'c', another rotation from 'a' (the other side of a split brain): it may have resolved, and revoked 'b'.
     expect(renewal(holdingSecond(), answer(0, 2, 'c', 'a', 'stale'))).toEqual({
       marker: { expected: 2, expectedId: 'c', generation: 3 },
