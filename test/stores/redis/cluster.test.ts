@@ -101,7 +101,13 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore on Redis Cluster', 
     'a slot move refuses no check of the current token: each instance reaches the new owner while its trust lasts',
     async () => {
       const key = uniqueKey();
-      const authorities = await openInstances(() => deployment.client(), key);
+      // The default lease (5 s): a slot move takes a second or two, well within the trust of the last renewal, even
+      // on a loaded machine.
+      const authorities = await openInstances(() => deployment.client(), key, {
+        leaseMs: 5000,
+        renewInterval: 1000,
+        driftMargin: 250,
+      });
       const accepted = async (authority: TokenAuthority): Promise<boolean> =>
         (await authority.authenticate(`Bearer ${authority.issue()}`)).ok;
       expect(await until(async () => (await Promise.all(authorities.map(accepted))).every(Boolean))).toBe(true);
