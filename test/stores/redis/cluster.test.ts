@@ -15,6 +15,7 @@ import {
   expectConformance,
   expectSafeThrough,
   openInstances,
+  openTrusting,
   renewalNumbers,
 } from './topology.js';
 import { budget } from '../../support/machine.js';
@@ -101,16 +102,7 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore on Redis Cluster', 
     'a slot move refuses no check of the current token: each instance reaches the new owner while its trust lasts',
     async () => {
       const key = uniqueKey();
-      // The default lease (5 s): a slot move takes a second or two, well within the trust of the last renewal, even
-      // on a loaded machine.
-      const authorities = await openInstances(() => deployment.client(), key, {
-        leaseMs: 5000,
-        renewInterval: 1000,
-        driftMargin: 250,
-      });
-      const accepted = async (authority: TokenAuthority): Promise<boolean> =>
-        (await authority.authenticate(`Bearer ${authority.issue()}`)).ok;
-      expect(await until(async () => (await Promise.all(authorities.map(accepted))).every(Boolean))).toBe(true);
+      const authorities = await openTrusting(() => deployment.client(), key);
       const client = await deployment.client();
       const table = `${key}:instances`;
       const renewals = (): Promise<number[]> => renewalNumbers(client, table);

@@ -15,6 +15,7 @@ import {
   expectConformance,
   expectSafeThrough,
   openInstances,
+  openTrusting,
   renewalNumbers,
 } from './topology.js';
 import { budget } from '../../support/machine.js';
@@ -157,15 +158,7 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore on Redis Sentinel',
     async () => {
       await deployment.replicated();
       const key = uniqueKey();
-      // The default lease (5 s): a Sentinel failover takes a second or two, well within the trust of the last renewal.
-      const authorities = await openInstances(() => deployment.client(), key, {
-        leaseMs: 5000,
-        renewInterval: 1000,
-        driftMargin: 250,
-      });
-      const accepted = async (authority: TokenAuthority): Promise<boolean> =>
-        (await authority.authenticate(`Bearer ${authority.issue()}`)).ok;
-      expect(await until(async () => (await Promise.all(authorities.map(accepted))).every(Boolean))).toBe(true);
+      const authorities = await openTrusting(() => deployment.client(), key);
       await deployment.replicated();
       const observer = await deployment.client();
       const renewals = (): Promise<number[]> => renewalNumbers(observer, `{${key}}:instances`);

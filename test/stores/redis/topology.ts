@@ -5,6 +5,7 @@ import { expect, onTestFinished } from 'vitest';
 import { TokenAuthority, isLauncherAuthError } from 'launcher-auth';
 import { RedisSecretStore, type RedisAnyClient, type RedisSecretStoreOptions } from 'launcher-auth/redis';
 import { checkSecretStore } from 'launcher-auth/testing';
+import { until } from '../../support/poll.js';
 
 /** Short leases keep the tests quick; the margins stay proportionate. */
 export const FAST = { leaseMs: 1000, renewInterval: 200, driftMargin: 100 } as const;
@@ -189,4 +190,16 @@ export function checkOwnTokens(authorities: readonly TokenAuthority[]): {
       return { checks, refused };
     },
   };
+}
+
+/** The default lease (5 s): a failover or a slot move takes a second or two, well within the last renewal's trust. */
+export const DEFAULT_LEASE = { leaseMs: 5000, renewInterval: 1000, driftMargin: 250 } as const;
+
+/** Three authorities on `key` with the default lease, once each accepts its own current token. */
+export async function openTrusting(client: () => Promise<RedisAnyClient>, key: string): Promise<TokenAuthority[]> {
+  const authorities = await openInstances(client, key, DEFAULT_LEASE);
+  const accepted = async (authority: TokenAuthority): Promise<boolean> =>
+    (await authority.authenticate(`Bearer ${authority.issue()}`)).ok;
+  expect(await until(async () => (await Promise.all(authorities.map(accepted))).every(Boolean))).toBe(true);
+  return authorities;
 }
