@@ -19,6 +19,7 @@ export interface Mutant {
 }
 
 const LEASE = 'src/stores/redis/lease.ts';
+const LINE = 'src/stores/redis/line.ts';
 const ACKS = 'src/stores/redis/acks.ts';
 const ERA = 'src/stores/redis/era.ts';
 const STORE = 'src/stores/redis/store.ts';
@@ -50,6 +51,20 @@ const SAVE_CALL = `      let result: RunResult;
 export const MUTANTS: readonly Mutant[] = [
   // --- the pure layer: lease.ts ---
   {
+    id: 'other-line-taken-as-newer',
+    file: LINE,
+    find: '  return !line.ids.some(({ id }) => id === highest.id);',
+    replace: '  return false;',
+    what: 'A record of another line with a higher generation is taken for newer (the other side of a split brain, which rotated more often).',
+  },
+  {
+    id: 'write-forward-drops-own-line',
+    file: LEASE,
+    find: '    return { ...line, ids: line.ids.filter((seen) => seen.id !== id) };',
+    replace: '    return lineOver(over.filter(({ seen }) => seen.id !== id));',
+    what: "A record written forward loses its own line: it names only the record it went over, so an instance that holds one of the records it superseded takes it for another line's.",
+  },
+  {
     id: 'lease-ignores-drift',
     file: LEASE,
     find: 'return sentAt + this.options.leaseMs - this.options.driftMargin;',
@@ -68,8 +83,8 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'rollback-same-generation',
     file: LEASE,
-    find: '  return generation <= highest.generation;\n}',
-    replace: '  return generation < highest.generation;\n}',
+    find: '  return generation <= highest.generation || otherLine(highest, line);\n}',
+    replace: '  return generation < highest.generation || otherLine(highest, line);\n}',
     what: 'A rollback check that accepts another record of the same generation as the highest seen.',
     ifSurvives:
       'A gap: another record at the same generation is what a split brain leaves (two primaries took a save each from the same record). The instance then adopts the sibling instead of reporting the rollback, and the world excuses the acceptances that follow as the documented exception; an invariant that every instance which saw the lost record reports ERR_STORE_ROLLBACK (or writes it forward) within a lease would catch it.',

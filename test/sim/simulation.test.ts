@@ -90,6 +90,29 @@ describe('situations kept as schedules', () => {
     expect(result.violation).toBeUndefined();
   });
 
+  it("a split brain without `replicas`: the other side's record of a higher generation is not taken for newer by the deposed side's rotating instance", async () => {
+    // Two rotations on the promoted side (generation 4), one on the deposed primary (3), each resolving. When the
+    // split heals, the deposed side's instance finds a record whose line never names its own: the marker, then
+    // the operator's rotation, never the other side's token.
+    const plan: Plan = {
+      instances: 3,
+      replicas: 1,
+      waitFor: 0,
+      faults: [
+        { at: 400, kind: 'failover', split: 600, side: [0] },
+        { at: 410, kind: 'rotate', instance: 1 },
+        { at: 440, kind: 'rotate', instance: 2 },
+        { at: 450, kind: 'rotate', instance: 0 },
+      ],
+    };
+    const result = await simulate(19, plan, true);
+    const trace = result.trace.join('\n');
+    expect(trace).toMatch(/p1\/s0 rotate\(\) resolved/);
+    expect(trace).toMatch(/p3\/s2 rotate\(\) resolved/);
+    expect(trace).toMatch(/p1\/s0 SAVE\(\) on node 1: ok rollback:/);
+    expect(result.violation).toBeUndefined();
+  });
+
   it('a slot move during a rotation: it resolves once its instance trusts again, and that instance accepts the new token', async () => {
     // The rotation waits for a paused instance; the server changes meanwhile, so the rotating instance, which held
     // no trust in the record the new server holds, sits out a quarantine first.

@@ -10,7 +10,7 @@ import { storeInternals } from '../../src/stores/redis/internal.js';
 import type { Seen } from '../../src/stores/redis/lease.js';
 import type { GenerationMemory } from '../../src/stores/redis/memory.js';
 import type { RedisConnection } from '../../src/stores/redis/client.js';
-import { observation } from '../../src/stores/redis/reply.js';
+import { HEAD_LENGTH, observation } from '../../src/stores/redis/reply.js';
 import { CONFIRM, DROP, LOAD, PENDING, SAVE } from '../../src/stores/redis/scripts.js';
 import { RedisSecretStore } from '../../src/stores/redis/store.js';
 import { END, FAULTS_END, LOSSES, RATE_SPREAD, TIMING, type Fault, type Plan } from './plan.js';
@@ -260,7 +260,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
         const what = SCRIPT_NAMES.get(script) ?? 'script';
         log(
           () =>
-            `  ${process.name} ${what}(${what === 'SAVE' ? '' : args.slice(1, 4).join(',')}) on node ${node}: ${head === undefined ? JSON.stringify(reply) : `${head.status} ${head.observed.id ?? '-'}@${head.observed.generation} run ${head.observed.runId} epoch ${head.observed.epoch ?? '-'} seq ${head.observed.ownSeq}`}${what === 'PENDING' && Array.isArray(reply) ? ` waiting ${reply.slice(7).join(',')}` : ''}`,
+            `  ${process.name} ${what}(${what === 'SAVE' ? '' : args.slice(1, 4).join(',')}) on node ${node}: ${head === undefined ? JSON.stringify(reply) : `${head.status} ${head.observed.id ?? '-'}@${head.observed.generation} run ${head.observed.runId} epoch ${head.observed.epoch ?? '-'} seq ${head.observed.ownSeq}`}${what === 'PENDING' && Array.isArray(reply) ? ` waiting ${reply.slice(HEAD_LENGTH).join(',')}` : ''}`,
         );
       };
     }

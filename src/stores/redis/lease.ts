@@ -1,7 +1,10 @@
 // One instance's side of the protocol, pure: what each renewal answer means for trust, reloads, rollbacks and
 // backoff. The driver (store.ts) and the simulator (test/sim/) feed it the same events; it reads no clock.
 import { Era } from './era.js';
+import { lineOver, otherLine, type Line, type Seen } from './line.js';
 import type { Observed } from './reply.js';
+
+export type { Seen };
 
 export interface LeaseOptions {
   readonly leaseMs: number;
@@ -48,31 +51,30 @@ const LINEAGE = 16;
 /** The prefix of the rollback marker's id (a value without a key, see codec.ts): no record id has it. */
 export const MARKER_PREFIX = 'rollback:';
 
-/** A compare-and-set over the record Redis holds (`expected`, `expectedId`; '' when missing) to `generation`. */
+/**
+ * A compare-and-set over the record Redis holds (`expected`, `expectedId`; '' when missing) to `generation`, of a
+ * value that supersedes `line`.
+ */
 export interface Overwrite {
   readonly expected: number;
   readonly expectedId: string;
   readonly generation: number;
-}
-
-/** The highest record an instance has seen: never go below it. */
-export interface Seen {
-  readonly generation: number;
-  readonly id: string;
+  readonly line: Line;
 }
 
 /**
- * Whether a stored record (`generation`, `id`, the id it replaced `prev`; `id === null` when missing) is older
- * than `highest`: missing, a lower generation, or another record of the same generation that did not replace it.
- * A record that replaced the highest one is its successor whatever its generation (a rotation made by an instance
- * that had not seen a write-forward).
+ * Whether a stored record (`generation`, `id`, the id it replaced `prev`, what it supersedes `line`; `id === null`
+ * when missing) is older than `highest`: missing, a lower generation, another record of the same generation that
+ * did not replace it, or a record of another line (see line.ts) whatever its generation. A record that replaced
+ * the highest one is its successor whatever its generation (a rotation made by an instance that had not seen a
+ * write-forward).
  */
-export function isRollback(highest: Seen, generation: number, id: string | null, prev: string): boolean {
+export function isRollback(highest: Seen, generation: number, id: string | null, prev: string, line?: Line): boolean {
   if (highest.generation === 0) return false;
   if (id === null) return true;
   if (id === highest.id) return generation < highest.generation;
   if (prev === highest.id) return false;
-  return generation <= highest.generation;
+  return generation <= highest.generation || otherLine(highest, line);
 }
 
 /**
@@ -114,6 +116,9 @@ export class Lease {
    * Redis that had gone back), which may have revoked what this instance holds.
    */
   readonly #lineage: string[] = [];
+  /** What the highest record supersedes, and the same for the last few records seen (for a save over one of them). */
+  #line: Line | undefined;
+  readonly #lines = new Map<string, Line>();
   /** The end of the trust the last confirmed renewal granted (monotonic). */
   #trustUntil = -Infinity;
   /**
@@ -187,28 +192,45 @@ export class Lease {
    * not always taken in the order Redis sent them, so a record seen since (the instance's own save, a
    * write-forward, another answer) may have been written after Redis ran this one. Only a newer record is adopted.
    */
-  see(generation: number, id: string | null, prev: string, sent: Seen = this.#highest): Sighting {
-    if (isRollback(sent, generation, id, prev) || this.#revived(id, sent)) return 'rollback';
-    if (isRollback(this.#highest, generation, id, prev) || this.#revived(id, this.#highest)) return 'late';
+  see(generation: number, id: string | null, prev: string, sent: Seen = this.#highest, line?: Line): Sighting {
+    if (id !== null && line !== undefined) {
+      this.#lines.set(id, line);
+      if (this.#lines.size > 8) this.#lines.delete(this.#lines.keys().next().value ?? '');
+    }
+    if (isRollback(sent, generation, id, prev, line) || this.#revived(id, sent)) return 'rollback';
+    if (isRollback(this.#highest, generation, id, prev, line) || this.#revived(id, this.#highest)) return 'late';
     if (id !== null && (generation > this.#highest.generation || prev === this.#highest.id)) {
-      this.#raise({ generation, id }, prev);
+      this.#raise({ generation, id }, prev, line);
     }
     return 'adopted';
+  }
+
+  /**
+   * What a record `id` written over `expected` (its id '' when missing) supersedes: that record and this
+   * instance's highest one, each with its line, but never itself (a record written forward keeps its own line).
+   */
+  lineFor(expected: Seen, id: string): Line {
+    const over = [{ seen: this.#highest, line: this.#line }];
+    if (expected.id !== this.#highest.id) over.push({ seen: expected, line: this.#lines.get(expected.id) });
+    const line = lineOver(over.filter(({ seen }) => seen.id !== ''));
+    return { ...line, ids: line.ids.filter((seen) => seen.id !== id) };
   }
 
   /** The `renewal` answered with `reply`. */
   renewed(reply: ConfirmReply, renewal: Renewal): LeaseStep {
     const { seq, sentAt, now, heldId, canWriteForward, renewHeld = true } = renewal;
     this.era.observe(reply, now);
-    const sighting = this.see(reply.generation, reply.id, reply.prev, this.sentHighest(seq));
+    const sighting = this.see(reply.generation, reply.id, reply.prev, this.sentHighest(seq), reply.line);
     if (sighting === 'rollback') {
       this.#failures += 1;
       const condition: Condition = reply.id === null ? 'missing' : 'rollback';
-      const over: Overwrite = {
-        expected: reply.generation,
-        expectedId: reply.id ?? '',
+      const expected = { generation: reply.generation, id: reply.id ?? '' };
+      const over = (id: string): Overwrite => ({
+        expected: expected.generation,
+        expectedId: expected.id,
         generation: Math.max(reply.generation, this.#highest.generation) + 1,
-      };
+        line: this.lineFor(expected, id),
+      });
       // Only while this instance's own trust lasts: then no newer rotation can have resolved since its last
       // renewal (it would have had to wait for this lease), so the held key is not one a resolved rotation revoked.
       // And only over a record of its own line (or none): another line's record was written by a rotation that
@@ -216,9 +238,10 @@ export class Lease {
       // record over it could bring back a key that rotation revoked.
       const ownLine = reply.id === null || reply.id === this.#highest.id || this.#lineage.includes(reply.id);
       if (canWriteForward && ownLine && heldId === this.#highest.id && now < this.#trustUntil) {
-        return { writeForward: over, ...this.#enter(condition) };
+        return { writeForward: over(heldId), ...this.#enter(condition) };
       }
-      return { marker: over, ...this.#enter(condition) };
+      // The marker's new id is neither of the records it supersedes.
+      return { marker: over(''), ...this.#enter(condition) };
     }
     if (sighting === 'late') {
       // Redis ran the renewal before the newer record seen since it was sent was written. Not a rollback; nor a
@@ -328,20 +351,20 @@ export class Lease {
    * generation), a rollback marker, or a record older than the highest seen (Redis went back). It is taken in as
    * seen. `undefined`: another rotation came first.
    */
-  saveOver(expected: Seen, observed: Pick<ConfirmReply, 'generation' | 'id' | 'prev'>): Seen | undefined {
-    const { generation, id, prev } = observed;
+  saveOver(expected: Seen, observed: Pick<ConfirmReply, 'generation' | 'id' | 'prev' | 'line'>): Seen | undefined {
+    const { generation, id, prev, line } = observed;
     const forward = expected.id !== '' && id === expected.id && generation > expected.generation;
-    const older = isRollback(this.#highest, generation, id, prev) || this.#revived(id, this.#highest);
+    const older = isRollback(this.#highest, generation, id, prev, line) || this.#revived(id, this.#highest);
     if (!forward && id?.startsWith(MARKER_PREFIX) !== true && !older) {
       return undefined;
     }
-    this.see(generation, id, prev);
+    this.see(generation, id, prev, this.#highest, line);
     return { generation, id: id ?? '' };
   }
 
-  /** A record written forward or saved by this instance at `generation` is now the highest. */
-  wrote(generation: number, id: string): void {
-    if (generation >= this.#highest.generation) this.#raise({ generation, id }, '');
+  /** A record written forward or saved by this instance at `generation`, superseding `line`, is now the highest. */
+  wrote(generation: number, id: string, line?: Line): void {
+    if (generation >= this.#highest.generation) this.#raise({ generation, id }, '', line);
   }
 
   /**
@@ -356,7 +379,8 @@ export class Lease {
   }
 
   /** `record`, which replaced `prev` ('' when unknown), is the highest now; the one before joins the line. */
-  #raise(record: Seen, prev: string): void {
+  #raise(record: Seen, prev: string, line: Line | undefined): void {
+    this.#line = line;
     for (const id of [this.#highest.id, prev]) {
       if (id === '' || id === record.id || this.#lineage.includes(id)) continue;
       this.#lineage.push(id);

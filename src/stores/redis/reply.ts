@@ -1,6 +1,7 @@
 // The answer every script gives (scripts.ts builds it, the store and the protocol read it): its layout, defined here
 // once, and its parsing into the protocol's observations.
 import type { PendingReply } from './acks.js';
+import { parseLine, type Line } from './line.js';
 
 /** The record as Redis holds it when a script ran: its generation and id, or neither when the key is missing. */
 export interface Observed {
@@ -19,13 +20,15 @@ export interface Observed {
   readonly epoch: string | null;
   /** The renewal number of the calling instance's own table entry; 0 when it has none. */
   readonly ownSeq: number;
+  /** The records the record supersedes (line.ts); `undefined` when unknown (none stored, or missing). */
+  readonly line?: Line;
 }
 
 /**
  * The head of every script's answer, in this order: the script's status, then the observation. What a script
  * answers besides (PENDING's instances, LOAD's value) follows from index {@link HEAD_LENGTH} on.
  */
-export const REPLY_HEAD = ['status', 'generation', 'id', 'prev', 'runId', 'epoch', 'ownSeq'] as const;
+export const REPLY_HEAD = ['status', 'generation', 'id', 'prev', 'runId', 'epoch', 'ownSeq', 'line'] as const;
 export type ReplyField = (typeof REPLY_HEAD)[number];
 export const HEAD_LENGTH = REPLY_HEAD.length;
 const AT = Object.fromEntries(REPLY_HEAD.map((field, index) => [field, index])) as Record<ReplyField, number>;
@@ -44,6 +47,7 @@ export function observation(reply: unknown): { status: string; observed: Observe
   if (!Array.isArray(reply) || reply.length < HEAD_LENGTH) return undefined;
   const id = text(reply[AT.id]);
   const epoch = text(reply[AT.epoch]);
+  const line = parseLine(text(reply[AT.line]));
   return {
     status: text(reply[AT.status]),
     observed: {
@@ -53,6 +57,7 @@ export function observation(reply: unknown): { status: string; observed: Observe
       runId: text(reply[AT.runId]),
       epoch: epoch === '' ? null : epoch,
       ownSeq: count(reply[AT.ownSeq]),
+      ...(line === undefined ? {} : { line }),
     },
   };
 }

@@ -1,6 +1,7 @@
 // The protocol's atomic steps, as Lua scripts run by Redis. None reads Redis's clock: every expiry is measured on
 // the instances' own monotonic clocks (see lease.ts and acks.ts). Each answers with what the protocol observes
-// (reply.ts): the record's generation, id and predecessor, Redis's run_id, the table's epoch, the caller's entry.
+// (reply.ts): the record's generation, id and predecessor, Redis's run_id, the table's epoch, the caller's entry,
+// the record's line.
 import { REPLY_HEAD, type ReplyField } from './reply.js';
 
 /** The Lua expression of each field of an answer's head, inside `observed()` below. */
@@ -12,6 +13,7 @@ const HEAD_EXPRESSIONS: Readonly<Record<ReplyField, string>> = {
   runId: "string.match(info, 'run_id:(%w+)') or ''",
   epoch: "redis.call('HGET', tbl, '@epoch') or ''",
   ownSeq: 'seq',
+  line: "(value and type(value.line) == 'string') and value.line or ''",
 };
 
 /** Parsing the record, and the observation every script returns after its own status (in reply.ts's order). */

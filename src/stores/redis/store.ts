@@ -144,7 +144,7 @@ export class RedisSecretStore implements SecretStore {
       // era does, instead of starting the era afresh on a record a rotation may have revoked meanwhile.
       this.#lease.era.begin(head.observed, this.#runtime.now());
       const { value } = head;
-      let loaded: { record: SecretRecord; generation: number; prev: string } | undefined;
+      let loaded: ReturnType<typeof decodeRecord> | undefined;
       if (head.status !== 'missing') {
         try {
           loaded = decodeRecord(value, this.key);
@@ -153,14 +153,15 @@ export class RedisSecretStore implements SecretStore {
           if (marker !== undefined) {
             // A rollback marker: taken in as a renewal takes it in, so that a save (the rotation that ends the
             // refusal) replaces it, even from a process that has only read it, such as `launcher-auth rotate`.
-            this.#lease.see(marker.generation, marker.id, marker.prev, sent);
+            this.#lease.see(marker.generation, marker.id, marker.prev, sent, marker.line);
             throw this.#reports.found('rollback', this.#link !== undefined);
           }
           if (this.#lease.highest.generation === 0) this.#corrupt = true;
           throw error;
         }
       }
-      const sighting = this.#lease.see(loaded?.generation ?? 0, loaded?.record.id ?? null, loaded?.prev ?? '', sent);
+      const [generation, id] = [loaded?.generation ?? 0, loaded?.record.id ?? null];
+      const sighting = this.#lease.see(generation, id, loaded?.prev ?? '', sent, loaded?.line);
       if (sighting === 'rollback') throw this.#reports.found(loaded ? 'rollback' : 'missing', this.#link !== undefined);
       if (sighting === 'adopted') {
         if (loaded === undefined) return undefined;
@@ -169,10 +170,9 @@ export class RedisSecretStore implements SecretStore {
         return loaded.record;
       }
       // Late: Redis answered before a newer record was written (this instance's own save or write-forward, or one a
-      // renewal saw), and that record's answer was taken in first. Not a rollback. The newer record, when this
-      // instance holds it, was in Redis while this load() ran: returned without another round trip. One seen only
-      // by a renewal is read: a further read is late only if yet another record was seen during it, so the reads
-      // end as soon as the rotations pause.
+      // renewal saw), whose answer was taken in first: not a rollback. A newer record this instance holds was in
+      // Redis while this load() ran: returned without another round trip. One seen only by a renewal is read again;
+      // a further read is late only if yet another record was seen meanwhile, so the reads end once rotations pause.
       const newer = this.#records.get(this.#lease.highest.id);
       if (newer !== undefined) return newer;
     }
@@ -280,7 +280,8 @@ export class RedisSecretStore implements SecretStore {
     this.#renewHeld = heldId !== undefined && lease.mayRenewWhileSaving(heldId);
     this.#keep(record);
     try {
-      const value = encodeRecord(record, generation, expectedId);
+      const line = lease.lineFor({ generation: expected, id: expectedId }, record.id);
+      const value = encodeRecord(record, generation, expectedId, line);
       const confirmedAtSend = lease.era.confirmedSeq;
       let result: RunResult;
       try {
@@ -303,8 +304,7 @@ export class RedisSecretStore implements SecretStore {
       if (head === undefined) throw uncertainError(this.key, 'Redis answered the save with something unexpected');
       if (head.status === 'corrupt') throw corruptError(this.key);
       if (head.status === 'conflict') {
-        // Two instances creating the first secret at once: the other one's stands, and this instance adopts it
-        // before it trusts any key (its lease is confirmed only for the key Redis holds).
+        // Two instances creating the first secret at once: the other's stands, adopted before any key is trusted.
         if (expected === 0 && this.#link === undefined) return;
         // Not another rotation (written forward, a marker, an older record): saved over, once.
         const again =
@@ -318,7 +318,7 @@ export class RedisSecretStore implements SecretStore {
           `Another instance rotated the secret in Redis key "${this.key}" first; nothing was changed. Try again.`,
         );
       }
-      lease.wrote(generation, record.id);
+      lease.wrote(generation, record.id, line);
       const remembered = this.#memory.remember({ generation, id: record.id });
       this.#replicas.check(result);
       await this.#acks.wait(
@@ -355,8 +355,8 @@ export class RedisSecretStore implements SecretStore {
     if (!marker && record === undefined) return;
     const value =
       marker || record === undefined
-        ? encodeMarker(randomId(this.#runtime, 9), over.generation, over.expectedId)
-        : encodeRecord(record, over.generation, over.expectedId);
+        ? encodeMarker(randomId(this.#runtime, 9), over.generation, over.expectedId, over.line)
+        : encodeRecord(record, over.generation, over.expectedId, over.line);
     const result = await this.#runFull(
       SAVE,
       [this.#names.record, this.#names.instances],
@@ -364,8 +364,8 @@ export class RedisSecretStore implements SecretStore {
       'write the secret back',
       false,
     );
-    const head = observation(result.reply);
-    if (head?.status === 'ok' && head.observed.id !== null) this.#lease.wrote(over.generation, head.observed.id);
+    const { status, observed } = observation(result.reply) ?? {};
+    if (status === 'ok' && observed?.id) this.#lease.wrote(over.generation, observed.id, over.line);
   }
 
   #keep(record: SecretRecord): void {

@@ -80,7 +80,7 @@ describe('Lease: renewal answers taken after a newer record', () => {
         canWriteForward: true,
       }),
     ).toEqual({
-      writeForward: { expected: 1, expectedId: 'a', generation: 3 },
+      writeForward: { expected: 1, expectedId: 'a', generation: 3, line: expect.anything() },
       report: 'rollback',
     });
   });
@@ -94,7 +94,7 @@ describe('Lease: rollbacks seen by a renewal sent after the newer record', () =>
     expect(
       lease.renewed(answer(seq, 1, 'a', ''), { seq, sentAt: 10, now: 11, heldId: 'a', canWriteForward: true }),
     ).toEqual({
-      marker: { expected: 1, expectedId: 'a', generation: 3 },
+      marker: { expected: 1, expectedId: 'a', generation: 3, line: expect.anything() },
       report: 'rollback',
     });
   });
@@ -112,7 +112,7 @@ describe('Lease: rollbacks seen by a renewal sent after the newer record', () =>
         canWriteForward: true,
       }),
     ).toEqual({
-      marker: { expected: 2, expectedId: 'c', generation: 3 },
+      marker: { expected: 2, expectedId: 'c', generation: 3, line: expect.anything() },
       report: 'rollback',
     });
   });
@@ -132,22 +132,22 @@ describe('Lease: rollbacks seen by a renewal sent after the newer record', () =>
     };
     // Redis went back to 'a', which 'b' replaced: no rotation replaced it there since.
     expect(renewal(holdingSecond(), answer(0, 1, 'a', '', 'stale'))).toEqual({
-      writeForward: { expected: 1, expectedId: 'a', generation: 3 },
+      writeForward: { expected: 1, expectedId: 'a', generation: 3, line: expect.anything() },
       report: 'rollback',
     });
     // 'a' again at a higher generation: written forward by an instance that never saw 'b'. Still older than 'b'.
     expect(renewal(holdingSecond(), answer(0, 3, 'a', '', 'stale'))).toEqual({
-      writeForward: { expected: 3, expectedId: 'a', generation: 4 },
+      writeForward: { expected: 3, expectedId: 'a', generation: 4, line: expect.anything() },
       report: 'rollback',
     });
     // 'c', another rotation from 'a' (the other side of a split brain): it may have resolved, and revoked 'b'.
     expect(renewal(holdingSecond(), answer(0, 2, 'c', 'a', 'stale'))).toEqual({
-      marker: { expected: 2, expectedId: 'c', generation: 3 },
+      marker: { expected: 2, expectedId: 'c', generation: 3, line: expect.anything() },
       report: 'rollback',
     });
     // An older generation this instance never saw: another line too.
     expect(renewal(holdingSecond(), answer(0, 1, 'z', '', 'stale'))).toEqual({
-      marker: { expected: 1, expectedId: 'z', generation: 3 },
+      marker: { expected: 1, expectedId: 'z', generation: 3, line: expect.anything() },
       report: 'rollback',
     });
   });
@@ -164,7 +164,7 @@ describe('Lease: rollbacks seen by a renewal sent after the newer record', () =>
         canWriteForward: true,
       }),
     ).toEqual({
-      writeForward: { expected: 0, expectedId: '', generation: 2 },
+      writeForward: { expected: 0, expectedId: '', generation: 2, line: expect.anything() },
       report: 'missing',
     });
   });
@@ -349,5 +349,100 @@ describe('Lease: another server that holds the record still trusted', () => {
     // The same answer once the trust from the old server ran out: a rotation may have revoked 'a' and been lost.
     expect(late.renewed(after, { seq: next, sentAt: 950, now: 951, heldId: 'a', canWriteForward: true })).toEqual({});
     expect(late.era.mayTrust(951)).toBe(false);
+  });
+});
+
+describe('Lease: a record of another line of rotations', () => {
+  // The instance saved 'h' over 'g' (generation 4); the other side of a split brain counted on from 'q' (2) to 'z'
+  // (6) through records this instance never saw. 'z' has the higher generation, and never replaced 'h'.
+  const other = {
+    floor: 0,
+    ids: [
+      { id: 'm', generation: 5 },
+      { id: 's', generation: 4 },
+      { id: 'q', generation: 2 },
+    ],
+  };
+
+  function holdingOwn(): Lease {
+    const lease = new Lease(OPTIONS);
+    expect(lease.see(2, 'q', '', undefined, { floor: 0, ids: [] })).toBe('adopted');
+    lease.wrote(3, 'g', lease.lineFor(lease.highest, 'g'));
+    lease.wrote(4, 'h', lease.lineFor(lease.highest, 'h'));
+    expect(lease.lineFor(lease.highest, 'next')).toEqual({
+      floor: 0,
+      ids: [
+        { id: 'h', generation: 4 },
+        { id: 'g', generation: 3 },
+        { id: 'q', generation: 2 },
+      ],
+    });
+    const seq = lease.nextSeq();
+    expect(
+      lease.renewed(answer(seq, 4, 'h', 'g'), { seq, sentAt: 0, now: 1, heldId: 'h', canWriteForward: true }),
+    ).toMatchObject({ trustUntil: 900 });
+    return lease;
+  }
+
+  it('is a rollback whatever its generation: never adopted, and the marker is written over it, trust or not', () => {
+    const lease = holdingOwn();
+    const seq = lease.nextSeq();
+    const step = lease.renewed(
+      { ...answer(seq, 6, 'z', 'm', 'stale'), line: other },
+      { seq, sentAt: 10, now: 11, heldId: 'h', canWriteForward: true },
+    );
+    expect(step).toMatchObject({ marker: { expected: 6, expectedId: 'z', generation: 7 }, report: 'rollback' });
+    expect(step.reload).toBeUndefined();
+    expect(step.writeForward).toBeUndefined();
+    expect(lease.highest).toEqual({ generation: 4, id: 'h' });
+    // The marker supersedes both lines, so that a rotation over it is newer for every instance of either side.
+    expect(step.marker?.line.ids.map(({ id }) => id)).toEqual(['z', 'm', 'h', 's', 'g', 'q']);
+  });
+
+  it('a record written forward keeps its own line, plus the record it goes over', () => {
+    const lease = holdingOwn();
+    const seq = lease.nextSeq();
+    // Redis went back to 'q', a record of this instance's own line: the held 'h' is written forward over it, and
+    // still supersedes 'g', which only its own line names.
+    const step = lease.renewed(
+      { ...answer(seq, 2, 'q', '', 'stale'), line: { floor: 0, ids: [] } },
+      { seq, sentAt: 10, now: 11, heldId: 'h', canWriteForward: true },
+    );
+    expect(step.writeForward).toEqual({
+      expected: 2,
+      expectedId: 'q',
+      generation: 5,
+      line: {
+        floor: 0,
+        ids: [
+          { id: 'g', generation: 3 },
+          { id: 'q', generation: 2 },
+        ],
+      },
+    });
+  });
+
+  it('a record whose line names the held one is newer, and one whose line does not reach back so far is taken as newer', () => {
+    for (const line of [
+      {
+        floor: 0,
+        ids: [
+          { id: 'y', generation: 5 },
+          { id: 'h', generation: 4 },
+          { id: 'g', generation: 3 },
+        ],
+      },
+      { floor: 5, ids: [{ id: 'y', generation: 5 }] },
+      undefined,
+    ]) {
+      const lease = holdingOwn();
+      const seq = lease.nextSeq();
+      const step = lease.renewed(
+        { ...answer(seq, 6, 'z', 'y', 'stale'), ...(line === undefined ? {} : { line }) },
+        { seq, sentAt: 10, now: 11, heldId: 'h', canWriteForward: true },
+      );
+      expect(step).toEqual({ reload: true });
+      expect(lease.highest).toEqual({ generation: 6, id: 'z' });
+    }
   });
 });

@@ -43,8 +43,10 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore', () => {
     const record = fixtureRecord('redis-format');
     await store.save(record);
     const stored = JSON.parse((await client.get(key)) ?? 'null') as Record<string, unknown>;
-    expect(Object.keys(stored).sort()).toEqual(['createdAt', 'generation', 'id', 'key', 'prev', 'version']);
+    expect(Object.keys(stored).sort()).toEqual(['createdAt', 'generation', 'id', 'key', 'line', 'prev', 'version']);
     expect(stored['generation']).toBe(1);
+    // The first record supersedes none, and says so back to the beginning.
+    expect(stored['line']).toBe('0');
     expect(stored['version']).toBe(1);
     expect(stored['createdAt']).toBe(record.createdAt.toISOString());
     expect(sameRecord(await store.load(), record)).toBe(true);
