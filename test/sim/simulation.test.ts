@@ -131,6 +131,23 @@ describe('situations kept as schedules', () => {
     expect(new Set(joined.map((line) => line.slice(0, 9))).size).toBe(joined.length);
   });
 
+  it('a partition that holds messages, replaced by a shorter one: the instance can renew once what it held lands', async () => {
+    // The commands sent under the first partition land when it would have ended; every later command queues behind
+    // them on the same connection, though the second partition ended long before.
+    const plan: Plan = {
+      instances: 2,
+      replicas: 0,
+      waitFor: 0,
+      faults: [
+        { at: 138, kind: 'partition', instance: 1, length: 716, drop: false, way: 'out' },
+        { at: 238, kind: 'partition', instance: 1, length: 16, drop: true, way: 'in' },
+      ],
+    };
+    const result = await simulate(44336, plan, true);
+    expect(result.violation).toBeUndefined();
+    expect(result.refusedFor).toBeGreaterThan(0);
+  });
+
   it("a rotation saved over another line's record, made on a Redis that went back, renews no trust in the held key", async () => {
     // Instance 0 holds the record a command-line rotation saved, cut off while Redis comes back from an older dump
     // and another command-line rotation resolves there; back, its own rotation saves over that rotation's record.
