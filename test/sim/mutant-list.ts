@@ -252,7 +252,7 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'renew-held-unchecked',
     file: STORE,
-    find: 'this.#renewHeld = heldId !== undefined && lease.mayRenewWhileSaving(heldId);',
+    find: 'this.#renewHeld = heldId !== undefined && lease.mayRenewWhileSaving(heldId, over);',
     replace: 'this.#renewHeld = heldId !== undefined;',
     what: 'Renewals on the record being saved extend the trust in the held key even when a newer rotation overtook it.',
   },

@@ -199,6 +199,7 @@ function endByFaultsEnd(fault: Fault): Fault {
   switch (fault.kind) {
     case 'partition':
     case 'pause':
+    case 'crash':
     case 'stall':
     case 'reconnect':
     case 'replica-lag':

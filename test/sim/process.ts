@@ -37,7 +37,10 @@ export class SimProcess {
   /** The node this process's client takes for the primary, and since when (true time). */
   route: number;
   routedAt = 0;
-  /** Until when a message of this process is slow (the tail of the network's delays), in true time. */
+  /**
+   * Until when a message of this process is slow (the tail of the network's delays, or held by a partition), in
+   * true time.
+   */
   slowUntil = 0;
   readonly runtime: Runtime;
   readonly connection: RedisConnection;
@@ -180,6 +183,9 @@ export class SimProcess {
     if (now < partition.until && cut) {
       if (partition.drop) return -1;
       at = partition.until + this.#delay();
+      // Held on a FIFO connection, it holds back every later message there too, even if a later partition (which
+      // replaces this one) ends sooner: the connection is slow until it lands.
+      this.slowUntil = Math.max(this.slowUntil, at);
     }
     return at;
   }

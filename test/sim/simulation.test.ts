@@ -154,6 +154,51 @@ describe('situations kept as schedules', () => {
     expect(new Set(joined.map((line) => line.slice(0, 9))).size).toBe(joined.length);
   });
 
+  it('a partition that holds messages, replaced by a shorter one: the instance can renew once what it held lands', async () => {
+    // The commands sent under the first partition land when it would have ended; every later command queues behind
+    // them on the same connection, though the second partition ended long before.
+    const plan: Plan = {
+      instances: 2,
+      replicas: 0,
+      waitFor: 0,
+      faults: [
+        { at: 138, kind: 'partition', instance: 1, length: 716, drop: false, way: 'out' },
+        { at: 238, kind: 'partition', instance: 1, length: 16, drop: true, way: 'in' },
+      ],
+    };
+    const result = await simulate(44336, plan, true);
+    expect(result.violation).toBeUndefined();
+    expect(result.refusedFor).toBeGreaterThan(0);
+  });
+
+  it("a rotation saved over another line's record, made on a Redis that went back, renews no trust in the held key", async () => {
+    // Instance 0 holds the record a command-line rotation saved, cut off while Redis comes back from an older dump
+    // and another command-line rotation resolves there; back, its own rotation saves over that rotation's record.
+    const plan: Plan = {
+      instances: 2,
+      replicas: 2,
+      waitFor: 'majority',
+      saveTimeout: 6000,
+      faults: [
+        { at: 103, kind: 'partition', instance: 1, length: 563, drop: true, way: 'both' },
+        { at: 341, kind: 'cli-rotate' },
+        { at: 384, kind: 'partition', instance: 0, length: 386, drop: true, way: 'both' },
+        { at: 430, kind: 'pause', instance: 1, length: 283 },
+        { at: 431, kind: 'restart-dump', age: 19 },
+        { at: 437, kind: 'slot-move' },
+        { at: 445, kind: 'cli-rotate' },
+        { at: 672, kind: 'rotate', instance: 0 },
+        { at: 785, kind: 'rotate', instance: 0 },
+      ],
+    };
+    const result = await simulate(39111, plan, true);
+    const trace = result.trace.join('\n');
+    expect(trace).toMatch(/p\d\/s3 rotate\(\) resolved/);
+    expect(trace).toMatch(/p1\/s0 SAVE\(\) on node 0: conflict/);
+    expect(trace).toMatch(/p1\/s0 rotate\(\) resolved/);
+    expect(result.violation).toBeUndefined();
+  });
+
   it(`keeps every fault before ${FAULTS_END} ms and heals after`, () => {
     for (let seed = 1; seed <= 200; seed += 1) {
       for (const fault of planFor(seed).faults) expect(fault.at).toBeLessThan(FAULTS_END);

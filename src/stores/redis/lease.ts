@@ -170,10 +170,14 @@ export class Lease {
   /**
    * Whether renewals during a save from `heldId` may extend the trust in `heldId`: only when `heldId` is the
    * highest record seen. An instance behind (a rotation overtook it) must not have the old
-   * key it holds renewed on the strength of its own newer save.
+   * key it holds renewed on the strength of its own newer save. Nor one whose save goes `over` an older record of
+   * another line (see {@link Lease.saveOver}): a rotation made on a Redis that went back, which may have revoked the
+   * held key and resolved while this instance could not renew.
    */
-  mayRenewWhileSaving(heldId: string): boolean {
-    return heldId === this.#highest.id;
+  mayRenewWhileSaving(heldId: string, over?: Seen): boolean {
+    if (heldId !== this.#highest.id) return false;
+    if (over === undefined || over.id === '' || over.id === heldId || over.id.startsWith(MARKER_PREFIX)) return true;
+    return this.#lineage.includes(over.id);
   }
 
   /**

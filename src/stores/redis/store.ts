@@ -277,7 +277,7 @@ export class RedisSecretStore implements SecretStore {
     const heldId = this.#link?.keyId;
     // The held key is renewed on the new record while it is saved only when the held key is the newest seen.
     this.#savingId = record.id;
-    this.#renewHeld = heldId !== undefined && lease.mayRenewWhileSaving(heldId);
+    this.#renewHeld = heldId !== undefined && lease.mayRenewWhileSaving(heldId, over);
     this.#keep(record);
     try {
       const line = lease.lineFor({ generation: expected, id: expectedId }, record.id);

@@ -298,6 +298,24 @@ describe('Lease: a save over a rollback, and the trust a resolved save grants', 
     );
   });
 
+  it("renews the held key while saving over an older record of its own line, never over another line's", () => {
+    const lease = holdingFirst();
+    expect(lease.see(2, 'b', 'a')).toBe('adopted');
+    expect(lease.see(3, 'c', 'b')).toBe('adopted');
+    const expected = { generation: 3, id: 'c' };
+    expect(lease.mayRenewWhileSaving('c')).toBe(true);
+    // Redis went back to a record the held one replaced, or lost the record: the held key is still the newest.
+    const ownLine = lease.saveOver(expected, { generation: 2, id: 'b', prev: 'a' });
+    expect(ownLine).toEqual({ generation: 2, id: 'b' });
+    expect(lease.mayRenewWhileSaving('c', ownLine)).toBe(true);
+    expect(lease.mayRenewWhileSaving('c', lease.saveOver(expected, { generation: 0, id: null, prev: '' }))).toBe(true);
+    // Redis went back to 'a' and another instance rotated there: that rotation may have revoked 'c' and resolved.
+    const otherLine = lease.saveOver(expected, { generation: 2, id: 'x', prev: 'a' });
+    expect(otherLine).toEqual({ generation: 2, id: 'x' });
+    expect(lease.mayRenewWhileSaving('c', otherLine)).toBe(false);
+    expect(lease.mayRenewWhileSaving('b')).toBe(false);
+  });
+
   it('a resolved save grants trust until the lease the instance holds; an assumed condition is not reported again', () => {
     const lease = new Lease(OPTIONS);
     lease.see(3, 'rollback:m', 'a');
