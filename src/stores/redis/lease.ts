@@ -169,10 +169,10 @@ export class Lease {
 
   /**
    * Whether renewals during a save from `heldId` may extend the trust in `heldId`: only when `heldId` is the
-   * highest record seen. An instance behind (a rotation overtook it) must not have the old
-   * key it holds renewed on the strength of its own newer save. Nor one whose save goes `over` an older record of
-   * another line (see {@link Lease.saveOver}): a rotation made on a Redis that went back, which may have revoked the
-   * held key and resolved while this instance could not renew.
+   * highest record seen. An instance behind (a rotation overtook it) must not have the old key it holds renewed on
+   * the strength of its own newer save. Nor one whose save goes `over` an older record of another line (see
+   * {@link Lease.saveOver}): a rotation made on a Redis that went back, which may have revoked the held key and
+   * resolved while this instance could not renew.
    */
   mayRenewWhileSaving(heldId: string, over?: Seen): boolean {
     if (heldId !== this.#highest.id) return false;
@@ -244,7 +244,6 @@ export class Lease {
       if (canWriteForward && ownLine && heldId === this.#highest.id && now < this.#trustUntil) {
         return { writeForward: over(heldId), ...this.#enter(condition) };
       }
-      // The marker's new id is neither of the records it supersedes.
       return { marker: over(''), ...this.#enter(condition) };
     }
     if (sighting === 'late') {
