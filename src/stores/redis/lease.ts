@@ -172,6 +172,14 @@ export class Lease {
   }
 
   /**
+   * Whether a newer record of this instance's line replaced `id` (directly or through later ones): saving `id` again
+   * would bring back a key that a rotation replaced.
+   */
+  replaced(id: string): boolean {
+    return this.#revived(id, this.#highest);
+  }
+
+  /**
    * The renewal number to send with the next renewal, taken just before sending it: its answer is judged against
    * the highest record seen by then.
    */
