@@ -82,7 +82,7 @@ export const MUTANTS: readonly Mutant[] = [
   },
   {
     id: 'rollback-same-generation',
-    file: LEASE,
+    file: LINE,
     find: '  return generation <= highest.generation || otherLine(highest, line);\n}',
     replace: '  return generation < highest.generation || otherLine(highest, line);\n}',
     what: 'A rollback check that accepts another record of the same generation as the highest seen.',

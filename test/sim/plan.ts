@@ -193,13 +193,16 @@ export function planFor(seed: number): Plan {
   };
 }
 
-/** A fault that lasts ends by {@link FAULTS_END}: what it held back (messages, commands) is out by then. */
+/**
+ * A fault that lasts ends by {@link FAULTS_END}: what it held back (messages, commands) is out by then, and a crashed
+ * process has started again, so that what it finds on starting (a rollback it then marks) is there for the operator.
+ */
 function endByFaultsEnd(fault: Fault): Fault {
   const left = FAULTS_END - fault.at;
   switch (fault.kind) {
     case 'partition':
-    case 'pause':
     case 'crash':
+    case 'pause':
     case 'stall':
     case 'reconnect':
     case 'replica-lag':

@@ -199,6 +199,37 @@ describe('situations kept as schedules', () => {
     expect(result.violation).toBeUndefined();
   });
 
+  it('a rotation given up on that lands after its instance took up the one before it: that key is not written back over it', async () => {
+    // Two rotations on one instance, each given up on while Redis stalls (ERR_SAVE_UNCERTAIN). When the stall ends,
+    // the instance first adopts its first rotation's record, then reads its second one's, saved over the first.
+    const plan: Plan = {
+      instances: 2,
+      replicas: 2,
+      waitFor: 0,
+      saveTimeout: 6000,
+      faults: [
+        { at: 60, kind: 'failover', split: 0, side: [] },
+        { at: 91, kind: 'rotate', instance: 1 },
+        { at: 173, kind: 'failover', split: 0, side: [] },
+        { at: 290, kind: 'stall', length: 482 },
+        { at: 339, kind: 'rotate', instance: 1 },
+        { at: 654, kind: 'stall', length: 133 },
+      ],
+    };
+    const result = await simulate(35094, plan, true);
+    const trace = result.trace.join('\n');
+    const given = [...trace.matchAll(/p2\/s1 rotate\(\) rejected ERR_SAVE_UNCERTAIN \((\S+)\)/g)].map(
+      (match) => match[1],
+    );
+    expect(given).toHaveLength(2);
+    const [first, second] = given as [string, string];
+    expect(trace).toMatch(new RegExp(`p2/s1 now holds ${first}\n[\\s\\S]*p2/s1 now holds ${second}`));
+    // The first record is not saved again over the second, and no instance takes anything for a rollback.
+    expect(trace).not.toMatch(new RegExp(`holds ${first} \\(generation [3-9]`));
+    expect(trace).not.toContain('rollback:');
+    expect(result.violation).toBeUndefined();
+  });
+
   it(`keeps every fault before ${FAULTS_END} ms and heals after`, () => {
     for (let seed = 1; seed <= 200; seed += 1) {
       for (const fault of planFor(seed).faults) expect(fault.at).toBeLessThan(FAULTS_END);

@@ -21,6 +21,19 @@ export function uncertainError(key: string, why: string): LauncherAuthError {
   );
 }
 
+/**
+ * A save that changed nothing because Redis holds a newer record: another rotation's, or (`ownLine`) one that replaced
+ * the record being saved on this instance's own line, such as its own rotation's that landed after it was given up on.
+ */
+export function conflictError(key: string, ownLine = false): LauncherAuthError {
+  return new LauncherAuthError(
+    'ERR_SAVE_CONFLICT',
+    ownLine
+      ? `Redis key "${key}" holds a newer secret that replaced the one being saved; nothing was changed.`
+      : `Another instance rotated the secret in Redis key "${key}" first; nothing was changed. Try again.`,
+  );
+}
+
 export function corruptError(key: string): LauncherAuthError {
   return new LauncherAuthError(
     'ERR_STORE_CORRUPT',

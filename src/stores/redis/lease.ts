@@ -1,7 +1,7 @@
 // One instance's side of the protocol, pure: what each renewal answer means for trust, reloads, rollbacks and
 // backoff. The driver (store.ts) and the simulator (test/sim/) feed it the same events; it reads no clock.
 import { Era } from './era.js';
-import { lineOver, otherLine, type Line, type Seen } from './line.js';
+import { isRollback, lineOver, type Line, type Seen } from './line.js';
 import type { Observed } from './reply.js';
 
 export type { Seen };
@@ -60,21 +60,6 @@ export interface Overwrite {
   readonly expectedId: string;
   readonly generation: number;
   readonly line: Line;
-}
-
-/**
- * Whether a stored record (`generation`, `id`, the id it replaced `prev`, what it supersedes `line`; `id === null`
- * when missing) is older than `highest`: missing, a lower generation, another record of the same generation that
- * did not replace it, or a record of another line (see line.ts) whatever its generation. A record that replaced
- * the highest one is its successor whatever its generation (a rotation made by an instance that had not seen a
- * write-forward).
- */
-export function isRollback(highest: Seen, generation: number, id: string | null, prev: string, line?: Line): boolean {
-  if (highest.generation === 0) return false;
-  if (id === null) return true;
-  if (id === highest.id) return generation < highest.generation;
-  if (prev === highest.id) return false;
-  return generation <= highest.generation || otherLine(highest, line);
 }
 
 /**
@@ -178,6 +163,14 @@ export class Lease {
     if (heldId !== this.#highest.id) return false;
     if (over === undefined || over.id === '' || over.id === heldId || over.id.startsWith(MARKER_PREFIX)) return true;
     return this.#lineage.includes(over.id);
+  }
+
+  /**
+   * Whether a newer record of this instance's line replaced `id` (directly or through later ones): saving `id` again
+   * would bring back a key that a rotation replaced.
+   */
+  replaced(id: string): boolean {
+    return this.#revived(id, this.#highest);
   }
 
   /**

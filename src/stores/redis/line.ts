@@ -69,3 +69,18 @@ export function parseLine(text: unknown): Line | undefined {
   }
   return { ids, floor };
 }
+
+/**
+ * Whether a stored record (`generation`, `id`, the id it replaced `prev`, what it supersedes `line`; `id === null`
+ * when missing) is older than `highest`: missing, a lower generation, another record of the same generation that
+ * did not replace it, or a record of another line (see line.ts) whatever its generation. A record that replaced
+ * the highest one is its successor whatever its generation (a rotation made by an instance that had not seen a
+ * write-forward).
+ */
+export function isRollback(highest: Seen, generation: number, id: string | null, prev: string, line?: Line): boolean {
+  if (highest.generation === 0) return false;
+  if (id === null) return true;
+  if (id === highest.id) return generation < highest.generation;
+  if (prev === highest.id) return false;
+  return generation <= highest.generation || otherLine(highest, line);
+}

@@ -10,6 +10,7 @@ import { decodeRecord, encodeMarker, encodeRecord, markerOf } from './codec.js';
 import { connectionOf, deploymentOf } from './connections.js';
 import {
   RollbackReports,
+  conflictError,
   corruptError,
   notConnectedError,
   rollbackError,
@@ -268,6 +269,8 @@ export class RedisSecretStore implements SecretStore {
       );
     }
     if (this.#corrupt) throw corruptError(this.key);
+    // A key the authority fell behind on, written back over its own given-up save that landed: never brought back.
+    if (this.#lease.replaced(record.id)) throw conflictError(this.key, true);
     signal?.throwIfAborted();
     // Not sent at all: certainly nothing changed.
     if (!this.#client.isOpen) throw notConnectedError(this.#endpoint);
@@ -313,10 +316,7 @@ export class RedisSecretStore implements SecretStore {
           await this.#saveNow(record, signal, again);
           return;
         }
-        throw new LauncherAuthError(
-          'ERR_SAVE_CONFLICT',
-          `Another instance rotated the secret in Redis key "${this.key}" first; nothing was changed. Try again.`,
-        );
+        throw conflictError(this.key);
       }
       lease.wrote(generation, record.id, line);
       const remembered = this.#memory.remember({ generation, id: record.id });

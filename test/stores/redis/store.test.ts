@@ -112,6 +112,25 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore', () => {
     expect(await client.get(key)).toBe(before);
   });
 
+  it('a save of a record that a newer one on the same line replaced rejects with ERR_SAVE_CONFLICT and changes nothing', async () => {
+    // What the authority asks when a rotation it gave up on lands after it took up the key before it: that key written
+    // back. Redis holds the newer record, saved over that key; bringing the key back would be a rollback, which every
+    // instance that saw the newer record would take for one.
+    const key = uniqueKey();
+    const store = new RedisSecretStore({ client, key, ...FAST });
+    await store.save(fixtureRecord('line-older'));
+    await store.save(fixtureRecord('line-newer'));
+    const before = await client.get(key);
+    const error = await authErrorOf(store.save(fixtureRecord('line-older')));
+    expect(error.code).toBe('ERR_SAVE_CONFLICT');
+    expect(error.message).toContain(`"${key}"`);
+    expect(await client.get(key)).toBe(before);
+    expect(sameRecord(await store.load(), fixtureRecord('line-newer'))).toBe(true);
+    // A new record saves as ever.
+    await store.save(fixtureRecord('line-next'));
+    expect(sameRecord(await store.load(), fixtureRecord('line-next'))).toBe(true);
+  });
+
   it("a load() read by Redis before this store's own save, whose answer is taken in after the save's, is no rollback", async () => {
     const key = uniqueKey();
     const store = new RedisSecretStore({ client, key, leaseMs: 100, renewInterval: 20, driftMargin: 10 });
