@@ -12,7 +12,7 @@ export const TIMING = {
   ackPollInterval: 20,
 } as const;
 /** How many schedules CI explores (test/sim/simulation*.test.ts, half each). */
-export const CI_SCHEDULES = 12_000;
+export const CI_SCHEDULES = 24_000;
 /** Faults happen before this time; after it the world heals and must recover (the liveness stretch). */
 export const FAULTS_END = 900;
 /** The end of a schedule: the healthy stretch lasts this long after the faults. */
