@@ -2,6 +2,7 @@
 // Swarm testing: each plan first draws which kinds of fault it uses at all, and how many, so that rare
 // combinations (a failover during a split while an instance restarts) are common across seeds.
 import { Prng } from './prng.js';
+import { scenarioFaults } from './scenarios.js';
 
 /** The simulated timings (ms): a short lease keeps schedules short; the ratios are the defaults' . */
 export const TIMING = {
@@ -184,6 +185,7 @@ export function planFor(seed: number): Plan {
     }
   }
   const saveTimeout = more.chance(0.7) ? 20 * TIMING.leaseMs : more.int(TIMING.leaseMs + 50, 3 * TIMING.leaseMs);
+  faults.push(...scenarioFaults(seed, { instances, replicas }));
   return {
     instances,
     replicas,

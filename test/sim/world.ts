@@ -121,6 +121,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
   /** The newest record a resolved rotation made current (its index), -1 before any. */
   let newestResolved = -1;
   let newestResolvedId = '';
+  let newestResolvedAt = -Infinity;
   const promised = new Map<string, string>();
   /** The last value parsed: the invariants read the record after every event, and it rarely changes. */
   let parsed: { value: string; record: { id: string; generation: number; prev: string } | undefined } = {
@@ -468,6 +469,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
         if (index > newestResolved) {
           newestResolved = index;
           newestResolvedId = id;
+          newestResolvedAt = scheduler.now;
         }
         then?.(true);
       },
@@ -506,9 +508,17 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
   // --- the invariants, after every event ---
   /** The last time a primary held an older record than the newest resolved one (Redis had lost it). */
   let lostUntil = -Infinity;
+  /**
+   * From when an instance that opened before the present loss may accept the lost record's predecessor: the loss
+   * (a restart, a failover) that took the newest resolved record away, plus its quarantine. -Infinity when that
+   * record resolved after the last loss (on a primary already deposed): nothing changed server after it.
+   */
+  let lossQuarantined = -Infinity;
   /** The instances that had seen the newest resolved record when Redis lost it (or when it resolved during a loss). */
   let knew = new Set<Instance>();
   let knewOf = -1;
+  /** How far each process's monotonic clock was stepped forward in all ('jump'). */
+  const jumped = new Map<SimProcess, number>();
   /** The last time each instance was routed to a primary that a failover had deposed (a split brain). */
   const deposedUntil = new Map<Instance, number>();
   function check(): void {
@@ -534,6 +544,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
           ),
         );
         knewOf = newestResolved;
+        lossQuarantined = lossAt >= newestResolvedAt ? lossAt : -Infinity;
       }
       lostUntil = scheduler.now;
     }
@@ -548,9 +559,15 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       // it with the marker, and hears of that (pub/sub, or its next renewal: within a lease).
       // And a split brain: an instance still served by a deposed primary renews its lease there, where a rotation
       // on the new primary never hears of it; it trusts until it reaches the new primary, plus a lease.
+      // Not at once, though: an instance whose era began before the loss (its open() read the server that then lost
+      // the write) trusts nothing from the changed server before its quarantine ends, `leaseMs + driftMargin` on its
+      // clock after its first answer there (after the loss, on a clock at most RATE_SPREAD fast and stepped forward
+      // by its jumps). One that opened on the changed server has no earlier server to compare with: at once.
       const deposed = deposedUntil.get(instance) ?? -Infinity;
+      const from =
+        instance.openedAt >= lossQuarantined ? -Infinity : lossQuarantined + QUARANTINE - (jumped.get(process) ?? 0);
       if (
-        (!knew.has(instance) && scheduler.now <= lostUntil + EXCEPTION_AFTER_REPAIR) ||
+        (!knew.has(instance) && scheduler.now >= from && scheduler.now <= lostUntil + EXCEPTION_AFTER_REPAIR) ||
         scheduler.now <= deposed + EXCEPTION_AFTER_REPAIR
       ) {
         excused += 1;
@@ -659,7 +676,10 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       case 'jump': {
         const process = slotOf(fault.instance)?.process;
         // A forward step of the monotonic clock (a suspended VM resumed): trust ends early, never late.
-        if (process !== undefined) process.origin += fault.by;
+        if (process !== undefined) {
+          process.origin += fault.by;
+          jumped.set(process, (jumped.get(process) ?? 0) + fault.by);
+        }
         return;
       }
       case 'stall': {
