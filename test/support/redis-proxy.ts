@@ -1,5 +1,5 @@
-// A TCP proxy of the tests' own in front of redis-server: `cut()` stops carrying bytes both ways (a partition: the
-// connection stays open, nothing arrives), `heal()` carries them again; `moveTo()` puts another server behind it.
+// A TCP proxy of the tests' own in front of redis-server: `cut()` stops carrying bytes and closes both ways (a
+// partition: the connection stays open, nothing arrives), `heal()` carries them again; `moveTo()` puts another server behind it.
 import { createServer, connect, type Server, type Socket } from 'node:net';
 
 export interface Proxy {
@@ -30,6 +30,12 @@ export async function startProxy(targetPort: number): Promise<Proxy> {
     const pair: [Socket, Socket] = [inbound, outbound];
     pairs.add(pair);
     const end = (): void => {
+      // A partition carries no FIN or reset either: while cut, the other side learns of a close only once the link
+      // heals (a primary keeps listing a replica whose link across the split closed, until its own timeout).
+      if (cut) {
+        held.push(end);
+        return;
+      }
       inbound.destroy();
       outbound.destroy();
       pairs.delete(pair);
