@@ -171,6 +171,33 @@ describe('situations kept as schedules', () => {
     expect(result.refusedFor).toBeGreaterThan(0);
   });
 
+  it("a save whose WAIT fails on a server that changed starts the instance's quarantine at its answer", async () => {
+    // Redis fails over twice; instance 1 rotates while the replica it asks WAIT for lags behind: ERR_SAVE_UNCERTAIN,
+    // but the save's answer came from the promoted server. Its quarantine starts there, not at a later renewal, so
+    // it refuses the current token no longer than the docs say.
+    const plan: Plan = {
+      instances: 3,
+      replicas: 2,
+      waitFor: 1,
+      saveTimeout: 6000,
+      faults: [
+        { at: 47, kind: 'failover', split: 0, side: [] },
+        { at: 253, kind: 'cli-rotate' },
+        { at: 381, kind: 'failover', split: 0, side: [] },
+        { at: 403, kind: 'partition', instance: 2, length: 497, drop: true, way: 'both' },
+        { at: 409, kind: 'partition', instance: 2, length: 88, drop: false, way: 'out' },
+        { at: 432, kind: 'rotate', instance: 1 },
+        { at: 447, kind: 'join' },
+        { at: 495, kind: 'partition', instance: 1, length: 322, drop: true, way: 'out' },
+        { at: 578, kind: 'join' },
+        { at: 798, kind: 'rotate', instance: 0 },
+      ],
+    };
+    const result = await simulate(15467, plan, true);
+    expect(result.violation).toBeUndefined();
+    expect(result.outcomes.ERR_SAVE_UNCERTAIN).toBeGreaterThan(0);
+  });
+
   it("a rotation saved over another line's record, made on a Redis that went back, renews no trust in the held key", async () => {
     // Instance 0 holds the record a command-line rotation saved, cut off while Redis comes back from an older dump
     // and another command-line rotation resolves there; back, its own rotation saves over that rotation's record.

@@ -320,22 +320,22 @@ export class RedisSecretStore implements SecretStore {
       }
       lease.wrote(generation, record.id, line);
       const remembered = this.#memory.remember({ generation, id: record.id });
-      this.#replicas.check(result);
-      await this.#acks.wait(
-        new AckWait(
-          generation,
-          record.id,
-          savedAt,
-          head.observed,
-          lease.era,
-          {
-            leaseMs: lease.options.leaseMs,
-            driftMargin: lease.options.driftMargin,
-            commandTimeout: this.#commandTimeout,
-          },
-          confirmedAtSend,
-        ),
+      // The answer is taken into the era even when WAIT fails: a quarantine starts at the first answer of a new server.
+      const wait = new AckWait(
+        generation,
+        record.id,
+        savedAt,
+        head.observed,
+        lease.era,
+        {
+          leaseMs: lease.options.leaseMs,
+          driftMargin: lease.options.driftMargin,
+          commandTimeout: this.#commandTimeout,
+        },
+        confirmedAtSend,
       );
+      this.#replicas.check(result);
+      await this.#acks.wait(wait);
       // A lease renewed on the saved record, then trust in it from the moment the authority makes it current, even
       // when it held no trusted key before (the placeholder of an open() over the rollback marker).
       await this.#follower?.renewLeased();
