@@ -74,6 +74,14 @@ export async function initialRecord(
   }
   if (loaded !== undefined) return { record: copyRecord(loaded) };
   const record = generateRecord(random);
-  await store.save(record);
+  try {
+    await store.save(record);
+  } catch (error) {
+    // Another process created the first secret at the same moment: its record stands, and is this one's too.
+    if (!isLauncherAuthError(error, 'ERR_SAVE_CONFLICT')) throw error;
+    const created = await store.load();
+    if (created === undefined) throw error;
+    return { record: copyRecord(created) };
+  }
   return { record };
 }

@@ -307,8 +307,6 @@ export class RedisSecretStore implements SecretStore {
       if (head === undefined) throw uncertainError(this.key, 'Redis answered the save with something unexpected');
       if (head.status === 'corrupt') throw corruptError(this.key);
       if (head.status === 'conflict') {
-        // Two instances creating the first secret at once: the other's stands, adopted before any key is trusted.
-        if (expected === 0 && this.#link === undefined) return;
         // Not another rotation (written forward, a marker, an older record): saved over, once.
         const again =
           over === undefined ? lease.saveOver({ generation: expected, id: expectedId }, head.observed) : undefined;

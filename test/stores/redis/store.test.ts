@@ -2,7 +2,13 @@
 // saves, following rotations by pub/sub and by the periodic re-check, and Redis down at open().
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { LauncherAuthError, TokenAuthority, isLauncherAuthError, type SecretRecord } from 'launcher-auth';
+import {
+  LauncherAuthError,
+  TokenAuthority,
+  isLauncherAuthError,
+  type SecretRecord,
+  type SecretStore,
+} from 'launcher-auth';
 import { RedisSecretStore } from 'launcher-auth/redis';
 import { checkSecretStore } from 'launcher-auth/testing';
 import { createClient } from 'redis';
@@ -155,6 +161,37 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore', () => {
     expect(await until(() => a.keyId === b.keyId, 5_000)).toBe(true);
     expect((await a.verify(b.issue())).ok).toBe(true);
     expect((await b.verify(a.issue())).ok).toBe(true);
+  });
+
+  it('two processes without a watch (the command line) that race to create the first secret open on one key', async () => {
+    const key = uniqueKey();
+    // Both read the empty key before either saves: the second save finds the first one's record.
+    let reads = 0;
+    let release = (): void => undefined;
+    const bothRead = new Promise<void>((resolve) => (release = resolve));
+    const unwatched = (): SecretStore => {
+      const store = new RedisSecretStore({ client, key, ...FAST });
+      return {
+        load: async () => {
+          const loaded = await store.load();
+          reads += 1;
+          if (reads === 2) release();
+          await bothRead;
+          return loaded;
+        },
+        save: (record, options) => store.save(record, options),
+      };
+    };
+    const [a, b] = await Promise.all([
+      TokenAuthority.open({ store: unwatched() }),
+      TokenAuthority.open({ store: unwatched() }),
+    ]);
+    onTestFinished(async () => {
+      await a.close();
+      await b.close();
+    });
+    expect(a.keyId).toBe(b.keyId);
+    expect((await new RedisSecretStore({ client, key }).load())?.id).toBe(a.keyId);
   });
 
   const stored = (fields: Record<string, unknown>): string => JSON.stringify(fields);
