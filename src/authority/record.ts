@@ -83,5 +83,10 @@ export async function initialRecord(
     if (created === undefined) throw error;
     return { record: copyRecord(created) };
   }
+  // A store may take such a race for done, leaving the winner to its watch: without one, what it holds is read.
+  if (store.watch === undefined) {
+    const stored = await store.load();
+    if (stored !== undefined && stored.id !== record.id) return { record: copyRecord(stored) };
+  }
   return { record };
 }

@@ -307,6 +307,8 @@ export class RedisSecretStore implements SecretStore {
       if (head === undefined) throw uncertainError(this.key, 'Redis answered the save with something unexpected');
       if (head.status === 'corrupt') throw corruptError(this.key);
       if (head.status === 'conflict') {
+        // Two creating the first secret at once: a watching authority adopts the other's, one without reads it again.
+        if (expected === 0 && over === undefined && this.#link === undefined) return;
         // Not another rotation (written forward, a marker, an older record): saved over, once.
         const again =
           over === undefined ? lease.saveOver({ generation: expected, id: expectedId }, head.observed) : undefined;
