@@ -70,8 +70,6 @@ export const MUTANTS: readonly Mutant[] = [
     find: 'return sentAt + this.options.leaseMs - this.options.driftMargin;',
     replace: 'return sentAt + this.options.leaseMs;',
     what: 'Trust lasts the whole lease, with no margin for clocks that run at different rates.',
-    ifSurvives:
-      "A gap: the world's clock rates stay within ±3 % (room for a 10 ms step of a process's clock within the documented bound), where the rotation's bound alone covers the drift (a lease trusted for 300 ms on a clock 3 % slow ends 309.3 ms later, the bound of 330 ms on one 3 % fast 320.4 ms later). Rates 10 % apart, the documented bound (±5 %), with a renewal sent just before the save ran, leave a window of about 1.5 ms.",
   },
   {
     id: 'lease-adds-drift',
@@ -196,7 +194,7 @@ export const MUTANTS: readonly Mutant[] = [
     replace: 'this.bound = savedAt + options.leaseMs;',
     what: "The rotation's bound is one lease after the save, with no margin for clock drift.",
     ifSurvives:
-      'Equivalent under the documented drift: the margin is counted twice, by the holder (trust ends driftMargin before its lease) and by the rotation (bound driftMargin after); either alone covers two clocks 10 % apart over one lease (270 ms at 0.95 ends 284.2 ms later, 300 ms at 1.05 ends 285.7 ms later).',
+      "Equivalent under the documented drift: the margin is counted twice, by the holder (trust ends driftMargin before its lease) and by the rotation (bound driftMargin after). The holder's trust comes from a renewal that ran before the save, so it ends 270 ms on its clock after a moment before the save's answer; the bound without the margin, 300 ms on the rotating instance's clock after that answer. With rates within 5 % of true time (any two differ by less than driftMargin over a lease, as the world's plans at WIDE_SPREAD draw them) the trust ends at most 270 / 0.95 = 284.2 ms later and the bound at least 300 / 1.05 = 285.7 ms later; a forward step of the rotating clock counts against the same bound (rates ±a leave a step of 30 − 600a ms: the bound ends (270 + 600a) / (1 + a) ≥ 270 / (1 − a) ms later for a ≤ 5 %). Only rates more than 11.1 % apart (300 / 270) would show it.",
   },
   {
     id: 'acks-table-any-era',

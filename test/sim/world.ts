@@ -30,15 +30,8 @@ const SCRIPT_NAMES = new Map([
   [LOAD, 'LOAD'],
 ]);
 const MARKER = 'rollback:';
-/**
- * How long after Redis holds the newest record again an instance that never saw it may still accept the token it
- * holds: until it hears of the write (pub/sub, or its next renewal), within one lease on its clock.
- */
-const EXCEPTION_AFTER_REPAIR = TIMING.leaseMs * (1 + 2 * RATE_SPREAD);
 /** The back-off's ceiling (lease.ts): once trust is gone and renewals keep failing, one renewal per this long. */
 const BACKOFF = Math.max(TIMING.renewInterval, Math.min(1000, TIMING.leaseMs / 4));
-/** The shortest quarantine after a change of server, in true time: `leaseMs + driftMargin` on the fastest clock. */
-const QUARANTINE = (TIMING.leaseMs + TIMING.driftMargin) / (1 + RATE_SPREAD);
 /**
  * How long an instance may refuse the current token after it last could not renew (cut off, paused, routed to a
  * node that is not the primary, the primary stalled) or the record changed, when Redis lost nothing: the renewal
@@ -46,8 +39,6 @@ const QUARANTINE = (TIMING.leaseMs + TIMING.driftMargin) / (1 + RATE_SPREAD);
  * here), and its answer grants trust. One lease in true time covers it.
  */
 const REFUSAL_BOUND = TIMING.leaseMs;
-/** The longest quarantine after a change of server, in true time: `leaseMs + driftMargin` on the slowest clock. */
-const QUARANTINE_LONGEST = (TIMING.leaseMs + TIMING.driftMargin) / (1 - RATE_SPREAD);
 
 export class Violation extends Error {}
 
@@ -90,6 +81,17 @@ interface Instance {
 /** One schedule. Never throws for a broken invariant: it is returned with the trace so far. */
 export async function simulate(seed: number, plan: Plan, tracing = false): Promise<Result> {
   const rng = new Prng(seed ^ 0x5eed);
+  // The bounds that depend on how far this plan's clocks may run from true time.
+  const spread = plan.clocks?.spread ?? RATE_SPREAD;
+  /**
+   * How long after Redis holds the newest record again an instance that never saw it may still accept the token it
+   * holds: until it hears of the write (pub/sub, or its next renewal), within one lease on its clock.
+   */
+  const EXCEPTION_AFTER_REPAIR = TIMING.leaseMs * (1 + 2 * spread);
+  /** The shortest quarantine after a change of server, in true time: `leaseMs + driftMargin` on the fastest clock. */
+  const QUARANTINE = (TIMING.leaseMs + TIMING.driftMargin) / (1 + spread);
+  /** The longest quarantine after a change of server, in true time: `leaseMs + driftMargin` on the slowest clock. */
+  const QUARANTINE_LONGEST = (TIMING.leaseMs + TIMING.driftMargin) / (1 - spread);
   const scheduler = new Scheduler();
   const redis = new Deployment(scheduler, rng, plan.replicas);
   const trace: string[] = [];
@@ -218,7 +220,9 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       scheduler,
       rng,
       redis,
-      rateSpread: RATE_SPREAD,
+      rateSpread: spread,
+      ...(plan.clocks?.rates?.[slot] === undefined ? {} : { rate: plan.clocks.rates[slot] }),
+      local: plan.local === true,
       sentinel: plan.replicas > 0,
     });
     return process;
