@@ -10,6 +10,7 @@ import { storeInternals } from '../../src/stores/redis/internal.js';
 import type { Seen } from '../../src/stores/redis/lease.js';
 import type { GenerationMemory } from '../../src/stores/redis/memory.js';
 import type { RedisConnection } from '../../src/stores/redis/client.js';
+import { parseLine } from '../../src/stores/redis/line.js';
 import { HEAD_LENGTH, observation } from '../../src/stores/redis/reply.js';
 import { CONFIRM, DROP, LOAD, PENDING, SAVE } from '../../src/stores/redis/scripts.js';
 import { RedisSecretStore } from '../../src/stores/redis/store.js';
@@ -157,6 +158,15 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
     }
     return false;
   };
+  /** The records each record's line named when Redis first held it: what it superseded, as its writer knew. */
+  const superseded = new Map<string, ReadonlySet<string>>();
+  const lineText = (node: RedisNode): unknown => {
+    try {
+      return (JSON.parse(String(node.keyspace.data.get(KEY))) as { line?: unknown }).line;
+    } catch {
+      return undefined;
+    }
+  };
   /** The generation each record had when Redis first held it. */
   const generations = new Map<string, number>();
   /** The records a primary replaced with another one written over them (a save, a write-forward, a marker). */
@@ -180,6 +190,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       );
     if (record === undefined || order.has(record.id) || prevOf.has(record.id)) return;
     prevOf.set(record.id, record.prev);
+    superseded.set(record.id, new Set(parseLine(lineText(node))?.ids.map(({ id }) => id)));
     if (record.id.startsWith(MARKER)) return;
     order.set(record.id, order.size);
     generations.set(record.id, record.generation);
@@ -269,6 +280,8 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
         );
       };
     }
+    /** The records the authority has handed to save() and that are not settled: any other SAVE writes forward. */
+    const saving = new Set<string>();
     const store = new RedisSecretStore({
       client: undefined as never,
       key: KEY,
@@ -280,7 +293,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       // 'majority' is the Sentinel client's default; its timeout scaled as the lease is (1 s of a 5 s lease).
       replicas: plan.waitFor === 0 ? false : { count: plan.waitFor, timeout: TIMING.leaseMs / 5 },
       [storeInternals]: {
-        connection: paced(instance, process.connection),
+        connection: writesForward(instance, paced(instance, process.connection), saving),
         runtime: process.runtime,
         memory: memoryOf(instance.slot),
       },
@@ -309,7 +322,8 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
           if (waiting !== undefined) waiting.id = record.id;
         }
         instance.seen.add(record.id);
-        return store.save(record, options);
+        saving.add(record.id);
+        return store.save(record, options).finally(() => saving.delete(record.id));
       },
       watch: (onChange, link) => store.watch(onChange, link),
     };
@@ -423,6 +437,33 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
         },
       );
       return result;
+    };
+    return Object.assign(Object.create(connection) as RedisConnection, { run });
+  }
+
+  /**
+   * `connection`, with the write-forward after a rollback checked as the docs state it: an instance writes back the
+   * record it holds only while it still trusts it, and only over a record of its own line (one that its record
+   * replaced, directly or earlier) or over none; anything else gets the marker.
+   */
+  function writesForward(instance: Instance, connection: RedisConnection, saving: Set<string>): RedisConnection {
+    const run: RedisConnection['run'] = (script, keys, args, options) => {
+      const written = script === SAVE ? parse(args.at(-1) ?? '') : undefined;
+      const { authority, process } = instance;
+      if (
+        written !== undefined &&
+        !written.id.startsWith(MARKER) &&
+        !saving.has(written.id) &&
+        authority !== undefined
+      ) {
+        const over = args[1] ?? '';
+        if (!accepts(authority))
+          flag(`${process.name} writes ${written.id} forward over ${over || 'nothing'} though it no longer trusts it`);
+        const own = over === written.id || superseded.get(written.id)?.has(over) === true;
+        if (over !== '' && !own && !descends(prevOf.get(written.id), over))
+          flag(`${process.name} writes ${written.id} forward over ${over}, a record of another line`);
+      }
+      return connection.run(script, keys, args, options);
     };
     return Object.assign(Object.create(connection) as RedisConnection, { run });
   }
