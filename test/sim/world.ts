@@ -161,8 +161,9 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
   /** The records each record's line named when Redis first held it: what it superseded, as its writer knew. */
   const superseded = new Map<string, ReadonlySet<string>>();
   const lineText = (node: RedisNode): unknown => {
+    const value = node.keyspace.data.get(KEY);
     try {
-      return (JSON.parse(String(node.keyspace.data.get(KEY))) as { line?: unknown }).line;
+      return typeof value === 'string' ? (JSON.parse(value) as { line?: unknown }).line : undefined;
     } catch {
       return undefined;
     }
