@@ -203,7 +203,7 @@ export const MUTANTS: readonly Mutant[] = [
     replace: 'return reply.epoch !== null && now >= this.#era.completeFrom();',
     what: 'The instance table is taken as complete when there is one, not only when Redis and the table are those of the era.',
     ifSurvives:
-      "Equivalent: read() takes each answer into the era before it asks whether the table is complete, so a changed Redis or table starts a new era at that answer and completeFrom() moves a lease ahead; past it, the table is that era's. The era check in tableComplete() is a second guard.",
+      "Equivalent: read() takes each answer into the era before it asks whether the table is complete, so a changed Redis or table starts a new era at that answer and completeFrom() moves a lease ahead; past it, the table is that era's. What same() adds over that: an own renewal number below the highest confirmed that observe() did not take for a loss (a read that ran before a renewal taken in first: the same table), and an own entry dropped by housekeeping, which happens only after this instance's lease ran out (its entry unchanged for leaseMs + driftMargin on another instance's clock), while a resolution needs that lease to last.",
   },
   {
     id: 'entries-dropped-early',
@@ -373,7 +373,7 @@ export const MUTANTS: readonly Mutant[] = [
     replace: 'for (const entry of this.#abandoned) entry.overtaken ||= entry.id === record.id;',
     what: 'A save given up on that lands after another key became current is adopted, not written over.',
     ifSurvives:
-      "Equivalent for the Redis store, which the simulator runs (its plans draw a saveTimeout of a few leases, and partitions that hold a save past it): SAVE is a compare-and-set run in order on one connection, so a save given up on lands only while Redis still holds the record it expected, and one that lands after this instance saw a newer record is a rollback to its lease (refused by load(), written over or replaced by the marker), never adopted. test/hardening/store-faults.test.ts ('the queue moves on during the hang') catches it with a store that has no compare-and-set.",
+      "Equivalent for the Redis store, which the simulator runs: SAVE is a compare-and-set, so a save given up on lands only over the record the store held as the highest when it was sent (E), and the record it writes is then newer than E on the store's line. If the key that became current since is E (the authority had fallen behind), the write-back of E over the landed record is refused by the store itself (a record its line replaced is never saved again, ERR_SAVE_CONFLICT) and the authority adopts the landed record: the mutant adopts the same record at once, without the ERR_SAVE_CONFLICT report. Any other current key was read from Redis while it held something other than E, so the save lands only after Redis went back to E, and load() refuses the landed record as a rollback of the store's line (or the marker replaces it). The kept schedule 'a rotation given up on that lands after its instance took up the one before it' shows exactly that: on the mutant its trace differs only by that report and 2 ms. test/hardening/store-faults.test.ts ('the queue moves on during the hang') catches it with a store that has no compare-and-set.",
   },
   {
     id: 'uncertain-resolves',
