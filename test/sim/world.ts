@@ -158,8 +158,11 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
     }
     return false;
   };
-  /** The records each record's line named when Redis first held it: what it superseded, as its writer knew. */
-  const superseded = new Map<string, ReadonlySet<string>>();
+  /**
+   * The records that the line of a record named, in any of its versions a primary held: what it superseded, as its
+   * writers knew (a record written forward supersedes the one it went over and the writer's newest one).
+   */
+  const superseded = new Map<string, Set<string>>();
   const lineText = (node: RedisNode): unknown => {
     const value = node.keyspace.data.get(KEY);
     try {
@@ -183,7 +186,12 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
     const record = recordOf(node);
     const before = held.get(node) ?? '';
     held.set(node, record?.id ?? '');
-    if (node.role === 'primary' && record !== undefined && record.id !== before) overwritten.add(record.prev);
+    if (node.role === 'primary' && record !== undefined && record.id !== before) {
+      overwritten.add(record.prev);
+      const ids = superseded.get(record.id) ?? new Set<string>();
+      for (const { id } of parseLine(lineText(node))?.ids ?? []) ids.add(id);
+      superseded.set(record.id, ids);
+    }
     // A compare-and-set (a save, a write-forward, a marker) replaces only the record it names as its predecessor.
     if (node.role === 'primary' && record !== undefined && record.id !== before && record.prev !== before)
       flag(
@@ -191,7 +199,6 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       );
     if (record === undefined || order.has(record.id) || prevOf.has(record.id)) return;
     prevOf.set(record.id, record.prev);
-    superseded.set(record.id, new Set(parseLine(lineText(node))?.ids.map(({ id }) => id)));
     if (record.id.startsWith(MARKER)) return;
     order.set(record.id, order.size);
     generations.set(record.id, record.generation);
@@ -444,8 +451,8 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
 
   /**
    * `connection`, with the write-forward after a rollback checked as the docs state it: an instance writes back the
-   * record it holds only while it still trusts it, and only over a record of its own line (one that its record
-   * replaced, directly or earlier) or over none; anything else gets the marker.
+   * record it holds only while it still trusts it, and never over another line's record (one that its record did not
+   * supersede, directly or earlier, and that was not written over it); anything else gets the marker.
    */
   function writesForward(instance: Instance, connection: RedisConnection, saving: Set<string>): RedisConnection {
     const run: RedisConnection['run'] = (script, keys, args, options) => {
@@ -460,7 +467,8 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
         const over = args[1] ?? '';
         if (!accepts(authority))
           flag(`${process.name} writes ${written.id} forward over ${over || 'nothing'} though it no longer trusts it`);
-        const own = over === written.id || superseded.get(written.id)?.has(over) === true;
+        // Another line's record is neither one the written record superseded nor one written over it.
+        const own = over === written.id || superseded.get(written.id)?.has(over) === true || descends(over, written.id);
         if (over !== '' && !own && !descends(prevOf.get(written.id), over))
           flag(`${process.name} writes ${written.id} forward over ${over}, a record of another line`);
       }
