@@ -70,8 +70,6 @@ export const MUTANTS: readonly Mutant[] = [
     find: 'return sentAt + this.options.leaseMs - this.options.driftMargin;',
     replace: 'return sentAt + this.options.leaseMs;',
     what: 'Trust lasts the whole lease, with no margin for clocks that run at different rates.',
-    ifSurvives:
-      "A gap: the world's clock rates stay within ±3 % (room for a 10 ms step of a process's clock within the documented bound), where the rotation's bound alone covers the drift (a lease trusted for 300 ms on a clock 3 % slow ends 309.3 ms later, the bound of 330 ms on one 3 % fast 320.4 ms later). Rates 10 % apart, the documented bound (±5 %), with a renewal sent just before the save ran, leave a window of about 1.5 ms.",
   },
   {
     id: 'lease-adds-drift',
@@ -113,7 +111,7 @@ export const MUTANTS: readonly Mutant[] = [
     replace: 'if (canWriteForward && ownLine && now < this.#trustUntil) {',
     what: 'After a rollback, an instance writes forward the key it holds even when it has seen a newer record.',
     ifSurvives:
-      "Equivalent for safety: the write-forward still needs the instance's own trust, and while it lasts no rotation that revoked the held key can have resolved (it waits for this lease); the overwritten newer record's rotation reports ERR_SAVE_UNCERTAIN or is lost, which its contract allows.",
+      "A gap (safe, but not what the docs state): the write-forward still needs the instance's own trust in the key it holds, and while that trust lasts no rotation that revoked the key can have resolved (it waits for this lease), so the overwritten newer record's rotation only reports ERR_SAVE_UNCERTAIN or ERR_ROTATION_SUPERSEDED, which its contract allows. What changes is what replaces the rolled-back record: the older held key instead of the rollback marker (docs/several-instances.md: the instance that holds the newer record writes it back; where none can, the marker). The world checks a write-back's trust and line, not that it restores the newest record its writer saw: the unmutated code itself writes its held key back over its own save that it gave up on (seed 4736, on the same line), so such an invariant must tell an instance's abandoned save from a newer record another instance wrote.",
   },
   {
     id: 'write-forward-other-line',
@@ -121,6 +119,8 @@ export const MUTANTS: readonly Mutant[] = [
     find: 'const ownLine = reply.id === null || reply.id === this.#highest.id || this.#lineage.includes(reply.id);',
     replace: 'const ownLine = true;',
     what: "After a rollback, the held record is written forward over another line's record too (a split brain's other side).",
+    ifSurvives:
+      "A gap: the held record is written back over another line's record (the other side of a split brain, or a record that an instance which never saw the newer one created on a Redis that went back) instead of the marker, which docs/several-instances.md forbids. A world invariant that a write-back goes only over a record that the written record superseded catches it by seed 2, but it must judge the line as the instance does: its remembered line also holds its own save that it gave up on and then wrote its held key over (seed 4736), and records that other records' lines named (seed 19274), where the records' own lines flag the unmutated code. For safety the harm needs a split brain, whose acceptances the world's exception for a deposed primary excuses.",
   },
   {
     id: 'quarantine-keeps-no-lease',
@@ -196,7 +196,7 @@ export const MUTANTS: readonly Mutant[] = [
     replace: 'this.bound = savedAt + options.leaseMs;',
     what: "The rotation's bound is one lease after the save, with no margin for clock drift.",
     ifSurvives:
-      'Equivalent under the documented drift: the margin is counted twice, by the holder (trust ends driftMargin before its lease) and by the rotation (bound driftMargin after); either alone covers two clocks 10 % apart over one lease (270 ms at 0.95 ends 284.2 ms later, 300 ms at 1.05 ends 285.7 ms later).',
+      "Equivalent under the documented drift: the margin is counted twice, by the holder (trust ends driftMargin before its lease) and by the rotation (bound driftMargin after). The holder's trust comes from a renewal that ran before the save, so it ends 270 ms on its clock after a moment before the save's answer; the bound without the margin, 300 ms on the rotating instance's clock after that answer. With rates within 5 % of true time (any two differ by less than driftMargin over a lease, as the world's plans at WIDE_SPREAD draw them) the trust ends at most 270 / 0.95 = 284.2 ms later and the bound at least 300 / 1.05 = 285.7 ms later; a forward step of the rotating clock counts against the same bound (rates ±a leave a step of 30 − 600a ms: the bound ends (270 + 600a) / (1 + a) ≥ 270 / (1 − a) ms later for a ≤ 5 %). Only rates more than 11.1 % apart (300 / 270) would show it.",
   },
   {
     id: 'acks-table-any-era',
@@ -205,7 +205,7 @@ export const MUTANTS: readonly Mutant[] = [
     replace: 'return reply.epoch !== null && now >= this.#era.completeFrom();',
     what: 'The instance table is taken as complete when there is one, not only when Redis and the table are those of the era.',
     ifSurvives:
-      "Equivalent: read() takes each answer into the era before it asks whether the table is complete, so a changed Redis or table starts a new era at that answer and completeFrom() moves a lease ahead; past it, the table is that era's. The era check in tableComplete() is a second guard.",
+      "Equivalent: read() takes each answer into the era before it asks whether the table is complete, so a changed Redis or table starts a new era at that answer and completeFrom() moves a lease ahead; past it, the table is that era's. What same() adds over that: an own renewal number below the highest confirmed that observe() did not take for a loss (a read that ran before a renewal taken in first: the same table), and an own entry dropped by housekeeping, which happens only after this instance's lease ran out (its entry unchanged for leaseMs + driftMargin on another instance's clock), while a resolution needs that lease to last.",
   },
   {
     id: 'entries-dropped-early',
@@ -375,7 +375,7 @@ export const MUTANTS: readonly Mutant[] = [
     replace: 'for (const entry of this.#abandoned) entry.overtaken ||= entry.id === record.id;',
     what: 'A save given up on that lands after another key became current is adopted, not written over.',
     ifSurvives:
-      "Equivalent for the Redis store, which the simulator runs (its plans draw a saveTimeout of a few leases, and partitions that hold a save past it): SAVE is a compare-and-set run in order on one connection, so a save given up on lands only while Redis still holds the record it expected, and one that lands after this instance saw a newer record is a rollback to its lease (refused by load(), written over or replaced by the marker), never adopted. test/hardening/store-faults.test.ts ('the queue moves on during the hang') catches it with a store that has no compare-and-set.",
+      "Equivalent for the Redis store, which the simulator runs: SAVE is a compare-and-set, so a save given up on lands only over the record the store held as the highest when it was sent (E), and the record it writes is then newer than E on the store's line. If the key that became current since is E (the authority had fallen behind), the write-back of E over the landed record is refused by the store itself (a record its line replaced is never saved again, ERR_SAVE_CONFLICT) and the authority adopts the landed record: the mutant adopts the same record at once, without the ERR_SAVE_CONFLICT report. Any other current key was read from Redis while it held something other than E, so the save lands only after Redis went back to E, and load() refuses the landed record as a rollback of the store's line (or the marker replaces it). The kept schedule 'a rotation given up on that lands after its instance took up the one before it' shows exactly that: on the mutant its trace differs only by that report and 2 ms. test/hardening/store-faults.test.ts ('the queue moves on during the hang') catches it with a store that has no compare-and-set.",
   },
   {
     id: 'uncertain-resolves',

@@ -2,7 +2,7 @@
 // Swarm testing: each plan first draws which kinds of fault it uses at all, and how many, so that rare
 // combinations (a failover during a split while an instance restarts) are common across seeds.
 import { Prng } from './prng.js';
-import { scenarioFaults } from './scenarios.js';
+import { scenarioFaults, scenarioSettings } from './scenarios.js';
 
 /** The simulated timings (ms): a short lease keeps schedules short; the ratios are the defaults' . */
 export const TIMING = {
@@ -24,6 +24,19 @@ export const END = FAULTS_END + 3 * TIMING.leaseMs;
  * 18 ms over a lease), which leaves room for a forward step of a process's clock of up to 10 ms ('jump').
  */
 export const RATE_SPREAD = 0.03;
+/**
+ * The spread of the plans whose clocks run up to the documented bound itself: two rates then differ by up to 29.94 ms
+ * over a lease (of 30), which leaves no room for a step of a clock: those plans have none.
+ */
+export const WIDE_SPREAD = 0.0499;
+
+/** The processes' clocks. */
+export interface Clocks {
+  /** How far each process's clock rate may differ from true time. */
+  readonly spread: number;
+  /** The rate of every process's clock on some machines (by slot); the others draw theirs within `spread`. */
+  readonly rates?: Readonly<Record<number, number>>;
+}
 
 export type Fault =
   | { readonly at: number; readonly kind: 'rotate'; readonly instance: number }
@@ -70,6 +83,14 @@ export interface Plan {
    * @default 20 leases
    */
   readonly saveTimeout?: number;
+  /** @default rates within {@link RATE_SPREAD} of true time, and forward steps of a clock ('jump') */
+  readonly clocks?: Clocks;
+  /**
+   * Redis on the instances' own machine (loopback): a message takes at most a tenth of a millisecond each way and is
+   * taken in as soon, apart from the network's rare slow one.
+   * @default false
+   */
+  readonly local?: boolean;
 }
 
 const KINDS: readonly FaultKind[] = [
@@ -186,12 +207,23 @@ export function planFor(seed: number): Plan {
   }
   const saveTimeout = more.chance(0.7) ? 20 * TIMING.leaseMs : more.int(TIMING.leaseMs + 50, 3 * TIMING.leaseMs);
   faults.push(...scenarioFaults(seed, { instances, replicas }));
+  // A share of the plans run their clocks up to the documented bound (from a stream of their own), as do the
+  // scenarios that ask for it; a step of a clock would then exceed the bound.
+  const settings = {
+    ...(new Prng(seed ^ 0x3c1d).chance(0.1) ? { clocks: { spread: WIDE_SPREAD } } : {}),
+    ...scenarioSettings(seed, { instances, replicas }),
+  };
+  const wide = (settings.clocks?.spread ?? RATE_SPREAD) > RATE_SPREAD;
   return {
     instances,
     replicas,
     waitFor,
-    faults: faults.map(endByFaultsEnd).sort((a, b) => a.at - b.at),
+    faults: faults
+      .filter((fault) => !wide || fault.kind !== 'jump')
+      .map(endByFaultsEnd)
+      .sort((a, b) => a.at - b.at),
     saveTimeout,
+    ...settings,
   };
 }
 

@@ -11,6 +11,10 @@ import type { Scheduler } from './scheduler.js';
  * than this (on its command and pub/sub connections) may be taken in either order.
  */
 const TAKE_IN = 2;
+/** The longest delay of a message each way, in ms, apart from the network's rare slow one. */
+const DELAY = 3;
+/** The same on loopback (a Redis on the process's own machine), and the longest it takes to get to an answer. */
+const LOOPBACK = 0.1;
 
 export interface Partition {
   readonly until: number;
@@ -55,6 +59,8 @@ export class SimProcess {
   readonly #rng: Prng;
   readonly #redis: Deployment;
   readonly #sentinel: boolean;
+  readonly #delayMax: number;
+  readonly #takeIn: number;
   /**
    * Every answer that reached this process, how long after its command was sent (on this process's clock) and the
    * command's arguments, for the world's bookkeeping (never for a decision): an answer later than the store's
@@ -73,6 +79,10 @@ export class SimProcess {
     rng: Prng;
     redis: Deployment;
     rateSpread: number;
+    /** Its clock's rate, when its machine's is given (else drawn within `rateSpread`). */
+    rate?: number;
+    /** Whether Redis runs on its machine (loopback: see {@link LOOPBACK}). */
+    local?: boolean;
     /** Whether the client is a Sentinel client (its saves then wait for a majority of replicas by default). */
     sentinel: boolean;
   }) {
@@ -83,7 +93,10 @@ export class SimProcess {
     this.#scheduler = scheduler;
     this.#rng = rng;
     this.#redis = redis;
-    this.rate = 1 + (rng.float() * 2 - 1) * rateSpread;
+    const drawn = 1 + (rng.float() * 2 - 1) * rateSpread;
+    this.rate = options.rate ?? drawn;
+    this.#delayMax = options.local === true ? LOOPBACK : DELAY;
+    this.#takeIn = options.local === true ? LOOPBACK : TAKE_IN;
     this.origin = rng.int(0, 1_000_000);
     this.route = redis.primary;
     this.runtime = {
@@ -168,7 +181,7 @@ export class SimProcess {
   }
 
   #delay(): number {
-    if (!this.#rng.chance(0.05)) return this.#rng.float() * 3;
+    if (!this.#rng.chance(0.05)) return this.#rng.float() * this.#delayMax;
     const delay = this.#rng.int(5, 60);
     this.slowUntil = Math.max(this.slowUntil, this.#scheduler.now + delay);
     return delay;
@@ -201,7 +214,7 @@ export class SimProcess {
       at = Math.max(at, this.#fromRedisAt);
       this.#fromRedisAt = at;
     }
-    this.#scheduler.push(at + this.#rng.float() * TAKE_IN, () => this.whenRunning(deliver));
+    this.#scheduler.push(at + this.#rng.float() * this.#takeIn, () => this.whenRunning(deliver));
   }
 
   /** Runs a command on `node` when it arrives there, and carries its answer back. */

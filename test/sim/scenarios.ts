@@ -1,7 +1,7 @@
 // Focused scenarios: fault combinations that the swarm draws too rarely on its own, each added to a share of the
 // plans. Each scenario draws from a stream of its own (its salt), so that adding one changes no other scenario's
 // faults and nothing of the plans that do not draw it.
-import type { Fault } from './plan.js';
+import { FAULTS_END, TIMING, WIDE_SPREAD, type Fault, type Plan } from './plan.js';
 import { Prng } from './prng.js';
 
 /** What a scenario may read of the plan it joins. */
@@ -18,9 +18,51 @@ export interface Scenario {
   /** The share of the plans that draw it. */
   readonly share: number;
   readonly faults: (rng: Prng, shape: Shape) => readonly Fault[];
+  /** The world its plans run in, read from its faults (which may name the instances it sets apart). */
+  readonly settings?: (faults: readonly Fault[]) => Settings;
 }
 
-export const SCENARIOS: readonly Scenario[] = [];
+/** What a scenario may set of the world besides faults. */
+export type Settings = Pick<Plan, 'clocks' | 'local'>;
+
+/**
+ * An instance paused past a renewal's time renews the moment it resumes and is cut off right after (what it sends is
+ * lost, so it never acknowledges what follows); a fraction of a millisecond later another instance rotates. On
+ * clocks at the documented bound (the paused one slow, the rotating one fast) and a loopback Redis, the rotation
+ * resolves at its bound (330 ms on the fast clock) up to 1.4 ms before a lease counted without the drift margin
+ * (300 ms on the slow one) would end: the margin is what covers the drift.
+ */
+function renewalJustBeforeRotation(rng: Prng, { instances }: Shape): Fault[] {
+  if (instances < 2) return [];
+  const renewing = rng.int(0, instances - 1);
+  const rotating = (renewing + rng.int(1, instances - 1)) % instances;
+  // Once the first instance has opened (its first save waits out a lease), and early enough for the rotation to
+  // resolve before the faults end (the cut-off instance would then acknowledge it).
+  const resumes = rng.int(TIMING.leaseMs + 80, FAULTS_END - TIMING.leaseMs - 20);
+  const paused = rng.int(TIMING.renewInterval + 20, 3 * TIMING.renewInterval);
+  return [
+    { at: resumes - paused, kind: 'pause', instance: renewing, length: paused },
+    { at: resumes + 0.01, kind: 'partition', instance: renewing, length: rng.int(350, 500), drop: true, way: 'out' },
+    { at: resumes + 0.1 + rng.float() * 0.05, kind: 'rotate', instance: rotating },
+  ];
+}
+
+export const SCENARIOS: readonly Scenario[] = [
+  {
+    name: 'a renewal just before a rotation, on clocks at the documented bound',
+    salt: 0x1d71,
+    share: 0.08,
+    faults: renewalJustBeforeRotation,
+    settings: (faults) => {
+      const rates: Record<number, number> = {};
+      for (const fault of faults) {
+        if (fault.kind === 'pause') rates[fault.instance] = 1 - WIDE_SPREAD;
+        if (fault.kind === 'rotate') rates[fault.instance] = 1 + WIDE_SPREAD;
+      }
+      return { clocks: { spread: WIDE_SPREAD, rates }, local: true };
+    },
+  },
+];
 
 /** The faults of every scenario that the plan of `seed` draws. */
 export function scenarioFaults(seed: number, shape: Shape): Fault[] {
@@ -30,4 +72,15 @@ export function scenarioFaults(seed: number, shape: Shape): Fault[] {
     if (rng.chance(scenario.share)) faults.push(...scenario.faults(rng, shape));
   }
   return faults;
+}
+
+/** The settings of the scenarios that the plan of `seed` draws (the later ones win). */
+export function scenarioSettings(seed: number, shape: Shape): Settings {
+  let settings: Settings = {};
+  for (const scenario of SCENARIOS) {
+    const rng = new Prng(seed ^ scenario.salt);
+    if (scenario.settings !== undefined && rng.chance(scenario.share))
+      settings = { ...settings, ...scenario.settings(scenario.faults(rng, shape)) };
+  }
+  return settings;
 }

@@ -30,15 +30,8 @@ const SCRIPT_NAMES = new Map([
   [LOAD, 'LOAD'],
 ]);
 const MARKER = 'rollback:';
-/**
- * How long after Redis holds the newest record again an instance that never saw it may still accept the token it
- * holds: until it hears of the write (pub/sub, or its next renewal), within one lease on its clock.
- */
-const EXCEPTION_AFTER_REPAIR = TIMING.leaseMs * (1 + 2 * RATE_SPREAD);
 /** The back-off's ceiling (lease.ts): once trust is gone and renewals keep failing, one renewal per this long. */
 const BACKOFF = Math.max(TIMING.renewInterval, Math.min(1000, TIMING.leaseMs / 4));
-/** The shortest quarantine after a change of server, in true time: `leaseMs + driftMargin` on the fastest clock. */
-const QUARANTINE = (TIMING.leaseMs + TIMING.driftMargin) / (1 + RATE_SPREAD);
 /**
  * How long an instance may refuse the current token after it last could not renew (cut off, paused, routed to a
  * node that is not the primary, the primary stalled) or the record changed, when Redis lost nothing: the renewal
@@ -46,8 +39,6 @@ const QUARANTINE = (TIMING.leaseMs + TIMING.driftMargin) / (1 + RATE_SPREAD);
  * here), and its answer grants trust. One lease in true time covers it.
  */
 const REFUSAL_BOUND = TIMING.leaseMs;
-/** The longest quarantine after a change of server, in true time: `leaseMs + driftMargin` on the slowest clock. */
-const QUARANTINE_LONGEST = (TIMING.leaseMs + TIMING.driftMargin) / (1 - RATE_SPREAD);
 
 export class Violation extends Error {}
 
@@ -90,6 +81,17 @@ interface Instance {
 /** One schedule. Never throws for a broken invariant: it is returned with the trace so far. */
 export async function simulate(seed: number, plan: Plan, tracing = false): Promise<Result> {
   const rng = new Prng(seed ^ 0x5eed);
+  // The bounds that depend on how far this plan's clocks may run from true time.
+  const spread = plan.clocks?.spread ?? RATE_SPREAD;
+  /**
+   * How long after Redis holds the newest record again an instance that never saw it may still accept the token it
+   * holds: until it hears of the write (pub/sub, or its next renewal), within one lease on its clock.
+   */
+  const EXCEPTION_AFTER_REPAIR = TIMING.leaseMs * (1 + 2 * spread);
+  /** The shortest quarantine after a change of server, in true time: `leaseMs + driftMargin` on the fastest clock. */
+  const QUARANTINE = (TIMING.leaseMs + TIMING.driftMargin) / (1 + spread);
+  /** The longest quarantine after a change of server, in true time: `leaseMs + driftMargin` on the slowest clock. */
+  const QUARANTINE_LONGEST = (TIMING.leaseMs + TIMING.driftMargin) / (1 - spread);
   const scheduler = new Scheduler();
   const redis = new Deployment(scheduler, rng, plan.replicas);
   const trace: string[] = [];
@@ -218,7 +220,9 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       scheduler,
       rng,
       redis,
-      rateSpread: RATE_SPREAD,
+      rateSpread: spread,
+      ...(plan.clocks?.rates?.[slot] === undefined ? {} : { rate: plan.clocks.rates[slot] }),
+      local: plan.local === true,
       sentinel: plan.replicas > 0,
     });
     return process;
@@ -246,7 +250,8 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       if (id != null && !late) instance.seen.add(id);
       // Another server: judged at the first answer from it that the store surely takes in and judges the era by
       // (a read, LOAD's 'value' or 'missing', starts the era only when nothing else did).
-      const read = head.status === 'value' || head.status === 'missing';
+      // (nor does a save that conflicted: the store reads only the record in its answer).
+      const read = head.status === 'value' || head.status === 'missing' || head.status === 'conflict';
       if (instance.server?.runId === runId || ((late || read) && instance.server !== undefined)) return;
       // It keeps trusting only where the store ends the quarantine at once: a renewal (CONFIRM: instance, held id,
       // saving id, number...) of the very record that server holds, while its trust in it lasts.
@@ -265,6 +270,8 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
         );
       };
     }
+    /** The records the authority has handed to save() and that are not settled: any other SAVE writes forward. */
+    const saving = new Set<string>();
     const store = new RedisSecretStore({
       client: undefined as never,
       key: KEY,
@@ -276,7 +283,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       // 'majority' is the Sentinel client's default; its timeout scaled as the lease is (1 s of a 5 s lease).
       replicas: plan.waitFor === 0 ? false : { count: plan.waitFor, timeout: TIMING.leaseMs / 5 },
       [storeInternals]: {
-        connection: paced(instance, process.connection),
+        connection: writesForward(instance, paced(instance, process.connection), saving),
         runtime: process.runtime,
         memory: memoryOf(instance.slot),
       },
@@ -305,7 +312,8 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
           if (waiting !== undefined) waiting.id = record.id;
         }
         instance.seen.add(record.id);
-        return store.save(record, options);
+        saving.add(record.id);
+        return store.save(record, options).finally(() => saving.delete(record.id));
       },
       watch: (onChange, link) => store.watch(onChange, link),
     };
@@ -419,6 +427,29 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
         },
       );
       return result;
+    };
+    return Object.assign(Object.create(connection) as RedisConnection, { run });
+  }
+
+  /**
+   * `connection`, with the write-forward after a rollback checked as the docs state it: an instance writes back the
+   * record it holds only while it still trusts it; otherwise it writes the marker.
+   */
+  function writesForward(instance: Instance, connection: RedisConnection, saving: Set<string>): RedisConnection {
+    const run: RedisConnection['run'] = (script, keys, args, options) => {
+      const written = script === SAVE ? parse(args.at(-1) ?? '') : undefined;
+      const { authority, process } = instance;
+      if (
+        written !== undefined &&
+        !written.id.startsWith(MARKER) &&
+        !saving.has(written.id) &&
+        authority !== undefined
+      ) {
+        const over = args[1] ?? '';
+        if (!accepts(authority))
+          flag(`${process.name} writes ${written.id} forward over ${over || 'nothing'} though it no longer trusts it`);
+      }
+      return connection.run(script, keys, args, options);
     };
     return Object.assign(Object.create(connection) as RedisConnection, { run });
   }
