@@ -269,8 +269,6 @@ export const MUTANTS: readonly Mutant[] = [
     find: `${SAVE_CALL}      const savedAt = this.#runtime.now();\n`,
     replace: `      const savedAt = this.#runtime.now();\n${SAVE_CALL}`,
     what: "The rotation's bound counted from when the save was sent, not from when its answer arrived.",
-    ifSurvives:
-      'A gap: it needs the save held on its way to Redis (a partition that holds messages rather than dropping them) for more than about 40 ms, while another instance renews once before the save runs and is cut off right after, so that it never acknowledges; the fault plans rarely draw that combination.',
   },
   // --- the driver: follower.ts, ack-reader.ts ---
   {
