@@ -295,7 +295,7 @@ export const MUTANTS: readonly Mutant[] = [
     replace: 'const at = Math.min(...entries.map(([, , time]) => time));',
     what: "Entries dropped early: the housekeeping after a resolved rotation drops every entry at the earliest one's time.",
     ifSurvives:
-      'A gap: it matters only when a rotation resolves at its bound with two or more instances still waited on, first seen at different times, and a second rotation then resolves on the table between the earlier and the later drop while the later one still trusts the old key; plans that draw back-to-back rotations while two instances are cut off would catch it.',
+      'Equivalent: every entry that a read of the record waits on was last renewed before the save (after it, a renewal either acknowledges the record or is stale and leaves the entry as it was; only the saving instance renews on the record without acknowledging it, and PENDING leaves out its caller), so the lease behind it ends by the bound. Each drop time is leaseMs + driftMargin after a read answered after the save, so the earliest is past the bound as well, and DROP removes an entry only if it was not renewed since. Instances cut off at different times are first seen by the same read. An entry can first show later only when the table changed server (a failover to a replica that missed acknowledgements, a restore from a dump): its instance then trusts this record, not an older one, and the change of era keeps any later rotation from resolving on acknowledgements before the leases granted on the old server have ended.',
   },
   {
     id: 'read-time-before-answer',
