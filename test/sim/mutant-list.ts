@@ -311,6 +311,8 @@ export const MUTANTS: readonly Mutant[] = [
       '      let answer: unknown;\n      const now = this.#runtime.now();\n      try {\n' +
       '        answer = await this.#io.pending(wait.id);\n      } catch {\n        answer = undefined;\n      }\n',
     what: 'An acknowledgement read judged at the time it was sent, not when its answer arrived.',
+    ifSurvives:
+      "A gap: the read's time is used three ways. Against the rotation's own lease it is acks-resolve-without-own-lease (masked by the renewal made before resolving unless the instance is then cut off for two quarantines). As the time an entry was first seen it is harmless: every entry a read of the record waits on was last renewed before the save (a later renewal either acknowledges the record or is stale and leaves the entry alone), so its lease ends by the bound. As the start of a new era it counts the quarantine and the table's completeness from when the read was sent: that needs the read held on its way across a restart (52 ms or more before it) from a dump that still holds the record but lacks the entry of an instance that joined after the dump, acknowledged and was cut off before the restart, then a back-to-back rotation resolving on that table while that instance still trusts; the plans do not draw that combination.",
   },
   // --- Redis's side: the Lua scripts ---
   {
