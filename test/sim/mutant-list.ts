@@ -216,7 +216,7 @@ export const MUTANTS: readonly Mutant[] = [
     replace: 'const stale = this.#options.leaseMs - this.#options.driftMargin;',
     what: "Entries dropped early: a silent instance's entry is removed a drift margin before its lease can end.",
     ifSurvives:
-      "A gap: the early drop leaves a window of about 20 ms (a silent instance's trust ends at most 281 ms after its last renewal, its entry goes 260 ms after a read first showed it), and only a second rotation resolving inside that window shows it; plans that draw back-to-back rotations while an instance is cut off would catch it.",
+      "A gap: the entry goes leaseMs - driftMargin (270 ms) on the rotating instance's clock after the read that first showed it, and the rotation resolves on the read after that (an ackPollInterval later, at least 290 ms after the first read), while the silent instance's trust ends leaseMs - driftMargin on its own clock after it sent a renewal that ran before the save, hence before that first read. So the silent instance still trusts when the rotation resolves only if its clock runs about 7 % slower than the rotating instance's (270 against 290 ms), near the documented bound (10 % apart over a lease), with its last renewal just before the save. The world's rates stay within ±3 % and one step of at most 10 ms (a window of at most 6.6 ms less the time from that renewal to the first read), and no scenario can choose the rates; a plan whose processes run at the documented bound (±5 %, no step) with that renewal timing would catch it. Back-to-back rotations do not widen the window: a second rotation must be saved after the drop, and the first rotation's instance, still saving, does not acknowledge it.",
   },
   {
     id: 'acks-lost-as-superseded',
