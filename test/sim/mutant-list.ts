@@ -188,6 +188,8 @@ export const MUTANTS: readonly Mutant[] = [
     find: '    if (now < leaseUntil) {\n',
     replace: '    if (now < leaseUntil || now >= this.bound) {\n',
     what: 'A rotation resolves at its bound without checking that its own lease still lasts.',
+    ifSurvives:
+      "A gap: the renewal a saved rotation makes before it resolves (Follower.renewLeased) finds any newer record and rejects, so the mutant shows only when that renewal cannot get through for two quarantines (2 × (leaseMs + driftMargin), 660 ms here): the rotating instance frozen past its bound with an answer that found its record current in its buffer, while another rotation supersedes the record and resolves, then cut off from the moment it resumes. rotate() then resolves a record that the other rotation revoked, which breaks 'every instance that accepts tokens at all accepts the new one'. The world's faults end 900 ms into a schedule, too soon after a rotation's bound (at least 360 ms in) for that cut-off, and no invariant asks that a resolved record was not revoked already.",
   },
   {
     id: 'acks-bound-without-drift',
@@ -214,7 +216,7 @@ export const MUTANTS: readonly Mutant[] = [
     replace: 'const stale = this.#options.leaseMs - this.#options.driftMargin;',
     what: "Entries dropped early: a silent instance's entry is removed a drift margin before its lease can end.",
     ifSurvives:
-      "A gap: the early drop leaves a window of about 20 ms (a silent instance's trust ends at most 281 ms after its last renewal, its entry goes 260 ms after a read first showed it), and only a second rotation resolving inside that window shows it; plans that draw back-to-back rotations while an instance is cut off would catch it.",
+      "A gap: the entry goes leaseMs - driftMargin (270 ms) on the rotating instance's clock after the read that first showed it, and the rotation resolves on the read after that (an ackPollInterval later, at least 290 ms after the first read), while the silent instance's trust ends leaseMs - driftMargin on its own clock after it sent a renewal that ran before the save, hence before that first read. So the silent instance still trusts when the rotation resolves only if its clock runs about 7 % slower than the rotating instance's (270 against 290 ms), near the documented bound (10 % apart over a lease), with its last renewal just before the save. The world's rates stay within ±3 % and one step of at most 10 ms (a window of at most 6.6 ms less the time from that renewal to the first read), and no scenario can choose the rates; a plan whose processes run at the documented bound (±5 %, no step) with that renewal timing would catch it. Back-to-back rotations do not widen the window: a second rotation must be saved after the drop, and the first rotation's instance, still saving, does not acknowledge it.",
   },
   {
     id: 'acks-lost-as-superseded',
@@ -262,6 +264,8 @@ export const MUTANTS: readonly Mutant[] = [
     find: 'leaseUntil: () => (this.#link === undefined ? Infinity : this.#lease.leaseUntil),',
     replace: 'leaseUntil: () => (this.#link !== undefined ? Infinity : this.#lease.leaseUntil),',
     what: "The driver's rotation resolves without its own lease: the two cases of the watch swapped.",
+    ifSurvives:
+      "A gap: with a watch (every process the world runs) it is acks-resolve-without-own-lease and more (the early resolution on acknowledgements skips the lease too), which the renewal made before resolving masks in the same way. Without a watch, as the real `launcher-auth rotate` opens its authority, every rotation waits on a lease of -Infinity and ends ERR_SAVE_UNCERTAIN; but the world's one-shot CLI process watches as a launcher does (it joins the instance table and renews), so that case never runs. Modelling the CLI as it is (no watch; over the rollback marker, the direct save that follows the load that found it) and asking that the operator's rotation over the marker resolves, as docs/several-instances.md promises, would catch it at once. Such a model first needs a fix in store.ts: an unwatched save that conflicts after it expected no record (Redis restarted empty during the rotation, and the save went over the missing record once) is taken for two instances creating the first secret at once, so rotate() resolves with a record that Redis never held (seed 419 under that model).",
   },
   {
     id: 'saved-at-before-send',
@@ -269,8 +273,6 @@ export const MUTANTS: readonly Mutant[] = [
     find: `${SAVE_CALL}      const savedAt = this.#runtime.now();\n`,
     replace: `      const savedAt = this.#runtime.now();\n${SAVE_CALL}`,
     what: "The rotation's bound counted from when the save was sent, not from when its answer arrived.",
-    ifSurvives:
-      'A gap: it needs the save held on its way to Redis (a partition that holds messages rather than dropping them) for more than about 40 ms, while another instance renews once before the save runs and is cut off right after, so that it never acknowledges; the fault plans rarely draw that combination.',
   },
   // --- the driver: follower.ts, ack-reader.ts ---
   {
@@ -297,7 +299,7 @@ export const MUTANTS: readonly Mutant[] = [
     replace: 'const at = Math.min(...entries.map(([, , time]) => time));',
     what: "Entries dropped early: the housekeeping after a resolved rotation drops every entry at the earliest one's time.",
     ifSurvives:
-      'A gap: it matters only when a rotation resolves at its bound with two or more instances still waited on, first seen at different times, and a second rotation then resolves on the table between the earlier and the later drop while the later one still trusts the old key; plans that draw back-to-back rotations while two instances are cut off would catch it.',
+      'Equivalent: every entry that a read of the record waits on was last renewed before the save (after it, a renewal either acknowledges the record or is stale and leaves the entry as it was; only the saving instance renews on the record without acknowledging it, and PENDING leaves out its caller), so the lease behind it ends by the bound. Each drop time is leaseMs + driftMargin after a read answered after the save, so the earliest is past the bound as well, and DROP removes an entry only if it was not renewed since. Instances cut off at different times are first seen by the same read. An entry can first show later only when the table changed server (a failover to a replica that missed acknowledgements, a restore from a dump): its instance then trusts this record, not an older one, and the change of era keeps any later rotation from resolving on acknowledgements before the leases granted on the old server have ended.',
   },
   {
     id: 'read-time-before-answer',
@@ -309,6 +311,8 @@ export const MUTANTS: readonly Mutant[] = [
       '      let answer: unknown;\n      const now = this.#runtime.now();\n      try {\n' +
       '        answer = await this.#io.pending(wait.id);\n      } catch {\n        answer = undefined;\n      }\n',
     what: 'An acknowledgement read judged at the time it was sent, not when its answer arrived.',
+    ifSurvives:
+      "A gap: the read's time is used three ways. Against the rotation's own lease it is acks-resolve-without-own-lease (masked by the renewal made before resolving unless the instance is then cut off for two quarantines). As the time an entry was first seen it is harmless: every entry a read of the record waits on was last renewed before the save (a later renewal either acknowledges the record or is stale and leaves the entry alone), so its lease ends by the bound. As the start of a new era it counts the quarantine and the table's completeness from when the read was sent: that needs the read held on its way across a restart (52 ms or more before it) from a dump that still holds the record but lacks the entry of an instance that joined after the dump, acknowledged and was cut off before the restart, then a back-to-back rotation resolving on that table while that instance still trusts; the plans do not draw that combination.",
   },
   // --- Redis's side: the Lua scripts ---
   {
