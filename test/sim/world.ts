@@ -4,6 +4,7 @@
 // One seed decides every delay, fault and order; the invariants are checked after every event.
 import { isLauncherAuthError } from '../../src/authority/errors.js';
 import { authenticateNow, runtimeOption } from '../../src/authority/internal.js';
+import { generateRecord } from '../../src/authority/record.js';
 import { TokenAuthority } from '../../src/authority/token-authority.js';
 import type { SecretStore, TokenAuthorityOptions } from '../../src/authority/types.js';
 import { storeInternals } from '../../src/stores/redis/internal.js';
@@ -71,6 +72,8 @@ interface Instance {
   readonly rotations: Array<{ id?: string }>;
   /** A one-shot command-line process (`launcher-auth rotate`): it closes after its rotation. */
   readonly oneShot: boolean;
+  /** A one-shot process's caller: whether its rotation resolved. */
+  readonly cliDone?: (resolved: boolean) => void;
   /** When its authority opened (true time), or NaN before. */
   openedAt: number;
   /** The `run_id` of the last answer it took in, when it first heard from another server, and whether it could
@@ -317,29 +320,54 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       },
       watch: (onChange, link) => store.watch(onChange, link),
     };
+    // `launcher-auth rotate` opens its authority without the store's watch: it follows nothing, and no rotation waits
+    // for it (src/cli/main.ts).
     const options = {
-      store: recording,
+      store: instance.oneShot ? { load: recording.load, save: recording.save } : recording,
       saveTimeout: plan.saveTimeout ?? 20 * TIMING.leaseMs,
       onStoreError: (error: Error) => report(instance, error),
       [runtimeOption]: process.runtime,
     } as TokenAuthorityOptions;
     log(() => `${process.name} opens`);
-    TokenAuthority.open(options).then(
-      (authority) => {
+    const failed = (error: unknown): void => {
+      if (!process.alive) return;
+      const code = isLauncherAuthError(error) ? error.code : String(error);
+      log(() => `${process.name} open() failed: ${code}`);
+      // A launcher that could not start is started again by its user: a new process, a moment later.
+      process.crash();
+      scheduler.push(scheduler.now + rng.int(20, 120), () => restart(instance, then));
+    };
+    const open = (): void => {
+      TokenAuthority.open(options).then((authority) => {
         if (!process.alive) return void authority.close();
         instance.authority = authority;
         instance.openedAt = scheduler.now;
         log(() => `${process.name} opened on ${authority.keyId}`);
         if (tracing) authority.onRotate(({ keyId }) => log(() => `${process.name} now holds ${keyId}`));
         then?.(authority);
-      },
+      }, failed);
+    };
+    if (!instance.oneShot) return open();
+    const exit = (resolved: boolean): void => {
+      instance.cliDone?.(resolved);
+      log(() => `${process.name} exits`);
+      process.crash();
+    };
+    // Over the rollback marker, the command's rotation is a save of a new record, before any authority opens; with
+    // no secret at all, it says so and exits (only `token --init` creates one).
+    store.load().then(
+      (loaded) => (loaded === undefined ? exit(false) : open()),
       (error: unknown) => {
         if (!process.alive) return;
-        const code = isLauncherAuthError(error) ? error.code : String(error);
-        log(() => `${process.name} open() failed: ${code}`);
-        // A launcher that could not start is started again by its user: a new process, a moment later.
-        process.crash();
-        scheduler.push(scheduler.now + rng.int(20, 120), () => restart(instance, then));
+        if (!isLauncherAuthError(error) || error.code !== 'ERR_STORE_ROLLBACK') return failed(error);
+        const record = generateRecord(process.runtime.random);
+        track(
+          instance,
+          () => recording.save(record),
+          () => record.id,
+          undefined,
+          exit,
+        );
       },
     );
   }
@@ -352,12 +380,17 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       seen: new Set(),
       rotations: [],
       oneShot: instance.oneShot,
+      ...(instance.cliDone === undefined ? {} : { cliDone: instance.cliDone }),
       openedAt: Number.NaN,
     };
     instances[instance.slot] = fresh;
     start(fresh, then);
   }
-  function spawn(oneShot: boolean, then?: (authority: TokenAuthority) => void): Instance {
+  function spawn(
+    oneShot: boolean,
+    then?: (authority: TokenAuthority) => void,
+    cliDone?: (resolved: boolean) => void,
+  ): Instance {
     const slot = instances.length;
     const instance: Instance = {
       slot,
@@ -366,6 +399,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       seen: new Set(),
       rotations: [],
       oneShot,
+      ...(cliDone === undefined ? {} : { cliDone }),
       openedAt: Number.NaN,
     };
     instances.push(instance);
@@ -457,29 +491,50 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
   /** rotate() on `instance`'s authority, with every outcome checked against what Redis holds. */
   /** `launcher-auth rotate`: a one-shot process that rotates, then exits; `done` hears whether rotate() resolved. */
   function cliRotate(done?: (resolved: boolean) => void): void {
-    const cli = spawn(true, (authority) => {
-      const process = cli.process;
-      rotate(cli, authority, (resolved) => {
-        done?.(resolved);
-        void authority.close().then(() => {
-          log(() => `${process.name} exits`);
-          process.crash();
+    const cli = spawn(
+      true,
+      (authority) => {
+        const process = cli.process;
+        rotate(cli, authority, (resolved) => {
+          done?.(resolved);
+          void authority.close().then(() => {
+            log(() => `${process.name} exits`);
+            process.crash();
+          });
         });
-      });
-    });
+      },
+      done,
+    );
   }
 
   function rotate(instance: Instance, authority: TokenAuthority, then?: (resolved: boolean) => void): void {
+    track(
+      instance,
+      () => authority.rotate(),
+      () => authority.keyId,
+      authority,
+      then,
+    );
+  }
+
+  /** A rotation (`run`; `idOf` names the key it made current) with every outcome checked against what Redis holds. */
+  function track(
+    instance: Instance,
+    run: () => Promise<unknown>,
+    idOf: () => string,
+    authority: TokenAuthority | undefined,
+    then?: (resolved: boolean) => void,
+  ): void {
     const rotation: { id?: string } = {};
     instance.rotations.push(rotation);
     const settled = (): void => void instance.rotations.splice(instance.rotations.indexOf(rotation), 1);
     const process = instance.process;
     log(() => `${process.name} rotate()`);
-    authority.rotate().then(
+    run().then(
       () => {
         settled();
         if (!process.alive) return;
-        const id = authority.keyId;
+        const id = idOf();
         const index = indexOf(id);
         outcomes.resolved = (outcomes.resolved ?? 0) + 1;
         promised.set(id, 'resolved');
@@ -490,7 +545,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
         // during the rotation (a slot move, a failover) quarantines it as it does every instance, and the rotation
         // waits that quarantine out before it resolves.
         // (Unless it cannot reach Redis by then: cut off or routed elsewhere, it refuses every token.)
-        if (!accepts(authority)) {
+        if (authority !== undefined && !accepts(authority)) {
           ownRefused += 1;
           const reaches = process.partition.until <= scheduler.now && process.route === redis.primary;
           if (reaches) flag(`${process.name} refuses its own new token when rotate() resolved`);
@@ -797,7 +852,14 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       if (tries === 0 || (held !== undefined && !held.id.startsWith(MARKER))) return;
       log(() => 'the operator runs launcher-auth rotate');
       cliRotate((resolved) => {
-        if (!resolved) scheduler.push(scheduler.now + 20, () => operator(tries - 1));
+        if (resolved) return;
+        // The docs: `launcher-auth rotate` over the marker replaces it and resolves. One that did not resolve is run
+        // again while the marker stands; one that replaced it without resolving (and not for want of replicas, which
+        // the docs allow) broke that promise.
+        const now = recordOf(redis.nodes[redis.primary] as RedisNode);
+        if (now !== undefined && !now.id.startsWith(MARKER) && !unconfirmed.has(now.id) && lossAt < FAULTS_END)
+          flag(`the operator's rotation replaced the marker with ${now.id} but did not resolve`);
+        scheduler.push(scheduler.now + 20, () => operator(tries - 1));
       });
     };
     scheduler.push(FAULTS_END + QUARANTINE * 1.2, () => operator(3));
