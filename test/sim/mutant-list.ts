@@ -264,8 +264,6 @@ export const MUTANTS: readonly Mutant[] = [
     find: 'leaseUntil: () => (this.#link === undefined ? Infinity : this.#lease.leaseUntil),',
     replace: 'leaseUntil: () => (this.#link !== undefined ? Infinity : this.#lease.leaseUntil),',
     what: "The driver's rotation resolves without its own lease: the two cases of the watch swapped.",
-    ifSurvives:
-      "A gap: with a watch (every process the world runs) it is acks-resolve-without-own-lease and more (the early resolution on acknowledgements skips the lease too), which the renewal made before resolving masks in the same way. Without a watch, as the real `launcher-auth rotate` opens its authority, every rotation waits on a lease of -Infinity and ends ERR_SAVE_UNCERTAIN; but the world's one-shot CLI process watches as a launcher does (it joins the instance table and renews), so that case never runs. Modelling the CLI as it is (no watch; over the rollback marker, the direct save that follows the load that found it) and asking that the operator's rotation over the marker resolves, as docs/several-instances.md promises, would catch it at once. Such a model first needs a fix in store.ts: an unwatched save that conflicts after it expected no record (Redis restarted empty during the rotation, and the save went over the missing record once) is taken for two instances creating the first secret at once, so rotate() resolves with a record that Redis never held (seed 419 under that model).",
   },
   {
     id: 'saved-at-before-send',

@@ -198,6 +198,25 @@ describe('situations kept as schedules', () => {
     expect(result.outcomes.ERR_SAVE_UNCERTAIN).toBeGreaterThan(0);
   });
 
+  it('`launcher-auth rotate` (no watch) over a record Redis lost, beaten by a write-back: ERR_SAVE_CONFLICT, never resolved', async () => {
+    // Redis comes back empty from an old dump while the command rotates: its save goes over the missing record once,
+    // and finds another instance's write-back there. It lost: the record it made was never stored.
+    const plan: Plan = {
+      instances: 3,
+      replicas: 2,
+      waitFor: 1,
+      faults: [
+        { at: 101, kind: 'join' },
+        { at: 213, kind: 'restart-dump', age: 27 },
+        { at: 268, kind: 'cli-rotate' },
+        { at: 278, kind: 'restart-dump', age: 25 },
+      ],
+    };
+    const result = await simulate(419, plan, true);
+    expect(result.violation).toBeUndefined();
+    expect(result.outcomes.ERR_SAVE_CONFLICT).toBe(1);
+  });
+
   it("a rotation saved over another line's record, made on a Redis that went back, renews no trust in the held key", async () => {
     // Instance 0 holds the record a command-line rotation saved, cut off while Redis comes back from an older dump
     // and another command-line rotation resolves there; back, its own rotation saves over that rotation's record.
