@@ -83,6 +83,8 @@ export interface Plan {
    * @default 20 leases
    */
   readonly saveTimeout?: number;
+  /** `launcher-auth rotate` opens without the store's watch, as the real command does (kept schedules only). */
+  readonly unwatchedCli?: boolean;
   /** @default rates within {@link RATE_SPREAD} of true time, and forward steps of a clock ('jump') */
   readonly clocks?: Clocks;
   /**

@@ -211,6 +211,7 @@ describe('situations kept as schedules', () => {
         { at: 268, kind: 'cli-rotate' },
         { at: 278, kind: 'restart-dump', age: 25 },
       ],
+      unwatchedCli: true,
     };
     const result = await simulate(419, plan, true);
     expect(result.violation).toBeUndefined();

@@ -321,9 +321,10 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       watch: (onChange, link) => store.watch(onChange, link),
     };
     // `launcher-auth rotate` opens its authority without the store's watch: it follows nothing, and no rotation waits
-    // for it (src/cli/main.ts).
+    // for it (src/cli/main.ts). Only where the plan asks for it: elsewhere the command joins the table as a launcher.
+    const unwatched = instance.oneShot && plan.unwatchedCli === true;
     const options = {
-      store: instance.oneShot ? { load: recording.load, save: recording.save } : recording,
+      store: unwatched ? { load: recording.load, save: recording.save } : recording,
       saveTimeout: plan.saveTimeout ?? 20 * TIMING.leaseMs,
       onStoreError: (error: Error) => report(instance, error),
       [runtimeOption]: process.runtime,
@@ -347,7 +348,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
         then?.(authority);
       }, failed);
     };
-    if (!instance.oneShot) return open();
+    if (!unwatched) return open();
     const exit = (resolved: boolean): void => {
       instance.cliDone?.(resolved);
       log(() => `${process.name} exits`);
@@ -857,7 +858,13 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
         // again while the marker stands; one that replaced it without resolving (and not for want of replicas, which
         // the docs allow) broke that promise.
         const now = recordOf(redis.nodes[redis.primary] as RedisNode);
-        if (now !== undefined && !now.id.startsWith(MARKER) && !unconfirmed.has(now.id) && lossAt < FAULTS_END)
+        if (
+          plan.unwatchedCli === true &&
+          now !== undefined &&
+          !now.id.startsWith(MARKER) &&
+          !unconfirmed.has(now.id) &&
+          lossAt < FAULTS_END
+        )
           flag(`the operator's rotation replaced the marker with ${now.id} but did not resolve`);
         scheduler.push(scheduler.now + 20, () => operator(tries - 1));
       });
