@@ -161,8 +161,6 @@ export const MUTANTS: readonly Mutant[] = [
     find: 'const first = Number.isNaN(this.#since) || (this.#epoch === null && !lost && observed.runId === this.#runId);',
     replace: 'const first = Number.isNaN(this.#since) || (this.#epoch === null && !lost);',
     what: 'A table appearing where there was none starts the era without quarantine, even on another Redis.',
-    ifSurvives:
-      "A gap: this is the bug of seed 88108 (an instance whose era began on a Redis without a table trusts what a restored dump holds). The world's documented exception excuses every acceptance by an instance that never saw the lost record while the loss lasts; an exception limited to what the real code allows (no acceptance by an instance whose era began before the loss) would catch it.",
   },
   {
     id: 'era-quarantine-from-old-era',
