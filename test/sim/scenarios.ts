@@ -44,7 +44,7 @@ function eraFirstWithoutRunId(rng: Prng, { instances }: Shape): Fault[] {
     Math.floor((lastDump - 50) / 20) + 1,
   );
   const heal = restartAt + rng.int(5, 40);
-  const cut = rng.int(10, 45);
+  const cut = rng.int(25, 55);
   const faults: Fault[] = [
     { at: cut, kind: 'partition', instance: target, length: heal - cut, drop: true, way: 'both' },
     { at: rotateAt, kind: 'rotate', instance: rotator },
@@ -65,7 +65,7 @@ function eraFirstWithoutRunId(rng: Prng, { instances }: Shape): Fault[] {
 }
 
 export const SCENARIOS: readonly Scenario[] = [
-  { name: 'era-first-without-run-id', salt: 0x5a17e4, share: 0.04, faults: eraFirstWithoutRunId },
+  { name: 'era-first-without-run-id', salt: 0x5a17e4, share: 0.05, faults: eraFirstWithoutRunId },
 ];
 
 /** The faults of every scenario that the plan of `seed` draws. */
