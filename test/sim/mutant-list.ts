@@ -135,6 +135,8 @@ export const MUTANTS: readonly Mutant[] = [
     find: '      await this.#sleep(this.#lease.era.quarantineUntil - this.#runtime.now());\n',
     replace: '',
     what: "A rotation across a change of server resolves without waiting out its instance's quarantine, which then refuses the new token.",
+    ifSurvives:
+      'A gap, in timing only: renewLeased() still returns only once a renewal left a lease and mayTrust(now) holds, so without the sleep it renews at its usual pace through the quarantine and the rotation resolves at most one renewInterval after the quarantine ends, not at its end; nothing is trusted earlier. Only a second change of server in that interval shows more: the loop then reaches its limit (two quarantines) inside the second quarantine and the rotation resolves there, trusting its own new record, which no rotation revoked. An invariant on how soon after its quarantine a rotation resolves would catch it; the docs promise no such bound.',
   },
   {
     id: 'late-ok-trusts',
@@ -153,7 +155,7 @@ export const MUTANTS: readonly Mutant[] = [
     replace: 'const dropped = observed.runId === this.#runId && observed.epoch === this.#epoch;',
     what: "A table that lost this instance's renewals is taken for housekeeping (a dropped entry), not an era change, unless Redis restarted.",
     ifSurvives:
-      "Beyond the documented promise: an era is Redis's run_id and the table's epoch (docs/several-instances.md), and every loss the world models changes one of them. The lost-renewals check is an extra defence for a loss that keeps both (a proxy moved to a server restored from an older dump), and it is not complete: a fault restoring the primary from an older dump under its own run_id breaks safety on the unmutated code too, because a CONFIRM answered 'ok' reports the caller's entry after writing it, so a rotating instance whose first command after the loss is a renewal never sees its lost renewals, and its rotation resolves on a table that lost a newly joined instance's entry. Such a fault stays out of the plans until the protocol covers that loss.",
+      "A gap: the mutant differs only where Redis lost writes under the same run_id and the same table, and the world has one such loss, which the swarm draws too rarely to show it and no focused scenario may draw yet: a failback. A split deposes the primary, which rejoins as a replica of the promoted one (a resync keeps its run_id, and the table with its epoch comes back from that one); a later failover promotes it again while it lags. An instance cut off throughout then finds there its entry's older renewal number; the mutant misses that only when its first answer there leaves its entry as it was (a 'stale' renewal: a rotation reached that node before it began to lag, and the housekeeping drop of the instance's entry did not, a later rotation was lost; or a save of its own). When the instance holds the record that node holds, CONFIRM answers 'ok' and reports the entry it has just written, so the unmutated code trusts at once as well, which the documented quarantine forbids: until the protocol covers that loss, a scenario of failbacks would fail the unmutated code.",
   },
   {
     id: 'era-first-without-run-id',
@@ -161,8 +163,6 @@ export const MUTANTS: readonly Mutant[] = [
     find: 'const first = Number.isNaN(this.#since) || (this.#epoch === null && !lost && observed.runId === this.#runId);',
     replace: 'const first = Number.isNaN(this.#since) || (this.#epoch === null && !lost);',
     what: 'A table appearing where there was none starts the era without quarantine, even on another Redis.',
-    ifSurvives:
-      "A gap: this is the bug of seed 88108 (an instance whose era began on a Redis without a table trusts what a restored dump holds). The world's documented exception excuses every acceptance by an instance that never saw the lost record while the loss lasts; an exception limited to what the real code allows (no acceptance by an instance whose era began before the loss) would catch it.",
   },
   {
     id: 'era-quarantine-from-old-era',
@@ -349,8 +349,6 @@ export const MUTANTS: readonly Mutant[] = [
     find: "runId: \"string.match(info, 'run_id:(%w+)') or ''\",",
     replace: "runId: \"string.match(info, 'run_id:(%d+)') or ''\",",
     what: "Every answer reports a wrong run_id: its leading digits only ('' when it starts with a letter).",
-    ifSurvives:
-      "A gap, mostly covered: a restart or failover still changes the era through the table's epoch or this instance's own renewal number (lost renewals). It shows only after a failover to a replica that holds this instance's latest renewal but lost another instance's later one, with both run ids starting with a letter; the world's base-36 run ids make that rare.",
   },
   {
     id: 'lua-confirm-acks-saving',

@@ -190,6 +190,8 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
   };
   /** The records whose save's WAIT did not confirm them on the replicas asked for (or whose count was unknown). */
   const unconfirmed = new Set<string>();
+  /** The records whose save's answer its instance took in within `commandTimeout`. */
+  const answeredSaves = new Set<string>();
   /** Every record id an authority has handed to save(). */
   const fresh = new Set<string>();
   const indexOf = (id: string | null | undefined): number => (id == null ? -1 : (order.get(id) ?? -1));
@@ -244,6 +246,8 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       if (!confirmed && observation(reply)?.status === 'ok' && saved !== undefined) unconfirmed.add(saved.id);
     };
     process.onAnswer = (reply, took, args) => {
+      const saved = parse(args.at(-1) ?? '');
+      if (saved !== undefined && took < TIMING.commandTimeout - 1) answeredSaves.add(saved.id);
       const head = observation(reply);
       if (head === undefined) return;
       const { runId, id } = head.observed;
@@ -530,6 +534,8 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
     instance.rotations.push(rotation);
     const settled = (): void => void instance.rotations.splice(instance.rotations.indexOf(rotation), 1);
     const process = instance.process;
+    const calledAt = scheduler.now;
+    const jumps = jumped.get(process) ?? 0;
     log(() => `${process.name} rotate()`);
     run().then(
       () => {
@@ -568,6 +574,32 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
         if (id !== undefined) promised.set(id, code);
         if (code === 'ERR_ROTATION_SUPERSEDED' && id !== undefined && !replaced(id))
           flag(`rotate() rejected ${code}, but no record replaced ${id}`);
+        // ERR_SAVE_UNCERTAIN is for a save or a read Redis did not answer in time, or a save WAIT did not confirm
+        // (docs/errors.md); a change of server without a loss (a slot move) only makes the rotation wait out its
+        // instance's quarantine before it resolves (docs/several-instances.md). So not after a save answered in time
+        // while its instance reached Redis throughout: no partition, pause, stall, reroute or reconnection, no clock
+        // step, no slow message near the end.
+        if (
+          code === 'ERR_SAVE_UNCERTAIN' &&
+          lossless &&
+          id !== undefined &&
+          answeredSaves.has(id) &&
+          !unconfirmed.has(id)
+        ) {
+          const primary = redis.nodes[redis.primary] as RedisNode;
+          const blocked = Math.max(
+            cutUntil.get(process) ?? 0,
+            process.pausedUntil,
+            process.routedAt,
+            process.waitUnknownUntil,
+            primary.stalledUntil,
+          );
+          const given = (plan.saveTimeout ?? 20 * TIMING.leaseMs) / (1 + RATE_SPREAD);
+          // A slow message near the end may hold back the last acknowledgement reads past the bound's deadline.
+          const slow = process.slowUntil > scheduler.now - 2 * TIMING.commandTimeout;
+          if (!slow && blocked < calledAt && (jumped.get(process) ?? 0) === jumps && scheduler.now - calledAt < given)
+            flag(`rotate() rejected ${code} though ${process.name} reached Redis throughout and Redis lost nothing`);
+        }
         log(() => `${process.name} rotate() rejected ${code}${id === undefined ? '' : ` (${id})`}`);
         then?.(false);
       },
@@ -606,6 +638,8 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
   let knewOf = -1;
   /** How far each process's monotonic clock was stepped forward in all ('jump'). */
   const jumped = new Map<SimProcess, number>();
+  /** The end of the latest partition of each process (the end of the faults heals it earlier). */
+  const cutUntil = new Map<SimProcess, number>();
   /** The last time each instance was routed to a primary that a failover had deposed (a split brain). */
   const deposedUntil = new Map<Instance, number>();
   function check(): void {
@@ -741,8 +775,9 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
         return;
       case 'partition': {
         const process = slotOf(fault.instance)?.process;
-        if (process !== undefined)
-          process.partition = { until: scheduler.now + fault.length, drop: fault.drop, way: fault.way };
+        if (process === undefined) return;
+        process.partition = { until: scheduler.now + fault.length, drop: fault.drop, way: fault.way };
+        cutUntil.set(process, Math.max(cutUntil.get(process) ?? 0, process.partition.until));
         return;
       }
       case 'pause': {
