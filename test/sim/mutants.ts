@@ -1,6 +1,7 @@
 // `npm run mutants`: applies each mutant of mutant-list.ts alone and runs the simulator on it until its first broken
 // invariant. `--only <id>` runs one, `--count N` overrides the schedule count, `--typecheck` also runs tsc on each
-// mutant, `--report <file>` writes the Markdown report (bench/MUTANTS.md).
+// mutant, `--report <file>` writes the Markdown report (bench/MUTANTS.md), `--argued N` runs at most N schedules of
+// a mutant whose entry argues why it may survive (`ifSurvives`).
 //
 // Two mutants run at once at most (a 2-core machine), each in a scratch copy of the working tree (node_modules
 // linked): a mutant never sees another, and the working tree itself is never written. A mutated file is restored
@@ -159,6 +160,7 @@ export function report(
   commit: string,
   typecheck: boolean,
   planned = runs.length,
+  argued?: number,
 ): string {
   const caught = runs.filter((run) => run.verdict.kind === 'caught').length;
   const rows = runs.map((run) => {
@@ -186,6 +188,11 @@ export function report(
     `- Date: ${new Date().toISOString()}`,
     `- Commit: ${commit}`,
     `- Schedules per mutant: up to ${count.toLocaleString('en-US')} (CI's count: ${CI_SCHEDULES.toLocaleString('en-US')})`,
+    ...(argued === undefined
+      ? []
+      : [
+          `- A mutant whose entry argues why it may survive (an equivalent change, or a gap of the world) ran up to ${argued.toLocaleString('en-US')}`,
+        ]),
     ...(planned > runs.length ? [`- **Interrupted**: ${runs.length} of the ${planned} mutants ran`] : []),
     `- Caught: ${caught} of ${runs.length}; total run time ${(seconds / 60).toFixed(1)} min, two mutants at a time`,
     ...(typecheck ? ['- Typecheck: `tsc --noEmit -p tsconfig.json` on each mutated tree'] : []),
@@ -210,6 +217,12 @@ async function main(): Promise<void> {
   const only = option('only');
   const count = Number(option('count') ?? CI_SCHEDULES);
   if (!Number.isSafeInteger(count) || count < 1) throw new TypeError('--count needs a positive whole number');
+  // A mutant whose survival its entry argues (equivalent, or a gap the world lacks) may run fewer schedules.
+  const argued = option('argued') === undefined ? undefined : Number(option('argued'));
+  if (argued !== undefined && (!Number.isSafeInteger(argued) || argued < 1))
+    throw new TypeError('--argued needs a positive whole number');
+  const countOf = (mutant: Mutant): number =>
+    argued !== undefined && mutant.ifSurvives !== undefined ? Math.min(argued, count) : count;
   const reportPath = option('report');
   const typecheck = process.argv.includes('--typecheck');
   const chosen = only === undefined ? MUTANTS : MUTANTS.filter((mutant) => mutant.id === only);
@@ -245,14 +258,14 @@ async function main(): Promise<void> {
     await Promise.all(
       slots.map(async (slot) => {
         for (let mutant = queue.shift(); mutant !== undefined; mutant = queue.shift()) {
-          const run = await slot.run(mutant, count, typecheck);
+          const run = await slot.run(mutant, countOf(mutant), typecheck);
           runs.push(run);
           console.log(line(run));
           // Written after each mutant too, so that an interrupted run leaves the report of those done.
           if (reportPath !== undefined) {
             const done = chosen.flatMap((one) => runs.filter((other) => other.mutant === one));
             const elapsed = (performance.now() - started) / 1000;
-            writeFileSync(resolve(reportPath), report(done, count, elapsed, commit, typecheck, chosen.length));
+            writeFileSync(resolve(reportPath), report(done, count, elapsed, commit, typecheck, chosen.length, argued));
           }
         }
       }),
@@ -266,7 +279,8 @@ async function main(): Promise<void> {
   console.log(
     `${caught} of ${runs.length} caught in ${(seconds / 60).toFixed(1)} min (${count} schedules at most each)`,
   );
-  if (reportPath !== undefined) writeFileSync(resolve(reportPath), report(ordered, count, seconds, commit, typecheck));
+  if (reportPath !== undefined)
+    writeFileSync(resolve(reportPath), report(ordered, count, seconds, commit, typecheck, ordered.length, argued));
   if (caught < runs.length) process.exitCode = 1;
 }
 
