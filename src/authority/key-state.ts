@@ -1,6 +1,6 @@
 // Everything derived from one secret (its token, its keys, the buffers the hot path compares in place), built
 // before it is swapped in so that a swap is one assignment.
-import { createSecretKey, webcrypto, type KeyObject } from 'node:crypto';
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type { JWTVerifyOptions } from 'jose';
 import { SCHEME_LENGTH } from './bearer.js';
@@ -44,7 +44,7 @@ export function deepFreeze<T>(value: T): T {
 
 /**
  * Everything derived from one secret, built before it is swapped in so that a swap is one assignment.
- * The key bytes live only in the two imported keys; the strings here are the public token.
+ * The key bytes live only in the imported key; the strings here are the public token.
  */
 export interface KeyState {
   readonly record: SecretRecord;
@@ -58,8 +58,11 @@ export interface KeyState {
   /** For a bare token (`verify()`), and for `Bearer <token>` compared in place without slicing the header value. */
   readonly bare: Scratch;
   readonly bearer: Scratch;
+  /**
+   * The key, for the HMAC of the hot path and for jose (which turns it into a WebCrypto key on its first use and
+   * keeps that: most keys never reach jose, and a rotation imports nothing it may never need).
+   */
   readonly hmacKey: KeyObject;
-  readonly cryptoKey: CryptoKey;
   readonly controller: AbortController;
   /** The frozen result returned for the current token, and the same already settled. */
   readonly accepted: Accepted;
@@ -75,10 +78,6 @@ export interface ClaimOptions {
 
 export async function buildState(record: SecretRecord, claimOptions: ClaimOptions): Promise<KeyState> {
   const { issuer, audience } = claimOptions;
-  const cryptoKey = await webcrypto.subtle.importKey('raw', record.key, { name: 'HMAC', hash: 'SHA-256' }, false, [
-    'sign',
-    'verify',
-  ]);
   const claims = tokenClaims(record, issuer, audience);
   const hmacKey = createSecretKey(record.key);
   const token = signToken(record, claims, hmacKey);
@@ -106,7 +105,6 @@ export async function buildState(record: SecretRecord, claimOptions: ClaimOption
     bare: scratchFor(0, token.length, payloadEnd),
     bearer: scratchFor(SCHEME_LENGTH, token.length, payloadEnd),
     hmacKey,
-    cryptoKey,
     controller,
     accepted,
     acceptedPromise: Promise.resolve(accepted),

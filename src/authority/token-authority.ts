@@ -323,7 +323,7 @@ export class TokenAuthority {
   async #verifyWithJose(token: string, state: KeyState): Promise<VerifyResult> {
     let claims: JWTPayload;
     try {
-      ({ payload: claims } = await jwtVerify(token, state.cryptoKey, state.joseOptions));
+      ({ payload: claims } = await jwtVerify(token, state.hmacKey, state.joseOptions));
     } catch {
       return REJECTED.invalid;
     }
