@@ -170,13 +170,14 @@ export class SimProcess {
 
   #timer(ms: number, callback: () => void): () => void {
     let cancelled = false;
-    this.#scheduler.push(this.#scheduler.now + Math.max(0, ms) / this.rate, () =>
+    const drop = this.#scheduler.cancellable(this.#scheduler.now + Math.max(0, ms) / this.rate, () =>
       this.whenRunning(() => {
         if (!cancelled) callback();
       }),
     );
     return () => {
       cancelled = true;
+      drop();
     };
   }
 

@@ -128,27 +128,27 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
   let newestResolvedId = '';
   let newestResolvedAt = -Infinity;
   const promised = new Map<string, string>();
-  /** The last value parsed: the invariants read the record after every event, and it rarely changes. */
-  let parsed: { value: string; record: { id: string; generation: number; prev: string } | undefined } = {
-    value: '',
-    record: undefined,
-  };
-  const recordOf = (node: RedisNode): { id: string; generation: number; prev: string } | undefined => {
+  type Parsed = { id: string; generation: number; prev: string } | undefined;
+  /** Every value parsed, by its text: the invariants read each node's record after every event, and few exist. */
+  const parsedByValue = new Map<string, Parsed>();
+  const recordOf = (node: RedisNode): Parsed => {
     const value = node.keyspace.data.get(KEY);
-    if (typeof value !== 'string') return undefined;
-    if (value === parsed.value) return parsed.record;
-    parsed = { value, record: parse(value) };
-    return parsed.record;
+    return typeof value === 'string' ? parse(value) : undefined;
   };
-  const parse = (value: string): { id: string; generation: number; prev: string } | undefined => {
+  const parse = (value: string): Parsed => {
+    // A command's last argument is most often no record at all (a key, a number): not handed to JSON.parse.
+    if (!value.startsWith('{')) return undefined;
+    if (parsedByValue.has(value)) return parsedByValue.get(value);
+    let record: Parsed;
     try {
       const { id, generation, prev } = JSON.parse(value) as { id?: unknown; generation?: unknown; prev?: unknown };
-      return typeof id === 'string' && typeof generation === 'number'
-        ? { id, generation, prev: typeof prev === 'string' ? prev : '' }
-        : undefined;
+      if (typeof id === 'string' && typeof generation === 'number')
+        record = { id, generation, prev: typeof prev === 'string' ? prev : '' };
     } catch {
-      return undefined;
+      record = undefined;
     }
+    parsedByValue.set(value, record);
+    return record;
   };
   /** The record each record (or marker) replaced, as Redis first held it: the lineage of the secret. */
   const prevOf = new Map<string, string>();
