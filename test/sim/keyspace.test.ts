@@ -64,21 +64,42 @@ function world() {
 describe('Keyspace runs the store scripts', () => {
   it('answers LOAD, SAVE, CONFIRM, PENDING, DROP and leave as Redis does', () => {
     const { space, published } = world();
-    expect(space.eval(LOAD, KEYS, ['me'])).toEqual(['missing', 0, '', '', 'run1', '', 0, '', '']);
-    expect(save(space, 0, '', record('a', 1))).toEqual(['ok', 1, 'a', '', 'run1', '', 0, '']);
-    expect(save(space, 0, '', record('b', 1))).toEqual(['conflict', 1, 'a', '', 'run1', '', 0, '']);
-    expect(confirm(space, 'me', 'a')).toEqual(['ok', 1, 'a', '', 'run1', 'epoch-1', 1, '']);
-    expect(confirm(space, 'me', 'a', '', 2)).toEqual(['ok', 1, 'a', '', 'run1', 'epoch-1', 2, '']);
-    expect(confirm(space, 'other', 'zz', '', 7)).toEqual(['stale', 1, 'a', '', 'run1', 'epoch-1', 0, '']);
-    expect(save(space, 1, 'a', record('b', 2, 'a'))).toEqual(['ok', 2, 'b', 'a', 'run1', 'epoch-1', 2, '']);
+    expect(space.eval(LOAD, KEYS, ['me'])).toEqual(['missing', 0, '', '', 'run1:run1', '', 0, '', '']);
+    expect(save(space, 0, '', record('a', 1))).toEqual(['ok', 1, 'a', '', 'run1:run1', '', 0, '']);
+    expect(save(space, 0, '', record('b', 1))).toEqual(['conflict', 1, 'a', '', 'run1:run1', '', 0, '']);
+    expect(confirm(space, 'me', 'a')).toEqual(['ok', 1, 'a', '', 'run1:run1', 'epoch-1', 1, '']);
+    expect(confirm(space, 'me', 'a', '', 2)).toEqual(['ok', 1, 'a', '', 'run1:run1', 'epoch-1', 2, '']);
+    expect(confirm(space, 'other', 'zz', '', 7)).toEqual(['stale', 1, 'a', '', 'run1:run1', 'epoch-1', 0, '']);
+    expect(save(space, 1, 'a', record('b', 2, 'a'))).toEqual(['ok', 2, 'b', 'a', 'run1:run1', 'epoch-1', 2, '']);
     // Saving b, holding a: renewed, and its acknowledgement stays a's.
-    expect(confirm(space, 'third', 'a', 'b', 3)).toEqual(['ok', 2, 'b', 'a', 'run1', 'epoch-1', 3, '']);
-    expect(space.eval(PENDING, KEYS, ['me', 'b'])).toEqual(['ok', 2, 'b', 'a', 'run1', 'epoch-1', 2, '', 'third', '3']);
+    expect(confirm(space, 'third', 'a', 'b', 3)).toEqual(['ok', 2, 'b', 'a', 'run1:run1', 'epoch-1', 3, '']);
+    expect(space.eval(PENDING, KEYS, ['me', 'b'])).toEqual([
+      'ok',
+      2,
+      'b',
+      'a',
+      'run1:run1',
+      'epoch-1',
+      2,
+      '',
+      'third',
+      '3',
+    ]);
     expect(space.eval(DROP, TABLE, ['third', '9'])).toBe(0);
     expect(space.eval(DROP, TABLE, ['third', '3'])).toBe(0);
     expect(space.eval(LEAVE, TABLE, ['me'])).toBe(1);
     expect(space.eval(LEAVE, TABLE, ['me'])).toBe(0);
-    expect(space.eval(LOAD, KEYS, ['me'])).toEqual(['value', 0, '', '', 'run1', 'epoch-1', 0, '', record('b', 2, 'a')]);
+    expect(space.eval(LOAD, KEYS, ['me'])).toEqual([
+      'value',
+      0,
+      '',
+      '',
+      'run1:run1',
+      'epoch-1',
+      0,
+      '',
+      record('b', 2, 'a'),
+    ]);
     expect(published).toEqual(['auth:rotated a', 'auth:acked a', 'auth:rotated b']);
     expect(space.snapshot()).toEqual(
       new Map<string, Value>([
@@ -99,9 +120,9 @@ describe('Keyspace runs the store scripts', () => {
   ])('calls %s corrupt, and never overwrites it', (_, stored) => {
     const { space, published } = world();
     space.restore(new Map([['auth', stored]]), 'run2');
-    expect(save(space, 0, '', record('a', 1))).toEqual(['corrupt', 0, '', '', 'run2', '', 0, '']);
-    expect(confirm(space, 'me', 'a')).toEqual(['corrupt', 0, '', '', 'run2', '', 0, '']);
-    expect(space.eval(LOAD, KEYS, ['me'])).toEqual(['value', 0, '', '', 'run2', '', 0, '', stored]);
+    expect(save(space, 0, '', record('a', 1))).toEqual(['corrupt', 0, '', '', 'run2:run2', '', 0, '']);
+    expect(confirm(space, 'me', 'a')).toEqual(['corrupt', 0, '', '', 'run2:run2', '', 0, '']);
+    expect(space.eval(LOAD, KEYS, ['me'])).toEqual(['value', 0, '', '', 'run2:run2', '', 0, '', stored]);
     expect(space.snapshot()).toEqual(new Map([['auth', stored]]));
     expect(published).toEqual([]);
   });
@@ -110,9 +131,9 @@ describe('Keyspace runs the store scripts', () => {
     const { space } = world();
     const marker = encodeMarker('m', 3, 'a');
     space.restore(new Map([['auth', marker]]), 'run1');
-    expect(confirm(space, 'me', 'rollback:m')).toEqual(['ok', 3, 'rollback:m', 'a', 'run1', 'epoch-1', 1, '']);
+    expect(confirm(space, 'me', 'rollback:m')).toEqual(['ok', 3, 'rollback:m', 'a', 'run1:run1', 'epoch-1', 1, '']);
     space.restore(new Map([['auth', '{"id":"x","generation":0x10}']]), 'run1');
-    expect(confirm(space, 'me', 'x')).toEqual(['ok', 16, 'x', '', 'run1', 'epoch-1', 1, '']);
+    expect(confirm(space, 'me', 'x')).toEqual(['ok', 16, 'x', '', 'run1:run1', 'epoch-1', 1, '']);
   });
 
   it('raises a script error with Redis 7 wording, after the writes the script made before it', () => {
@@ -169,6 +190,11 @@ describe('Keyspace runs the store scripts', () => {
     expect(space.eval("return tostring(cjson.decode('[null]')[1] == cjson.null)", [], [])).toBe('true');
     expect(space.eval("return cjson.encode({1, 'a/b', {x = 1.5}})", [], [])).toBe('[1,"a\\/b",{"x":1.5}]');
     expect(space.eval("return string.match(redis.call('INFO', 'server'), 'run_id:(%w+)')", [], [])).toBe('run1');
+    // A server's replication id is new with its run_id, and with each promotion (the deployment sets it then).
+    const replid = "return string.match(redis.call('INFO', 'replication'), 'master_replid:(%w+)')";
+    expect(space.eval(replid, [], [])).toBe('run1');
+    expect(space.eval("return string.match(redis.call('INFO'), 'master_replid:(%w+)')", [], [])).toBe('run1');
+    expect(space.eval("return redis.call('INFO', 'replication'):find('run_id', 1, true)", [], [])).toBeNull();
     expect(space.eval("return redis.call('PUBLISH', 'c', 'm')", [], [])).toBe(0);
   });
 
@@ -246,7 +272,7 @@ describe('Keyspace runs the store scripts', () => {
     });
     expect(errorOf(() => save(space, 0, '', record('a', 1)))).toBe(failure);
     space.onPublish = undefined;
-    expect(save(space, 1, 'a', record('b', 2, 'a'))).toEqual(['ok', 2, 'b', 'a', 'run1', '', 0, '']);
+    expect(save(space, 1, 'a', record('b', 2, 'a'))).toEqual(['ok', 2, 'b', 'a', 'run1:run1', '', 0, '']);
   });
 
   it('keeps each keyspace, and each snapshot, apart', () => {
@@ -255,7 +281,7 @@ describe('Keyspace runs the store scripts', () => {
     save(space, 0, '', record('a', 1));
     confirm(space, 'me', 'a');
     const snapshot = space.snapshot();
-    expect(other.eval(LOAD, KEYS, ['me'])).toEqual(['missing', 0, '', '', 'run9', '', 0, '', '']);
+    expect(other.eval(LOAD, KEYS, ['me'])).toEqual(['missing', 0, '', '', 'run9:run9', '', 0, '', '']);
     save(space, 1, 'a', record('b', 2, 'a'));
     space.eval(LEAVE, TABLE, ['me']);
     expect(snapshot).toEqual(
@@ -278,13 +304,23 @@ describe('Keyspace runs the store scripts', () => {
         ['me', '1:a'],
       ]),
     );
-    expect(other.eval(LOAD, KEYS, ['you'])).toEqual(['value', 0, '', '', 'run10', 'epoch-1', 4, '', record('a', 1)]);
+    expect(other.eval(LOAD, KEYS, ['you'])).toEqual([
+      'value',
+      0,
+      '',
+      '',
+      'run10:run10',
+      'epoch-1',
+      4,
+      '',
+      record('a', 1),
+    ]);
     expect(space.eval(LOAD, KEYS, ['you'])).toEqual([
       'value',
       0,
       '',
       '',
-      'run1',
+      'run1:run1',
       'epoch-1',
       0,
       '',

@@ -101,7 +101,7 @@ const COMMANDS: Readonly<Record<string, readonly [number, (space: Keyspace, args
       return typeof received === 'number' ? received : 0;
     },
   ],
-  info: [-1, (space, args) => infoOf(space.runId, args)],
+  info: [-1, (space, args) => infoOf(space, args)],
 };
 const SYNTAX = { err: 'ERR syntax error' } as const;
 /** The command table by name, lower and upper case (as the scripts write them): a lookup without a copy. */
@@ -124,28 +124,49 @@ function hashAt(space: Keyspace, key: string): Map<string, string> | undefined |
 }
 
 const infos = new Map<string, string>();
-const SERVER_SECTIONS = new Set(['server', 'default', 'all', 'everything']);
+const EVERY_SECTION = new Set(['default', 'all', 'everything']);
 /**
- * `INFO server` as Redis 7.0 lays it out (the fields the scripts could read; `run_id` is the one they do). `args`:
- * the command, then the sections (none: the default ones).
+ * `INFO` as Redis 7.0 lays out its server and replication sections (the fields the scripts could read: `run_id`
+ * and `master_replid` are the ones they do), each section's fields followed by a blank line when another follows.
+ * `args`: the command, then the sections (none: the default ones).
  */
-function infoOf(runId: string, args: readonly string[]): string {
+function infoOf(space: Keyspace, args: readonly string[]): string {
   let server = args.length === 1;
-  for (let index = 1; index < args.length && !server; index += 1) {
-    server = SERVER_SECTIONS.has((args[index] ?? '').toLowerCase());
+  let replication = args.length === 1;
+  for (let index = 1; index < args.length; index += 1) {
+    const section = (args[index] ?? '').toLowerCase();
+    server ||= section === 'server' || EVERY_SECTION.has(section);
+    replication ||= section === 'replication' || EVERY_SECTION.has(section);
   }
-  if (!server) return '';
-  let text = infos.get(runId);
+  const { runId, replid } = space;
+  const key = `${server ? 's' : ''}${replication ? 'r' : ''}:${runId}:${replid}`;
+  let text = infos.get(key);
   if (text === undefined) {
-    const fields = [
-      'redis_version:7.0.15',
-      'redis_mode:standalone',
-      'arch_bits:64',
-      `run_id:${runId}`,
-      'tcp_port:6379',
-    ];
-    text = `# Server\r\n${fields.join('\r\n')}\r\n`;
-    infos.set(runId, text);
+    const sections: string[] = [];
+    if (server) {
+      const fields = [
+        'redis_version:7.0.15',
+        'redis_mode:standalone',
+        'arch_bits:64',
+        `run_id:${runId}`,
+        'tcp_port:6379',
+      ];
+      sections.push(`# Server\r\n${fields.join('\r\n')}\r\n`);
+    }
+    if (replication) {
+      const fields = [
+        'role:master',
+        'connected_slaves:0',
+        'master_failover_state:no-failover',
+        `master_replid:${replid}`,
+        `master_replid2:${'0'.repeat(40)}`,
+        'master_repl_offset:0',
+        'second_repl_offset:-1',
+      ];
+      sections.push(`# Replication\r\n${fields.join('\r\n')}\r\n`);
+    }
+    text = sections.join('\r\n');
+    infos.set(key, text);
   }
   return text;
 }
@@ -430,6 +451,11 @@ function lua51(message: string): string {
 export class Keyspace {
   /** What `INFO server` reports as `run_id`: the world changes it when the server restarts or fails over. */
   runId: string;
+  /**
+   * What `INFO replication` reports as `master_replid`: new when the server starts (with its `run_id`) and whenever
+   * it is promoted; a replica reports its primary's.
+   */
+  replid: string;
   /** Told every message a script publishes; may return how many subscribers received it (PUBLISH's reply, else 0). */
   onPublish: ((channel: string, message: string) => unknown) | undefined;
   /** The keys: read and written by the commands above only. */
@@ -437,6 +463,7 @@ export class Keyspace {
 
   constructor(options: { runId: string; onPublish?: (channel: string, message: string) => unknown }) {
     this.runId = options.runId;
+    this.replid = options.runId;
     this.onPublish = options.onPublish;
   }
 
@@ -475,10 +502,14 @@ export class Keyspace {
     return copy(this.data);
   }
 
-  /** Replaces every key by `data`'s (none when `undefined`), under a new `run_id`. */
+  /**
+   * Replaces every key by `data`'s (none when `undefined`), under `runId`: a new one is a new start of the server
+   * (a new replication id too); the same one, a replica's resync (which then takes its primary's replication id).
+   */
   restore(data: Data | undefined, runId: string): void {
     this.data.clear();
     for (const [key, value] of copy(data ?? new Map())) this.data.set(key, value);
+    if (runId !== this.runId) this.replid = runId;
     this.runId = runId;
   }
 }

@@ -155,7 +155,7 @@ export const MUTANTS: readonly Mutant[] = [
     replace: 'const dropped = observed.runId === this.#runId && observed.epoch === this.#epoch;',
     what: "A table that lost this instance's renewals is taken for housekeeping (a dropped entry), not an era change, unless Redis restarted.",
     ifSurvives:
-      "A gap: the mutant differs only where Redis lost writes under the same run_id and the same table, and the world has one such loss, which the swarm draws too rarely to show it and no focused scenario may draw yet: a failback. A split deposes the primary, which rejoins as a replica of the promoted one (a resync keeps its run_id, and the table with its epoch comes back from that one); a later failover promotes it again while it lags. An instance cut off throughout then finds there its entry's older renewal number; the mutant misses that only when its first answer there leaves its entry as it was (a 'stale' renewal: a rotation reached that node before it began to lag, and the housekeeping drop of the instance's entry did not, a later rotation was lost; or a save of its own). When the instance holds the record that node holds, CONFIRM answers 'ok' and reports the entry it has just written, so the unmutated code trusts at once as well, which the documented quarantine forbids: until the protocol covers that loss, a scenario of failbacks would fail the unmutated code.",
+      "Equivalent: the server's identity is its run_id and its replication id (master_replid), and Redis loses writes only under a new one: a restart (a new run_id), a promotion (a failover, and a failback to a former primary that rejoined as a replica and lags: a new replication id), a slot move (another server). Under the same identity and the same table a primary keeps every write it answered, so an own renewal number below the highest confirmed shows only where answers are taken in out of order, which confirmedAtSend already tells apart; the mutant then decides as the code does. It would differ only where an operator rewrites the table on a running server (a FLUSHALL and a restore by hand), which no fault of Redis's own does.",
   },
   {
     id: 'era-first-without-run-id',
@@ -346,9 +346,16 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'lua-run-id-digits',
     file: SCRIPTS,
-    find: "runId: \"string.match(info, 'run_id:(%w+)') or ''\",",
-    replace: "runId: \"string.match(info, 'run_id:(%d+)') or ''\",",
+    find: "(string.match(info, 'run_id:(%w+)') or '')",
+    replace: "(string.match(info, 'run_id:(%d+)') or '')",
     what: "Every answer reports a wrong run_id: its leading digits only ('' when it starts with a letter).",
+  },
+  {
+    id: 'lua-identity-without-replid',
+    file: SCRIPTS,
+    find: " .. ':' .. (string.match(replication, 'master_replid:(%w+)') or '')",
+    replace: '',
+    what: 'Every answer names the server by its run_id alone: a failback to a former primary that lags is taken for the same server.',
   },
   {
     id: 'lua-confirm-acks-saving',

@@ -2,7 +2,7 @@
 // Swarm testing: each plan first draws which kinds of fault it uses at all, and how many, so that rare
 // combinations (a failover during a split while an instance restarts) are common across seeds.
 import { Prng } from './prng.js';
-import { scenarioFaults, scenarioSettings } from './scenarios.js';
+import { scenarioAlone, scenarioFaults, scenarioSettings } from './scenarios.js';
 
 /** The simulated timings (ms): a short lease keeps schedules short; the ratios are the defaults' . */
 export const TIMING = {
@@ -208,6 +208,7 @@ export function planFor(seed: number): Plan {
     }
   }
   const saveTimeout = more.chance(0.7) ? 20 * TIMING.leaseMs : more.int(TIMING.leaseMs + 50, 3 * TIMING.leaseMs);
+  if (scenarioAlone(seed)) faults.length = 0;
   faults.push(...scenarioFaults(seed, { instances, replicas }));
   // A share of the plans run their clocks up to the documented bound (from a stream of their own), as do the
   // scenarios that ask for it; a step of a clock would then exceed the bound.

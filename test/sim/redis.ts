@@ -58,6 +58,8 @@ export class Deployment {
   readonly #lags: number[] = [];
   /** The primary's keyspace every 20 ms: what a restart from a dump may bring back. */
   readonly dumps: Data[] = [];
+  /** How many promotions so far: each names a new replication id. */
+  #promotions = 0;
   /** Called after every write a node applies (its own or replicated), for the invariants. */
   onWrite: (node: RedisNode) => void = () => undefined;
 
@@ -142,6 +144,7 @@ export class Deployment {
       if (scheduler.now < replica.linkDownUntil) return scheduler.push(replica.linkDownUntil, arrive);
       if (replica.role !== 'replica' || replica.primary !== from.index || offset <= replica.offset) return;
       replica.keyspace.restore(data, replica.keyspace.runId);
+      replica.keyspace.replid = from.keyspace.replid;
       replica.offset = offset;
       this.onWrite(replica);
       for (const entry of from.waiting) {
@@ -186,6 +189,8 @@ export class Deployment {
     const beside = split ? replicas.filter((node) => node !== promoted && this.#rng.chance(0.5)) : [];
     promoted.role = 'primary';
     promoted.primary = -1;
+    // A promotion starts a new replication history (Redis's REPLICAOF NO ONE), named here without a draw of the PRNG.
+    promoted.keyspace.replid = `${promoted.keyspace.runId}p${(this.#promotions += 1)}`;
     this.primary = to;
     for (const node of this.nodes)
       if (node !== promoted && node !== old && node.role !== 'down' && !beside.includes(node)) node.primary = to;

@@ -20,10 +20,15 @@ export interface Scenario {
   readonly faults: (rng: Prng, shape: Shape) => readonly Fault[];
   /** The world its plans run in, read from its faults (which may name the instances it sets apart). */
   readonly settings?: (faults: readonly Fault[]) => Settings;
+  /**
+   * Its faults replace the swarm's (but for other scenarios'): for a combination that any other fault at the wrong
+   * moment undoes (a third failover, a write-back by an instance that should be cut off).
+   */
+  readonly alone?: boolean;
 }
 
 /** What a scenario may set of the world besides faults. */
-export type Settings = Pick<Plan, 'clocks' | 'local'>;
+export type Settings = Pick<Plan, 'clocks' | 'local' | 'waitFor'>;
 
 /**
  * An instance paused past a renewal's time renews the moment it resumes and is cut off right after (what it sends is
@@ -116,6 +121,47 @@ function eraFirstWithoutRunId(rng: Prng, { instances }: Shape): Fault[] {
   return faults;
 }
 
+/**
+ * A failback: a failover with a split deposes the primary, which rejoins as a replica of the promoted one and then
+ * lags behind it; a rotation resolves on the promoted one; a second failover promotes the former primary again
+ * (with one replica, always), which lacks that rotation's record. One instance is cut off from before the first
+ * failover until after the second, and the others are cut off around the second. The former primary keeps its
+ * `run_id` and the table's epoch: only its new replication id tells the cut-off instance that it is another server.
+ */
+function failback(rng: Prng, { instances, replicas }: Shape): Fault[] {
+  if (instances < 2 || replicas < 1) return [];
+  // Not instance 0, which creates the secret: cut off while still opening, it would trust nothing before.
+  const cutOff = rng.int(1, instances - 1);
+  const rotating = (cutOff + rng.int(1, instances - 1)) % instances;
+  // Once every instance has opened (the first one's open() waits for its table).
+  const firstAt = rng.int(150, 220);
+  const rejoinsAt = firstAt + rng.int(80, 160);
+  const lagsAt = rejoinsAt + rng.int(1, 10);
+  const rotateAt = lagsAt + rng.int(5, 30);
+  // Past the rotation's bound (a lease and the drift margin after its save): it has resolved.
+  const backAt = rotateAt + TIMING.leaseMs + TIMING.driftMargin + rng.int(20, 60);
+  const from = firstAt - rng.int(2, 10);
+  const faults: Fault[] = [
+    { at: from, kind: 'partition', instance: cutOff, length: backAt + rng.int(10, 60) - from, drop: true, way: 'both' },
+    { at: firstAt, kind: 'failover', split: rejoinsAt - firstAt, side: [] },
+    { at: lagsAt, kind: 'replica-lag', length: backAt - lagsAt + rng.int(10, 100) },
+    { at: rotateAt, kind: 'rotate', instance: rotating },
+    { at: backAt, kind: 'failover', split: 0, side: [] },
+  ];
+  for (let other = 0; other < instances; other += 1) {
+    if (other === cutOff) continue;
+    faults.push({
+      at: backAt - rng.int(2, 10),
+      kind: 'partition',
+      instance: other,
+      length: rng.int(150, 250),
+      drop: true,
+      way: 'both',
+    });
+  }
+  return faults;
+}
+
 export const SCENARIOS: readonly Scenario[] = [
   {
     name: 'a renewal just before a rotation, on clocks at the documented bound',
@@ -133,7 +179,14 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   { name: 'saved-at-before-send', salt: 0x5a7e5d, share: 0.08, faults: savedAtBeforeSend },
   { name: 'era-first-without-run-id', salt: 0x5a17e4, share: 0.05, faults: eraFirstWithoutRunId },
+  // Without `replicas` (no WAIT): with it, the lagging former primary would leave the rotation uncertain.
+  { name: 'failback', salt: 0xfa11bac, share: 0.04, faults: failback, settings: () => ({ waitFor: 0 }), alone: true },
 ];
+
+/** Whether the plan of `seed` draws a scenario whose faults replace the swarm's. */
+export function scenarioAlone(seed: number): boolean {
+  return SCENARIOS.some((scenario) => scenario.alone === true && new Prng(seed ^ scenario.salt).chance(scenario.share));
+}
 
 /** The faults of every scenario that the plan of `seed` draws. */
 export function scenarioFaults(seed: number, shape: Shape): Fault[] {

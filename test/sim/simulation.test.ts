@@ -277,6 +277,32 @@ describe('situations kept as schedules', () => {
     expect(result.violation).toBeUndefined();
   });
 
+  it('a failback to a former primary that lags: the instance cut off throughout takes it for another server', async () => {
+    // The deposed primary rejoins as a replica of the promoted one, lags, and is promoted again without the rotation
+    // that resolved meanwhile. Its run_id and the table's epoch are those the cut-off instance knew; its replication id
+    // is new, so that instance quarantines instead of trusting the revoked key at its first renewal.
+    const plan: Plan = {
+      instances: 3,
+      replicas: 1,
+      waitFor: 0,
+      faults: [
+        { at: 95, kind: 'partition', instance: 2, length: 565, drop: true, way: 'both' },
+        { at: 100, kind: 'failover', split: 150, side: [] },
+        { at: 252, kind: 'replica-lag', length: 400 },
+        { at: 260, kind: 'rotate', instance: 0 },
+        { at: 625, kind: 'partition', instance: 0, length: 200, drop: true, way: 'both' },
+        { at: 625, kind: 'partition', instance: 1, length: 200, drop: true, way: 'both' },
+        { at: 630, kind: 'failover', split: 0, side: [] },
+      ],
+    };
+    for (const seed of [3, 4, 11]) {
+      const result = await simulate(seed, plan, true);
+      const trace = result.trace.join('\n');
+      expect(trace).toMatch(/rotate\(\) resolved[\s\S]*failover from node 1 to node 0/);
+      expect(result.violation).toBeUndefined();
+    }
+  });
+
   it(`keeps every fault before ${FAULTS_END} ms and heals after`, () => {
     for (let seed = 1; seed <= 200; seed += 1) {
       for (const fault of planFor(seed).faults) expect(fault.at).toBeLessThan(FAULTS_END);

@@ -12,8 +12,10 @@ export interface Observed {
   /** The id of the record this one replaced ('' for the first, or when written forward over a missing one). */
   readonly prev: string;
   /**
-   * Redis's `run_id` (new at every start of a server, different on a replica): a change means Redis may have lost
-   * writes (a restart, a failover), so the instance table may be missing entries.
+   * The server's identity, `<run_id>:<master_replid>`. The `run_id` is new at every start of a server; the
+   * replication id is new whenever a server becomes a primary (a start, a promotion), so a failback to a former
+   * primary that had rejoined as a replica changes it too. A change means Redis may have lost writes (a restart, a
+   * failover, a failback to a server that lags), so the instance table may be missing entries.
    */
   readonly runId: string;
   /** The instance table's random epoch, written when the table is created; `null` when there is no table. */

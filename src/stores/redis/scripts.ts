@@ -1,7 +1,7 @@
 // The protocol's atomic steps, as Lua scripts run by Redis. None reads Redis's clock: every expiry is measured on
 // the instances' own monotonic clocks (see lease.ts and acks.ts). Each answers with what the protocol observes
-// (reply.ts): the record's generation, id and predecessor, Redis's run_id, the table's epoch, the caller's entry,
-// the record's line.
+// (reply.ts): the record's generation, id and predecessor, the server's identity (its run_id and replication id),
+// the table's epoch, the caller's entry, the record's line.
 import { REPLY_HEAD, type ReplyField } from './reply.js';
 
 /** The Lua expression of each field of an answer's head, inside `observed()` below. */
@@ -10,7 +10,8 @@ const HEAD_EXPRESSIONS: Readonly<Record<ReplyField, string>> = {
   generation: 'value and value.generation or 0',
   id: "value and value.id or ''",
   prev: 'prev',
-  runId: "string.match(info, 'run_id:(%w+)') or ''",
+  runId:
+    "(string.match(info, 'run_id:(%w+)') or '') .. ':' .. (string.match(replication, 'master_replid:(%w+)') or '')",
   epoch: "redis.call('HGET', tbl, '@epoch') or ''",
   ownSeq: 'seq',
   line: "(value and type(value.line) == 'string') and value.line or ''",
@@ -30,6 +31,7 @@ local function current(key)
 end
 local function observed(status, value, tbl, instance)
   local info = redis.call('INFO', 'server')
+  local replication = redis.call('INFO', 'replication')
   local entry = redis.call('HGET', tbl, instance)
   local seq = entry and tonumber(string.match(entry, '^(%d+):')) or 0
   local prev = (value and type(value.prev) == 'string') and value.prev or ''

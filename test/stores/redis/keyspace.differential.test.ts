@@ -24,7 +24,7 @@ const INSTANCES = ['i1', 'i2', 'i3'];
 const IDS = ['a', 'b', 'c', 'rollback:m'];
 const SEEDS = [1, 2, 3, 4, 5];
 const STEPS = 700;
-const RUN_ID = '<run_id>';
+const SERVER = '<server>';
 
 /** Every key the server holds, with its type and contents (hash fields in the server's order). */
 const DUMP = `
@@ -85,10 +85,10 @@ interface Outcome {
   readonly error?: string;
 }
 
-/** The reply, with the side's own run_id replaced by a placeholder. */
-function normalised(reply: unknown, runId: string): unknown {
-  if (Array.isArray(reply)) return reply.map((item) => normalised(item, runId));
-  return reply === runId ? RUN_ID : reply;
+/** The reply, with the side's own server identity (`<run_id>:<master_replid>`) replaced by a placeholder. */
+function normalised(reply: unknown, server: string): unknown {
+  if (Array.isArray(reply)) return reply.map((item) => normalised(item, server));
+  return reply === server ? SERVER : reply;
 }
 
 function keysOf(data: Data): unknown[] {
@@ -109,6 +109,10 @@ describe.skipIf(SKIP_REASON !== undefined)('the simulated keyspace against redis
     const info = await client.info('server');
     const realRunId = /run_id:(\w+)/.exec(info)?.[1] ?? '';
     expect(realRunId).toMatch(/^[0-9a-f]{40}$/);
+    const realReplid = /master_replid:(\w+)/.exec(await client.info('replication'))?.[1] ?? '';
+    expect(realReplid).toMatch(/^[0-9a-f]{40}$/);
+    // What every answer names the server by: its run_id and its replication id.
+    const realServer = `${realRunId}:${realReplid}`;
     const heard: string[] = [];
     const subscriber = client.duplicate();
     subscriber.on('error', () => undefined);
@@ -131,12 +135,12 @@ describe.skipIf(SKIP_REASON !== undefined)('the simulated keyspace against redis
         for (let step = 0; step < STEPS; step += 1) {
           const [script, keys, args] = draw(prng, space);
           const real: Outcome = await client.sendCommand(['EVAL', script, String(keys.length), ...keys, ...args]).then(
-            (reply) => ({ reply: normalised(reply, realRunId) }),
+            (reply) => ({ reply: normalised(reply, realServer) }),
             (error: unknown) => ({ error: `${(error as Error).name} ${(error as Error).message}` }),
           );
           let simulated: Outcome;
           try {
-            simulated = { reply: normalised(space.eval(script, keys, args), space.runId) };
+            simulated = { reply: normalised(space.eval(script, keys, args), `${space.runId}:${space.replid}`) };
           } catch (error) {
             simulated = { error: `${(error as Error).name} ${(error as Error).message}` };
           }
