@@ -123,8 +123,9 @@ function hashAt(space: Keyspace, key: string): Map<string, string> | undefined |
   return typeof value === 'string' ? false : value;
 }
 
-const infos = new Map<string, string>();
 const EVERY_SECTION = new Set(['default', 'all', 'everything']);
+/** Each keyspace's sections as last built, for the server it was then: the scripts ask for them in every run. */
+const built = new WeakMap<Keyspace, { runId: string; replid: string; server: string; replication: string }>();
 /**
  * `INFO` as Redis 7.0 lays out its server and replication sections (the fields the scripts could read: `run_id`
  * and `master_replid` are the ones they do), each section's fields followed by a blank line when another follows.
@@ -139,36 +140,28 @@ function infoOf(space: Keyspace, args: readonly string[]): string {
     replication ||= section === 'replication' || EVERY_SECTION.has(section);
   }
   const { runId, replid } = space;
-  const key = `${server ? 's' : ''}${replication ? 'r' : ''}:${runId}:${replid}`;
-  let text = infos.get(key);
-  if (text === undefined) {
-    const sections: string[] = [];
-    if (server) {
-      const fields = [
-        'redis_version:7.0.15',
-        'redis_mode:standalone',
-        'arch_bits:64',
-        `run_id:${runId}`,
-        'tcp_port:6379',
-      ];
-      sections.push(`# Server\r\n${fields.join('\r\n')}\r\n`);
-    }
-    if (replication) {
-      const fields = [
-        'role:master',
-        'connected_slaves:0',
-        'master_failover_state:no-failover',
-        `master_replid:${replid}`,
-        `master_replid2:${'0'.repeat(40)}`,
-        'master_repl_offset:0',
-        'second_repl_offset:-1',
-      ];
-      sections.push(`# Replication\r\n${fields.join('\r\n')}\r\n`);
-    }
-    text = sections.join('\r\n');
-    infos.set(key, text);
+  let sections = built.get(space);
+  if (sections?.runId !== runId || sections.replid !== replid) {
+    const serverFields = ['redis_version:7.0.15', 'redis_mode:standalone', 'arch_bits:64', `run_id:${runId}`];
+    const replicationFields = [
+      'role:master',
+      'connected_slaves:0',
+      'master_failover_state:no-failover',
+      `master_replid:${replid}`,
+      `master_replid2:${'0'.repeat(40)}`,
+      'master_repl_offset:0',
+      'second_repl_offset:-1',
+    ];
+    sections = {
+      runId,
+      replid,
+      server: `# Server\r\n${[...serverFields, 'tcp_port:6379'].join('\r\n')}\r\n`,
+      replication: `# Replication\r\n${replicationFields.join('\r\n')}\r\n`,
+    };
+    built.set(space, sections);
   }
-  return text;
+  if (server && replication) return `${sections.server}\r\n${sections.replication}`;
+  return server ? sections.server : replication ? sections.replication : '';
 }
 
 // One Lua state for the process, as Redis has one per server: the scripts' own state is only their globals, which
