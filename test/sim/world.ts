@@ -325,7 +325,8 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       watch: (onChange, link) => store.watch(onChange, link),
     };
     // `launcher-auth rotate` opens its authority without the store's watch: it follows nothing, and no rotation waits
-    // for it (src/cli/main.ts). Only where the plan asks for it: elsewhere the command joins the table as a launcher.
+    // for it (src/cli/main.ts). Most plans ask for it; elsewhere the one-shot process is a launcher opened only to
+    // regenerate the token, which joins the table for its rotation.
     const unwatched = instance.oneShot && plan.unwatchedCli === true;
     const options = {
       store: unwatched ? { load: recording.load, save: recording.save } : recording,
