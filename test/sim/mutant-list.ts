@@ -264,8 +264,6 @@ export const MUTANTS: readonly Mutant[] = [
     find: 'leaseUntil: () => (this.#link === undefined ? Infinity : this.#lease.leaseUntil),',
     replace: 'leaseUntil: () => (this.#link !== undefined ? Infinity : this.#lease.leaseUntil),',
     what: "The driver's rotation resolves without its own lease: the two cases of the watch swapped.",
-    ifSurvives:
-      "A gap: with a watch (every process the seeds run) it is acks-resolve-without-own-lease and more, which the renewal made before resolving masks in the same way. Without a watch, as the real `launcher-auth rotate` opens its authority, every rotation ends ERR_SAVE_UNCERTAIN, and the operator's rotation over the marker never resolves: a world whose command-line process has no watch catches it at once (seed 2; `unwatchedCli` in plan.ts). The seeds do not run that world yet: in it, seed 27 shows an instance refusing the current token 304 ms after it could renew (the bound is 300 ms) once such a command rotated, not yet explained.",
   },
   {
     id: 'saved-at-before-send',

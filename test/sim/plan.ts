@@ -14,6 +14,11 @@ export const TIMING = {
 } as const;
 /** How many schedules CI explores (test/sim/simulation*.test.ts, half each). */
 export const CI_SCHEDULES = 24_000;
+/**
+ * The share of the plans whose one-shot processes open without a watch, as the real command line does (see
+ * {@link Plan.unwatchedCli}); the rest model a launcher opened only to regenerate the token.
+ */
+export const UNWATCHED_CLI = 0.8;
 /** Faults happen before this time; after it the world heals and must recover (the liveness stretch). */
 export const FAULTS_END = 900;
 /** The end of a schedule: the healthy stretch lasts this long after the faults. */
@@ -83,7 +88,12 @@ export interface Plan {
    * @default 20 leases
    */
   readonly saveTimeout?: number;
-  /** `launcher-auth rotate` opens without the store's watch, as the real command does (kept schedules only). */
+  /**
+   * The one-shot processes (a `cli-rotate` fault, the operator who rotates over the rollback marker) open without the
+   * store's watch, as `launcher-auth rotate` does: most plans. Otherwise they open with it, as a launcher started only
+   * to regenerate the token and then quit does: it joins the instance table for its rotation and leaves it.
+   * @default false
+   */
   readonly unwatchedCli?: boolean;
   /** @default rates within {@link RATE_SPREAD} of true time, and forward steps of a clock ('jump') */
   readonly clocks?: Clocks;
@@ -217,6 +227,8 @@ export function planFor(seed: number): Plan {
     ...scenarioSettings(seed, { instances, replicas }),
   };
   const wide = (settings.clocks?.spread ?? RATE_SPREAD) > RATE_SPREAD;
+  // From a stream of its own, so that the other draws stay as they were.
+  const unwatchedCli = new Prng(seed ^ 0x51e7).chance(UNWATCHED_CLI);
   return {
     instances,
     replicas,
@@ -226,6 +238,7 @@ export function planFor(seed: number): Plan {
       .map(endByFaultsEnd)
       .sort((a, b) => a.at - b.at),
     saveTimeout,
+    unwatchedCli,
     ...settings,
   };
 }

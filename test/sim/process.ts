@@ -16,6 +16,9 @@ const DELAY = 3;
 /** The same on loopback (a Redis on the process's own machine), and the longest it takes to get to an answer. */
 const LOOPBACK = 0.1;
 
+/** The commands that arrived at a stalled node, in order, whichever process sent them. */
+const stalled = new WeakMap<RedisNode, Array<() => void>>();
+
 export interface Partition {
   readonly until: number;
   /** Messages sent meanwhile are lost (else held, and delivered once it heals). */
@@ -66,7 +69,7 @@ export class SimProcess {
    * command's arguments, for the world's bookkeeping (never for a decision): an answer later than the store's
    * command timeout is ignored.
    */
-  onAnswer: (reply: unknown, took: number, args: readonly string[]) => void = () => undefined;
+  onAnswer: (reply: unknown, took: number, args: readonly string[], script: string) => void = () => undefined;
   /** A script run with WAIT: whether WAIT confirmed it on the replicas asked for (false when the count is unknown). */
   onWait: (args: readonly string[], reply: unknown, confirmed: boolean) => void = () => undefined;
   /** Every command Redis ran for this process and its answer, for a replay's trace. */
@@ -231,11 +234,17 @@ export class SimProcess {
     reject: (error: unknown) => void,
   ): void {
     if (!this.alive || node.role === 'down') return;
-    // A stalled server runs the command when it wakes, in order.
-    if (this.#scheduler.now < node.stalledUntil) {
-      this.#scheduler.push(node.stalledUntil, () =>
-        this.#execute(node, script, keys, args, wait, sentAt, resolve, reject),
-      );
+    // A stalled server runs the commands when it wakes, in the order they arrived: a stall that grows while they
+    // wait (another one begins) must not let a later command overtake them, which a server never does (a renewal
+    // run after a newer one would look like a table that lost writes).
+    const waiting = stalled.get(node);
+    if (waiting !== undefined || this.#scheduler.now < node.stalledUntil) {
+      const run = (): void => this.#execute(node, script, keys, args, wait, sentAt, resolve, reject);
+      if (waiting !== undefined) waiting.push(run);
+      else {
+        stalled.set(node, [run]);
+        this.#wake(node);
+      }
       return;
     }
     const redis = this.#redis;
@@ -249,7 +258,7 @@ export class SimProcess {
     }
     if (wait === undefined) {
       this.#answer(() => {
-        this.onAnswer(reply, this.local() - sentAt, args);
+        this.onAnswer(reply, this.local() - sentAt, args, script);
         resolve({ reply });
       });
       return;
@@ -257,7 +266,7 @@ export class SimProcess {
     if (this.#scheduler.now < this.waitUnknownUntil) {
       this.onWait(args, reply, false);
       this.#answer(() => {
-        this.onAnswer(reply, this.local() - sentAt, args);
+        this.onAnswer(reply, this.local() - sentAt, args, script);
         resolve({ reply });
       });
       return;
@@ -268,9 +277,19 @@ export class SimProcess {
     redis.wait(node, required, wait.timeout, (replicas) => {
       this.onWait(args, reply, replicas >= required);
       this.#answer(() => {
-        this.onAnswer(reply, this.local() - sentAt, args);
+        this.onAnswer(reply, this.local() - sentAt, args, script);
         resolve({ reply, replicas, required });
       });
+    });
+  }
+
+  /** Runs what waited on a stalled `node` once it wakes, in order; again later while its stall grows. */
+  #wake(node: RedisNode): void {
+    this.#scheduler.push(node.stalledUntil, () => {
+      if (this.#scheduler.now < node.stalledUntil) return void this.#wake(node);
+      const waiting = stalled.get(node) ?? [];
+      stalled.delete(node);
+      for (const run of waiting) run();
     });
   }
 

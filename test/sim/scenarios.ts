@@ -28,7 +28,7 @@ export interface Scenario {
 }
 
 /** What a scenario may set of the world besides faults. */
-export type Settings = Pick<Plan, 'clocks' | 'local' | 'waitFor'>;
+export type Settings = Partial<Pick<Plan, 'clocks' | 'local' | 'waitFor'>>;
 
 /**
  * An instance paused past a renewal's time renews the moment it resumes and is cut off right after (what it sends is

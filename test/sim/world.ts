@@ -245,7 +245,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       const saved = parse(args.at(-1) ?? '');
       if (!confirmed && observation(reply)?.status === 'ok' && saved !== undefined) unconfirmed.add(saved.id);
     };
-    process.onAnswer = (reply, took, args) => {
+    process.onAnswer = (reply, took, args, script) => {
       const saved = parse(args.at(-1) ?? '');
       if (saved !== undefined && took < TIMING.commandTimeout - 1) answeredSaves.add(saved.id);
       const head = observation(reply);
@@ -263,7 +263,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       // It keeps trusting only where the store ends the quarantine at once: a renewal (CONFIRM: instance, held id,
       // saving id, number...) of the very record that server holds, while its trust in it lasts.
       const { authority } = instance;
-      const renewal = args.length >= 4 && head.status === 'ok' && args[1] === id;
+      const renewal = script === CONFIRM && head.status === 'ok' && args[1] === id;
       const trusting = renewal && authority?.keyId === id && accepts(authority);
       instance.server = { runId, seenAt: instance.server === undefined ? -Infinity : scheduler.now, trusting };
     };
@@ -325,7 +325,8 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       watch: (onChange, link) => store.watch(onChange, link),
     };
     // `launcher-auth rotate` opens its authority without the store's watch: it follows nothing, and no rotation waits
-    // for it (src/cli/main.ts). Only where the plan asks for it: elsewhere the command joins the table as a launcher.
+    // for it (src/cli/main.ts). Most plans ask for it; elsewhere the one-shot process is a launcher opened only to
+    // regenerate the token, which joins the table for its rotation.
     const unwatched = instance.oneShot && plan.unwatchedCli === true;
     const options = {
       store: unwatched ? { load: recording.load, save: recording.save } : recording,
