@@ -38,13 +38,15 @@ export interface FailbackSentinel {
   readonly ports: { readonly primary: number; readonly replica: number };
   side(): Promise<Side>;
   /**
-   * Has Sentinel fail over to `to` (the one replica) and resolves once every sentinel names it and it takes writes,
-   * without waiting for the former primary to become a replica (Sentinel turns it into one some seconds later).
+   * Waits until every sentinel takes `to` (the one replica) for a healthy replica, has Sentinel fail over to it, and
+   * resolves once every sentinel names it and it takes writes, without waiting for the former primary to become a
+   * replica (Sentinel turns it into one some seconds later).
    */
   failover(to: number): Promise<void>;
   /**
-   * Makes P, the former primary, a replica of R through a proxy, and resolves once it holds what R holds in `key`
-   * and every sentinel takes it for a healthy replica (one it may promote).
+   * Makes P, the former primary, a replica of R through a proxy, and resolves once it holds what R holds in `key`.
+   * The sentinels take it for a healthy replica (one they may promote) only at their next look at it, up to 10 s
+   * later: failover() waits for that.
    */
   replicateThroughProxy(key: string): Promise<void>;
   /** Cuts P's replication from R: P takes no more of R's writes, and its link still looks up. */
@@ -77,23 +79,28 @@ export async function startFailbackSentinel(): Promise<FailbackSentinel> {
       Number(((await command(sentinel.port, ['SENTINEL', 'GET-MASTER-ADDR-BY-NAME', PRIMARY_NAME])) as string[])[1]);
     /** Every sentinel names `port` as the primary, knows its two peers, and takes `replicaPort` for a healthy replica. */
     const settled = (port: number, replicaPort: number) =>
-      waitFor(`every sentinel to name ${port} and see ${replicaPort} as a healthy replica`, async () => {
-        for (const sentinel of sentinels) {
-          if ((await named(sentinel)) !== port) return false;
-          const replicas = (await command(sentinel.port, ['SENTINEL', 'REPLICAS', PRIMARY_NAME])) as unknown[];
-          const healthy = replicas
-            .map(fieldsOf)
-            .some(
-              (fields) =>
-                Number(fields.port) === replicaPort &&
-                fields.flags === 'slave' &&
-                fields['master-link-status'] === 'ok',
-            );
-          const peers = (await command(sentinel.port, ['SENTINEL', 'SENTINELS', PRIMARY_NAME])) as unknown[];
-          if (!healthy || peers.length < 2) return false;
-        }
-        return true;
-      });
+      waitFor(
+        `every sentinel to name ${port} and see ${replicaPort} as a healthy replica`,
+        async () => {
+          for (const sentinel of sentinels) {
+            if ((await named(sentinel)) !== port) return false;
+            const replicas = (await command(sentinel.port, ['SENTINEL', 'REPLICAS', PRIMARY_NAME])) as unknown[];
+            const healthy = replicas
+              .map(fieldsOf)
+              .some(
+                (fields) =>
+                  Number(fields.port) === replicaPort &&
+                  fields.flags === 'slave' &&
+                  fields['master-link-status'] === 'ok',
+              );
+            const peers = (await command(sentinel.port, ['SENTINEL', 'SENTINELS', PRIMARY_NAME])) as unknown[];
+            if (!healthy || peers.length < 2) return false;
+          }
+          return true;
+        },
+        // A sentinel looks at a replica every 10 s.
+        30_000,
+      );
     await settled(primary.port, replica.port);
 
     let replication: Proxy | undefined;
@@ -123,6 +130,7 @@ export async function startFailbackSentinel(): Promise<FailbackSentinel> {
         };
       },
       async failover(to) {
+        await settled(await named(sentinels[0] as RedisServer), to);
         await command((sentinels[0] as RedisServer).port, ['SENTINEL', 'FAILOVER', PRIMARY_NAME]);
         await waitFor(`the sentinels to promote ${to}`, async () => {
           for (const sentinel of sentinels) if ((await named(sentinel)) !== to) return false;
@@ -139,7 +147,6 @@ export async function startFailbackSentinel(): Promise<FailbackSentinel> {
           if (field(info, 'master_link_status') !== 'up') return false;
           return (await command(primary.port, ['GET', key])) === (await command(replica.port, ['GET', key]));
         });
-        await settled(replica.port, primary.port);
       },
       cutReplication() {
         if (replication === undefined) throw new Error('P does not replicate through a proxy');
