@@ -84,7 +84,7 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore through a Sentinel 
       await deployment.failover(r);
       step('failover');
       await deployment.replicateThroughProxy(key);
-      // A and B trust R once their quarantine there ended.
+      // A and B trust still (a quick failover to a replica that holds their record), or again once they renewed on R.
       for (const authority of [a, b]) expect(await trusting(authority)).toBe(true);
       step('lagging');
       deployment.cutReplication();
@@ -174,7 +174,7 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore through a Sentinel 
         writtenOver: writtenOver === newerId ? 'newer' : writtenOver.startsWith('rollback:') ? 'marker' : 'other',
       };
       console.info('Sentinel failback:', JSON.stringify(run));
-      expect(checksOnCAfterReach).toBeGreaterThan(20);
+      expect(checksOnCAfterReach).toBeGreaterThan(100);
       expect(acceptedOnC).toBe(0);
       expect(accepted).toBe(0);
     },
