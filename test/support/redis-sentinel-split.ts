@@ -3,20 +3,18 @@
 // through a TCP proxy on loopback (redis-proxy.ts), and split() cuts them all at once: R's replication from P, the
 // sentinels' links to P and to R2, the links of a client on P's side to the sentinels, and those of a client on the
 // sentinels' side to P. The connections stay open and carry nothing, as in a network partition.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { budget } from './machine.js';
 import type { RedisServer } from './redis-server.js';
 import { freePort } from './redis-server.js';
-import { startProxy, type Proxy } from './redis-proxy.js';
+import type { Proxy } from './redis-proxy.js';
 import {
   PRIMARY_NAME,
   command,
+  at,
   connectSentinel,
   field,
   fieldsOf,
-  startDataServer,
+  proxiedParts,
   startSentinelProcess,
   waitFor,
   type Endpoint,
@@ -42,30 +40,9 @@ export interface SplitSentinel {
   stop(): Promise<void>;
 }
 
-const at = (port: number): Endpoint => ({ host: '127.0.0.1', port });
-
 /** Starts P, R2, R and three sentinels, each cross-split link behind a proxy, and waits until all is in sync. */
 export async function startSplitSentinel(): Promise<SplitSentinel> {
-  const dir = await mkdtemp(join(tmpdir(), 'launcher-auth-split-'));
-  const started: RedisServer[] = [];
-  const proxies: Proxy[] = [];
-  const clients: SentinelClient[] = [];
-  const stop = async (): Promise<void> => {
-    for (const client of clients) if (client.isOpen) await client.destroy().catch(() => undefined);
-    await Promise.all(proxies.map((proxy) => proxy.close()));
-    await Promise.all(started.map((server) => server.kill()));
-    await rm(dir, { recursive: true, force: true });
-  };
-  const proxy = async (port: number): Promise<Proxy> => {
-    const created = await startProxy(port);
-    proxies.push(created);
-    return created;
-  };
-  const data = async (port: number, extra: string[]): Promise<RedisServer> => {
-    const server = await startDataServer(dir, port, extra);
-    started.push(server);
-    return server;
-  };
+  const { dir, started, clients, stop, proxy, data } = await proxiedParts('launcher-auth-split-');
   try {
     const primary = await data(await freePort(), []);
     // P as the sentinels' side sees it (the sentinels and that side's clients), and as R replicates it.

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient, createSentinel } from 'redis';
 import { until } from './poll.js';
+import { startProxy, type Proxy } from './redis-proxy.js';
 import { REDIS_SERVER, freePort, launchRedis, missingTool, type RedisServer } from './redis-server.js';
 
 const REDIS_SENTINEL = process.env['REDIS_SENTINEL'] ?? 'redis-sentinel';
@@ -21,6 +22,9 @@ export interface Endpoint {
   readonly host: string;
   readonly port: number;
 }
+
+/** The endpoint on loopback at `port`. */
+export const at = (port: number): Endpoint => ({ host: '127.0.0.1', port });
 
 export interface SentinelDeployment {
   /** The data servers by port (the primary and the replica, whichever is which now). */
@@ -135,12 +139,13 @@ export function startDataServer(dir: string, port: number, extra: readonly strin
 
 /**
  * A sentinel (quorum two, quick failover) watching the primary at 127.0.0.1:`primaryPort`, which it judges down
- * after `downAfterMs` without an answer.
+ * after `downAfterMs` without an answer; `failoverTimeoutMs` is its `failover-timeout`.
  */
 export async function startSentinelProcess(
   dir: string,
   primaryPort: number,
   downAfterMs = DOWN_AFTER_MS,
+  { failoverTimeoutMs = 2000 } = {},
 ): Promise<RedisServer> {
   const port = await freePort();
   const config = join(dir, `sentinel-${port}.conf`);
@@ -153,12 +158,53 @@ export async function startSentinelProcess(
       `dir ${dir}`,
       `sentinel monitor ${PRIMARY_NAME} 127.0.0.1 ${primaryPort} 2`,
       `sentinel down-after-milliseconds ${PRIMARY_NAME} ${downAfterMs}`,
-      `sentinel failover-timeout ${PRIMARY_NAME} 2000`,
+      `sentinel failover-timeout ${PRIMARY_NAME} ${failoverTimeoutMs}`,
       `sentinel parallel-syncs ${PRIMARY_NAME} 1`,
       '',
     ].join('\n'),
   );
   return launchRedis(REDIS_SENTINEL, [config], port);
+}
+
+/** Waits until the primary on `port` lists its first replica as online (in sync). */
+export function replicaOnline(port: number): Promise<void> {
+  return waitFor(
+    'the replica to be in sync',
+    async () => field(await command(port, ['INFO', 'replication']), 'slave0')?.includes('state=online') === true,
+  );
+}
+
+/**
+ * What a deployment behind proxies is made of, in a temporary folder named from `prefix`: data servers and proxies
+ * started through it, and sentinels and clients the caller adds to `started` and `clients`, all of which `stop()`
+ * ends (clients first) before it removes the folder.
+ */
+export async function proxiedParts(prefix: string) {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  const started: RedisServer[] = [];
+  const proxies: Proxy[] = [];
+  const clients: SentinelClient[] = [];
+  return {
+    dir,
+    started,
+    clients,
+    async stop(): Promise<void> {
+      for (const client of clients) if (client.isOpen) await client.destroy().catch(() => undefined);
+      await Promise.all(proxies.map((proxy) => proxy.close()));
+      await Promise.all(started.map((server) => server.kill()));
+      await rm(dir, { recursive: true, force: true });
+    },
+    async proxy(port: number): Promise<Proxy> {
+      const created = await startProxy(port);
+      proxies.push(created);
+      return created;
+    },
+    async data(port: number, extra: string[]): Promise<RedisServer> {
+      const server = await startDataServer(dir, port, extra);
+      started.push(server);
+      return server;
+    },
+  };
 }
 
 /** Starts the primary, its replica and three sentinels (quorum two), and waits until the sentinels see both. */
@@ -182,11 +228,7 @@ export async function startSentinel(): Promise<SentinelDeployment> {
     const primary = await data(await freePort(), []);
     await data(await freePort(), ['--replicaof', '127.0.0.1', String(primary.port)]);
     // Before the sentinels start: their first INFO of the primary then lists the replica (the next comes 10 s later).
-    await waitFor(
-      'the replica to be in sync',
-      async () =>
-        field(await command(primary.port, ['INFO', 'replication']), 'slave0')?.includes('state=online') === true,
-    );
+    await replicaOnline(primary.port);
     const sentinels: RedisServer[] = [];
     for (let index = 0; index < 3; index += 1) {
       const sentinel = await startSentinelProcess(dir, primary.port);
