@@ -371,8 +371,6 @@ export const MUTANTS: readonly Mutant[] = [
     find: "return observed('ok', saved, KEYS[2], ARGV[4])",
     replace: "return observed('ok', value, KEYS[2], ARGV[4])",
     what: "SAVE's answer observes the record it replaced instead of the one it wrote.",
-    ifSurvives:
-      "Nearly equivalent: the store reads the record in SAVE's answer only after a write-forward or a marker, to note it as the highest seen; the replaced record's id is noted instead, and the next renewal's answer, whose record names that id as its predecessor, puts it right. A save by the same instance in between would expect the wrong id and conflict (ERR_SAVE_CONFLICT, nothing stored), which no invariant forbids.",
   },
   // --- the authority's rotations ---
   {
