@@ -340,8 +340,6 @@ export const MUTANTS: readonly Mutant[] = [
     find: "if entry and string.match(entry, '^(%d+):') == ARGV[2] then redis.call('HDEL', KEYS[1], ARGV[1]) end",
     replace: "if entry then redis.call('HDEL', KEYS[1], ARGV[1]) end",
     what: 'DROP ignores the renewal number: an entry renewed since it was seen silent is removed all the same.',
-    ifSurvives:
-      'A gap: the difference needs an instance that was silent for a lease to renew in the few milliseconds between the read that found its entry stale and the DROP, and then a rotation that resolves on the table before the instance hears of it; the fault plans rarely draw that race.',
   },
   {
     id: 'lua-run-id-digits',

@@ -116,6 +116,36 @@ function eraFirstWithoutRunId(rng: Prng, { instances }: Shape): Fault[] {
   return faults;
 }
 
+/**
+ * An instance frozen through a rotation (it never acknowledges it, so the rotation resolves at its bound and drops
+ * its entry a moment later) resumes while the rotating instance's last acknowledgement read is held on its way back:
+ * it adopts the record and acknowledges it between that read and the housekeeping DROP, then is cut off. The DROP
+ * must leave the renewed entry alone: a back-to-back rotation would otherwise find no one to wait for while the cut-off
+ * instance still trusts the record it revokes.
+ */
+function luaDropIgnoresSeq(rng: Prng, { instances }: Shape): Fault[] {
+  if (instances < 2) return [];
+  const rotating = rng.int(0, instances - 1);
+  const silent = (rotating + rng.int(1, instances - 1)) % instances;
+  // Once every instance has opened, and early enough for the second rotation to resolve before the faults end.
+  const rotateAt = rng.int(400, 460);
+  // Held from just before the bound (a lease and the drift margin after the save, on a clock within 3 % of true
+  // time) until past it, but within a command timeout of the read in flight: that read, or the next one, ran on
+  // Redis before the bound and is answered after it.
+  const holdAt = rotateAt + rng.int(272, 285);
+  const hold = rng.int(75, 85);
+  // After the held read ran on Redis, and early enough for a reload and a renewal to land before the DROP.
+  const resume = holdAt + rng.int(23, hold - 15);
+  const pauseAt = rotateAt - rng.int(5, 20);
+  return [
+    { at: pauseAt, kind: 'pause', instance: silent, length: resume - pauseAt },
+    { at: rotateAt, kind: 'rotate', instance: rotating },
+    { at: holdAt, kind: 'partition', instance: rotating, length: hold, drop: false, way: 'in' },
+    { at: resume + rng.int(22, 30), kind: 'partition', instance: silent, length: 450, drop: true, way: 'both' },
+    { at: holdAt + hold + rng.int(8, 20), kind: 'rotate', instance: rotating },
+  ];
+}
+
 export const SCENARIOS: readonly Scenario[] = [
   {
     name: 'a renewal just before a rotation, on clocks at the documented bound',
@@ -133,6 +163,7 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   { name: 'saved-at-before-send', salt: 0x5a7e5d, share: 0.08, faults: savedAtBeforeSend },
   { name: 'era-first-without-run-id', salt: 0x5a17e4, share: 0.05, faults: eraFirstWithoutRunId },
+  { name: 'lua-drop-ignores-seq', salt: 0xd205e9, share: 0.06, faults: luaDropIgnoresSeq },
 ];
 
 /** The faults of every scenario that the plan of `seed` draws. */
