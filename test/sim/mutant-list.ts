@@ -188,8 +188,6 @@ export const MUTANTS: readonly Mutant[] = [
     find: '    if (now < leaseUntil) {\n',
     replace: '    if (now < leaseUntil || now >= this.bound) {\n',
     what: 'A rotation resolves at its bound without checking that its own lease still lasts.',
-    ifSurvives:
-      "A gap: the renewal a saved rotation makes before it resolves (Follower.renewLeased) finds any newer record and rejects, so the mutant shows only when that renewal cannot get through for two quarantines (2 × (leaseMs + driftMargin), 660 ms here): the rotating instance frozen past its bound with an answer that found its record current in its buffer, while another rotation supersedes the record and resolves, then cut off from the moment it resumes. rotate() then resolves a record that the other rotation revoked, which breaks 'every instance that accepts tokens at all accepts the new one'. The world's faults end 900 ms into a schedule, too soon after a rotation's bound (at least 360 ms in) for that cut-off, and no invariant asks that a resolved record was not revoked already.",
   },
   {
     id: 'acks-bound-without-drift',

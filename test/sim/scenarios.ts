@@ -146,6 +146,42 @@ function luaDropIgnoresSeq(rng: Prng, { instances }: Shape): Fault[] {
   ];
 }
 
+/**
+ * A rotation whose instance freezes early in its wait (its lease runs out) and is cut off as it resumes, then hears
+ * again only as its bound passes: an acknowledgement read that Redis ran before any other rotation is answered then,
+ * and the instance is cut off again for good; a `launcher-auth rotate` saves over its record and resolves at its own
+ * bound. The rotation must not resolve on that read: its lease is over. The renewal it makes before resolving keeps
+ * failing, and gives up only two quarantines later (660 ms on its clock): on a clock at the documented bound's fast
+ * end, with Redis on loopback and the rotation as early as an instance can open, its last try is sent just before
+ * the faults end.
+ */
+function acksResolveWithoutOwnLease(rng: Prng, { instances }: Shape): Fault[] {
+  if (instances < 2) return [];
+  // Not instance 0, which mostly creates the secret (its open() then waits for a lease).
+  const rotating = rng.int(1, instances - 1);
+  const rotateAt = 30;
+  // Once its save was answered; its last renewal then leaves it no lease at the bound.
+  const frozen = rotateAt + rng.int(35, 50);
+  const resume = rng.int(116, 127) + rng.float();
+  // On resuming, cut off: its renewal and its read go nowhere. Each times out after commandTimeout; the read is sent
+  // again a poll later, the renewal a renewInterval later, and both go nowhere again. The next read finds Redis
+  // answering, though what Redis sends is held: its answer comes as the bound has passed, while the renewal sent
+  // before is still in flight (the renewal made before resolving waits for it, which sets when it gives up).
+  const ms = (local: number): number => local / (1 + WIDE_SPREAD);
+  const { commandTimeout, ackPollInterval, renewInterval } = TIMING;
+  const read = resume + 2 * (ms(commandTimeout) + ms(ackPollInterval));
+  const renewal = resume + ms(commandTimeout) + ms(renewInterval);
+  const heard = read + 1 + rng.float() * 7;
+  return [
+    { at: rotateAt, kind: 'rotate', instance: rotating },
+    { at: frozen, kind: 'pause', instance: rotating, length: resume - frozen },
+    { at: resume - 0.5, kind: 'partition', instance: rotating, length: renewal + 20 - resume, drop: true, way: 'both' },
+    { at: renewal + 20, kind: 'partition', instance: rotating, length: heard - renewal - 20, drop: false, way: 'in' },
+    { at: heard, kind: 'partition', instance: rotating, length: FAULTS_END, drop: true, way: 'both' },
+    { at: heard + rng.int(2, 30), kind: 'cli-rotate' },
+  ];
+}
+
 export const SCENARIOS: readonly Scenario[] = [
   {
     name: 'a renewal just before a rotation, on clocks at the documented bound',
@@ -164,6 +200,17 @@ export const SCENARIOS: readonly Scenario[] = [
   { name: 'saved-at-before-send', salt: 0x5a7e5d, share: 0.08, faults: savedAtBeforeSend },
   { name: 'era-first-without-run-id', salt: 0x5a17e4, share: 0.05, faults: eraFirstWithoutRunId },
   { name: 'lua-drop-ignores-seq', salt: 0xd205e9, share: 0.06, faults: luaDropIgnoresSeq },
+  {
+    name: 'acks-resolve-without-own-lease',
+    salt: 0xac4501,
+    share: 0.08,
+    faults: acksResolveWithoutOwnLease,
+    settings: (faults) => {
+      const rates: Record<number, number> = {};
+      for (const fault of faults) if (fault.kind === 'rotate') rates[fault.instance] = 1 + WIDE_SPREAD;
+      return { clocks: { spread: WIDE_SPREAD, rates }, local: true };
+    },
+  },
 ];
 
 /** The faults of every scenario that the plan of `seed` draws. */
