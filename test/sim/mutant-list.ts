@@ -135,8 +135,6 @@ export const MUTANTS: readonly Mutant[] = [
     find: '      await this.#sleep(this.#lease.era.quarantineUntil - this.#runtime.now());\n',
     replace: '',
     what: "A rotation across a change of server resolves without waiting out its instance's quarantine, which then refuses the new token.",
-    ifSurvives:
-      'A gap, in timing only: renewLeased() still returns only once a renewal left a lease and mayTrust(now) holds, so without the sleep it renews at its usual pace through the quarantine and the rotation resolves at most one renewInterval after the quarantine ends, not at its end; nothing is trusted earlier. Only a second change of server in that interval shows more: the loop then reaches its limit (two quarantines) inside the second quarantine and the rotation resolves there, trusting its own new record, which no rotation revoked. An invariant on how soon after its quarantine a rotation resolves would catch it; the docs promise no such bound.',
   },
   {
     id: 'late-ok-trusts',
