@@ -182,27 +182,6 @@ function acksResolveWithoutOwnLease(rng: Prng, { instances }: Shape): Fault[] {
   ];
 }
 
-/**
- * A rotation during which the server changes three times (a Cluster slot move: the same data under another run_id).
- * The first, while its save waits, keeps it from resolving on acknowledgements (the new era's table is not complete
- * before a lease), and its instance's quarantine runs a little past the bound; the second comes just after the
- * bound, before the renewal that would end that quarantine, and starts another; the third comes as that one ends,
- * between two renewals. The rotation must wait out the last quarantine before it resolves, not give up on it once
- * two quarantines' time has passed since its bound.
- */
-function resolvesInQuarantine(rng: Prng, { instances }: Shape): Fault[] {
-  if (instances < 2) return [];
-  const rotating = rng.int(1, instances - 1);
-  const rotateAt = rng.int(60, 150);
-  const moved = rotateAt + rng.int(350, 395);
-  return [
-    { at: rotateAt, kind: 'rotate', instance: rotating },
-    { at: rotateAt + rng.int(40, 60), kind: 'slot-move' },
-    { at: moved, kind: 'slot-move' },
-    { at: moved + rng.int(295, 335), kind: 'slot-move' },
-  ];
-}
-
 export const SCENARIOS: readonly Scenario[] = [
   {
     name: 'a renewal just before a rotation, on clocks at the documented bound',
@@ -232,7 +211,6 @@ export const SCENARIOS: readonly Scenario[] = [
       return { clocks: { spread: WIDE_SPREAD, rates }, local: true };
     },
   },
-  { name: 'resolves-in-quarantine', salt: 0x9a4a27, share: 0.08, faults: resolvesInQuarantine },
 ];
 
 /** The faults of every scenario that the plan of `seed` draws. */

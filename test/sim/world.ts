@@ -559,16 +559,6 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
         // during the rotation (a slot move, a failover) quarantines it as it does every instance, and the rotation
         // waits that quarantine out before it resolves.
         // (Unless it cannot reach Redis by then: cut off or routed elsewhere, it refuses every token.)
-        // docs/several-instances.md: a rotate() during which the server changed waits out its own instance's
-        // quarantine (leaseMs + driftMargin from its first answer there, here on the fastest clock) before it resolves.
-        const server = instance.server;
-        if (
-          server !== undefined &&
-          !server.trusting &&
-          server.seenAt >= calledAt &&
-          scheduler.now < server.seenAt + QUARANTINE - ((jumped.get(process) ?? 0) - jumps)
-        )
-          flag(`rotate() resolved ${id} during ${process.name}'s quarantine`);
         if (authority !== undefined && !accepts(authority)) {
           ownRefused += 1;
           const reaches = process.partition.until <= scheduler.now && process.route === redis.primary;
