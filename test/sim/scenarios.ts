@@ -162,6 +162,72 @@ function failback(rng: Prng, { instances, replicas }: Shape): Fault[] {
   return faults;
 }
 
+/**
+ * An instance frozen through a rotation (it never acknowledges it, so the rotation resolves at its bound and drops
+ * its entry a moment later) resumes while the rotating instance's last acknowledgement read is held on its way back:
+ * it adopts the record and acknowledges it between that read and the housekeeping DROP, then is cut off. The DROP
+ * must leave the renewed entry alone: a back-to-back rotation would otherwise find no one to wait for while the cut-off
+ * instance still trusts the record it revokes.
+ */
+function luaDropIgnoresSeq(rng: Prng, { instances }: Shape): Fault[] {
+  if (instances < 2) return [];
+  const rotating = rng.int(0, instances - 1);
+  const silent = (rotating + rng.int(1, instances - 1)) % instances;
+  // Once every instance has opened, and early enough for the second rotation to resolve before the faults end.
+  const rotateAt = rng.int(400, 460);
+  // Held from just before the bound (a lease and the drift margin after the save, on a clock within 3 % of true
+  // time) until past it, but within a command timeout of the read in flight: that read, or the next one, ran on
+  // Redis before the bound and is answered after it.
+  const holdAt = rotateAt + rng.int(272, 285);
+  const hold = rng.int(75, 85);
+  // After the held read ran on Redis, and early enough for a reload and a renewal to land before the DROP.
+  const resume = holdAt + rng.int(23, hold - 15);
+  const pauseAt = rotateAt - rng.int(5, 20);
+  return [
+    { at: pauseAt, kind: 'pause', instance: silent, length: resume - pauseAt },
+    { at: rotateAt, kind: 'rotate', instance: rotating },
+    { at: holdAt, kind: 'partition', instance: rotating, length: hold, drop: false, way: 'in' },
+    { at: resume + rng.int(22, 30), kind: 'partition', instance: silent, length: 450, drop: true, way: 'both' },
+    { at: holdAt + hold + rng.int(8, 20), kind: 'rotate', instance: rotating },
+  ];
+}
+
+/**
+ * A rotation whose instance freezes early in its wait (its lease runs out) and is cut off as it resumes, then hears
+ * again only as its bound passes: an acknowledgement read that Redis ran before any other rotation is answered then,
+ * and the instance is cut off again for good; a `launcher-auth rotate` saves over its record and resolves at its own
+ * bound. The rotation must not resolve on that read: its lease is over. The renewal it makes before resolving keeps
+ * failing, and gives up only two quarantines later (660 ms on its clock): on a clock at the documented bound's fast
+ * end, with Redis on loopback and the rotation as early as an instance can open, its last try is sent just before
+ * the faults end.
+ */
+function acksResolveWithoutOwnLease(rng: Prng, { instances }: Shape): Fault[] {
+  if (instances < 2) return [];
+  // Not instance 0, which mostly creates the secret (its open() then waits for a lease).
+  const rotating = rng.int(1, instances - 1);
+  const rotateAt = 30;
+  // Once its save was answered; its last renewal then leaves it no lease at the bound.
+  const frozen = rotateAt + rng.int(35, 50);
+  const resume = rng.int(116, 127) + rng.float();
+  // On resuming, cut off: its renewal and its read go nowhere. Each times out after commandTimeout; the read is sent
+  // again a poll later, the renewal a renewInterval later, and both go nowhere again. The next read finds Redis
+  // answering, though what Redis sends is held: its answer comes as the bound has passed, while the renewal sent
+  // before is still in flight (the renewal made before resolving waits for it, which sets when it gives up).
+  const ms = (local: number): number => local / (1 + WIDE_SPREAD);
+  const { commandTimeout, ackPollInterval, renewInterval } = TIMING;
+  const read = resume + 2 * (ms(commandTimeout) + ms(ackPollInterval));
+  const renewal = resume + ms(commandTimeout) + ms(renewInterval);
+  const heard = read + 1 + rng.float() * 7;
+  return [
+    { at: rotateAt, kind: 'rotate', instance: rotating },
+    { at: frozen, kind: 'pause', instance: rotating, length: resume - frozen },
+    { at: resume - 0.5, kind: 'partition', instance: rotating, length: renewal + 20 - resume, drop: true, way: 'both' },
+    { at: renewal + 20, kind: 'partition', instance: rotating, length: heard - renewal - 20, drop: false, way: 'in' },
+    { at: heard, kind: 'partition', instance: rotating, length: FAULTS_END, drop: true, way: 'both' },
+    { at: heard + rng.int(2, 30), kind: 'cli-rotate' },
+  ];
+}
+
 export const SCENARIOS: readonly Scenario[] = [
   {
     name: 'a renewal just before a rotation, on clocks at the documented bound',
@@ -181,6 +247,18 @@ export const SCENARIOS: readonly Scenario[] = [
   { name: 'era-first-without-run-id', salt: 0x5a17e4, share: 0.05, faults: eraFirstWithoutRunId },
   // Without `replicas` (no WAIT): with it, the lagging former primary would leave the rotation uncertain.
   { name: 'failback', salt: 0xfa11bac, share: 0.04, faults: failback, settings: () => ({ waitFor: 0 }), alone: true },
+  { name: 'lua-drop-ignores-seq', salt: 0xd205e9, share: 0.06, faults: luaDropIgnoresSeq },
+  {
+    name: 'acks-resolve-without-own-lease',
+    salt: 0xac4501,
+    share: 0.08,
+    faults: acksResolveWithoutOwnLease,
+    settings: (faults) => {
+      const rates: Record<number, number> = {};
+      for (const fault of faults) if (fault.kind === 'rotate') rates[fault.instance] = 1 + WIDE_SPREAD;
+      return { clocks: { spread: WIDE_SPREAD, rates }, local: true };
+    },
+  },
 ];
 
 /** Whether the plan of `seed` draws a scenario whose faults replace the swarm's. */

@@ -549,6 +549,13 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
         log(() => `${process.name} rotate() resolved ${id}`);
         if (index === -1) flag(`rotate() resolved ${id}, which Redis never held`);
         if (unconfirmed.has(id)) flag(`rotate() resolved ${id}, which WAIT did not confirm on the replicas asked for`);
+        // A rotation never resolves with a token that is already dead (docs/errors.md): none that the record of a
+        // rotation resolved before replaced, directly or through later records. Only while Redis lost nothing: a loss
+        // may bring a revoked record back, as the documented exception says.
+        if (lossAt === -Infinity)
+          for (const [other, outcome] of promised)
+            if (outcome === 'resolved' && other !== id && descends(other, id))
+              flag(`rotate() resolved ${id}, which the resolved rotation of ${other} had revoked`);
         // The rotating instance takes its new token at once, in the very tick rotate() resolved: a change of server
         // during the rotation (a slot move, a failover) quarantines it as it does every instance, and the rotation
         // waits that quarantine out before it resolves.
