@@ -15,6 +15,7 @@ import { HEAD_LENGTH, observation } from '../../src/stores/redis/reply.js';
 import { CONFIRM, DROP, LOAD, PENDING, SAVE } from '../../src/stores/redis/scripts.js';
 import { RedisSecretStore } from '../../src/stores/redis/store.js';
 import { END, FAULTS_END, LOSSES, RATE_SPREAD, TIMING, type Fault, type Plan } from './plan.js';
+import { LineCheck } from './lines.js';
 import { SimProcess } from './process.js';
 import { Prng } from './prng.js';
 import { Deployment, type RedisNode } from './redis.js';
@@ -164,6 +165,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
   const generations = new Map<string, number>();
   /** The records a primary replaced with another one written over them (a save, a write-forward, a marker). */
   const overwritten = new Set<string>();
+  const lines = new LineCheck();
   /** The record id each node holds ('' for none), as of its last write or restore. */
   const held = new Map<RedisNode, string>();
   /** After a restore of the primary (a restart, a slot move): what it holds now. */
@@ -175,7 +177,11 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
     const record = recordOf(node);
     const before = held.get(node) ?? '';
     held.set(node, record?.id ?? '');
-    if (node.role === 'primary' && record !== undefined && record.id !== before) overwritten.add(record.prev);
+    if (node.role === 'primary' && record !== undefined && record.id !== before) {
+      overwritten.add(record.prev);
+      const wrong = lines.written(record.id, record.generation, record.prev, node.keyspace.data.get(KEY) as string);
+      if (wrong !== undefined) flag(wrong);
+    }
     // A compare-and-set (a save, a write-forward, a marker) replaces only the record it names as its predecessor.
     if (node.role === 'primary' && record !== undefined && record.id !== before && record.prev !== before)
       flag(
