@@ -119,8 +119,6 @@ export const MUTANTS: readonly Mutant[] = [
     find: 'const ownLine = reply.id === null || reply.id === this.#highest.id || this.#lineage.includes(reply.id);',
     replace: 'const ownLine = true;',
     what: "After a rollback, the held record is written forward over another line's record too (a split brain's other side).",
-    ifSurvives:
-      "A gap: the held record is written back over another line's record (the other side of a split brain, or a record that an instance which never saw the newer one created on a Redis that went back) instead of the marker, which docs/several-instances.md forbids. A world invariant that a write-back goes only over a record that the written record superseded catches it by seed 2, but it must judge the line as the instance does: its remembered line also holds its own save that it gave up on and then wrote its held key over (seed 4736), and records that other records' lines named (seed 19274), where the records' own lines flag the unmutated code. For safety the harm needs a split brain, whose acceptances the world's exception for a deposed primary excuses.",
   },
   {
     id: 'quarantine-keeps-no-lease',

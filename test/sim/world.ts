@@ -493,6 +493,10 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
         const over = args[1] ?? '';
         if (!accepts(authority))
           flag(`${process.name} writes ${written.id} forward over ${over || 'nothing'} though it no longer trusts it`);
+        // docs/several-instances.md: only over a record of its own line (one that its record replaced, directly or
+        // earlier) or over none; another line's record may have been made by a rotation that revoked it.
+        if (over !== '' && over !== written.id && !lines.replaced(written.id, over))
+          flag(`${process.name} writes ${written.id} forward over ${over}, which it never replaced`);
       }
       return connection.run(script, keys, args, options);
     };
