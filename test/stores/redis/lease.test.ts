@@ -176,6 +176,15 @@ describe('Lease: rollbacks seen by a renewal sent after the newer record', () =>
     expect(lease.replaced('b')).toBe(true);
   });
 
+  it("its own save answered after its write-forward is newer all the same: the save's line names the held record", () => {
+    // Holding 'a' (1), saving 'b' over it; Redis went back (empty) and 'a' was written forward at 2 before the save's
+    // answer, which says 'b' landed at 2 first.
+    const lease = holdingFirst();
+    lease.wrote(2, 'a', lease.lineFor({ generation: 0, id: '' }, 'a'));
+    lease.wrote(2, 'b', { floor: 0, ids: [{ id: 'a', generation: 1 }] });
+    expect(lease.highest).toEqual({ generation: 2, id: 'b' });
+  });
+
   it('a missing record', () => {
     const lease = holdingFirst();
     const seq = lease.nextSeq();
