@@ -244,6 +244,16 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
     if (code === 'ERR_STORE_ROLLBACK' && lossless)
       flag(`${instance.process.name} reports ${code} though Redis lost no write`);
   }
+  /**
+   * The records each instance has seen in Redis's answers that it took in (unlike `seen`, not those it handed to a
+   * save: an abandoned save's record is one it never saw in Redis unless an answer showed it).
+   */
+  const inAnswers = new Map<Instance, Set<string>>();
+  const answered = (instance: Instance): Set<string> => {
+    let ids = inAnswers.get(instance);
+    if (ids === undefined) inAnswers.set(instance, (ids = new Set()));
+    return ids;
+  };
   function start(instance: Instance, then?: (authority: TokenAuthority) => void): void {
     const process = instance.process;
     // The record a save wrote is named by the command's value (its last argument), not by Redis's answer.
@@ -260,7 +270,10 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       // What it knows: an answer after the command timeout is one the store no longer waits for (within a
       // millisecond of it, either; a paused process may still take it in, which is then not counted).
       const late = took >= TIMING.commandTimeout - 1;
-      if (id != null && !late) instance.seen.add(id);
+      if (id != null && !late) {
+        instance.seen.add(id);
+        answered(instance).add(id);
+      }
       // Another server: judged at the first answer from it that the store surely takes in and judges the era by
       // (a read, LOAD's 'value' or 'missing', starts the era only when nothing else did).
       // (nor does a save that conflicted: the store reads only the record in its answer).
@@ -476,6 +489,8 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
     return Object.assign(Object.create(connection) as RedisConnection, { run });
   }
 
+  /** The records each instance had seen in Redis's answers when it sent its last renewal. */
+  const decidedWith = new Map<Instance, readonly string[]>();
   /**
    * `connection`, with the write-forward after a rollback checked as the docs state it: an instance writes back the
    * record it holds only while it still trusts it; otherwise it writes the marker.
@@ -497,7 +512,14 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
         // earlier) or over none; another line's record may have been made by a rotation that revoked it.
         if (over !== '' && over !== written.id && !lines.replaced(written.id, over))
           flag(`${process.name} writes ${written.id} forward over ${over}, which it never replaced`);
+        // The record written back is the newest this instance had seen when it sent the renewal that found the
+        // rollback (whose answer it judges against the record it held then; answers taken in with it, such as its
+        // own save's, may not be judged yet): never one that a record it had seen replaced.
+        for (const id of decidedWith.get(instance) ?? [])
+          if (id !== written.id && !id.startsWith(MARKER) && lines.replaced(id, written.id))
+            flag(`${process.name} writes ${written.id} forward though it had seen ${id}, which replaced it`);
       }
+      if (script === CONFIRM) decidedWith.set(instance, [...answered(instance)]);
       return connection.run(script, keys, args, options);
     };
     return Object.assign(Object.create(connection) as RedisConnection, { run });
