@@ -246,7 +246,8 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
   }
   /**
    * The records each instance has seen in Redis's answers that it took in (unlike `seen`, not those it handed to a
-   * save: an abandoned save's record is one it never saw in Redis unless an answer showed it).
+   * save: an abandoned save's record is one it never saw in Redis unless an answer showed it), as the store takes
+   * them in: a renewal's, a read's, a save's that landed.
    */
   const inAnswers = new Map<Instance, Set<string>>();
   const answered = (instance: Instance): Set<string> => {
@@ -272,7 +273,8 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       const late = took >= TIMING.commandTimeout - 1;
       if (id != null && !late) {
         instance.seen.add(id);
-        answered(instance).add(id);
+        // A save that conflicted: the store only tells its rotation so (and reads again), unless it saves over.
+        if (head.status !== 'conflict') answered(instance).add(id);
       }
       // Another server: judged at the first answer from it that the store surely takes in and judges the era by
       // (a read, LOAD's 'value' or 'missing', starts the era only when nothing else did).
