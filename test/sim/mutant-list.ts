@@ -110,8 +110,6 @@ export const MUTANTS: readonly Mutant[] = [
     find: 'if (canWriteForward && ownLine && heldId === this.#highest.id && now < this.#trustUntil) {',
     replace: 'if (canWriteForward && ownLine && now < this.#trustUntil) {',
     what: 'After a rollback, an instance writes forward the key it holds even when it has seen a newer record.',
-    ifSurvives:
-      "A gap (safe, but not what the docs state): the write-forward still needs the instance's own trust in the key it holds, and while that trust lasts no rotation that revoked the key can have resolved (it waits for this lease), so the overwritten newer record's rotation only reports ERR_SAVE_UNCERTAIN or ERR_ROTATION_SUPERSEDED, which its contract allows. What changes is what replaces the rolled-back record: the older held key instead of the rollback marker (docs/several-instances.md: the instance that holds the newer record writes it back; where none can, the marker). The world checks a write-back's trust and line, not that it restores the newest record its writer saw: the unmutated code itself writes its held key back over its own save that it gave up on (seed 4736, on the same line), so such an invariant must tell an instance's abandoned save from a newer record another instance wrote.",
   },
   {
     id: 'write-forward-other-line',
@@ -119,8 +117,6 @@ export const MUTANTS: readonly Mutant[] = [
     find: 'const ownLine = reply.id === null || reply.id === this.#highest.id || this.#lineage.includes(reply.id);',
     replace: 'const ownLine = true;',
     what: "After a rollback, the held record is written forward over another line's record too (a split brain's other side).",
-    ifSurvives:
-      "A gap: the held record is written back over another line's record (the other side of a split brain, or a record that an instance which never saw the newer one created on a Redis that went back) instead of the marker, which docs/several-instances.md forbids. A world invariant that a write-back goes only over a record that the written record superseded catches it by seed 2, but it must judge the line as the instance does: its remembered line also holds its own save that it gave up on and then wrote its held key over (seed 4736), and records that other records' lines named (seed 19274), where the records' own lines flag the unmutated code. For safety the harm needs a split brain, whose acceptances the world's exception for a deposed primary excuses.",
   },
   {
     id: 'quarantine-keeps-no-lease',

@@ -15,6 +15,7 @@ import { HEAD_LENGTH, observation } from '../../src/stores/redis/reply.js';
 import { CONFIRM, DROP, LOAD, PENDING, SAVE } from '../../src/stores/redis/scripts.js';
 import { RedisSecretStore } from '../../src/stores/redis/store.js';
 import { END, FAULTS_END, LOSSES, RATE_SPREAD, TIMING, type Fault, type Plan } from './plan.js';
+import { LineCheck } from './lines.js';
 import { SimProcess } from './process.js';
 import { Prng } from './prng.js';
 import { Deployment, type RedisNode } from './redis.js';
@@ -164,6 +165,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
   const generations = new Map<string, number>();
   /** The records a primary replaced with another one written over them (a save, a write-forward, a marker). */
   const overwritten = new Set<string>();
+  const lines = new LineCheck();
   /** The record id each node holds ('' for none), as of its last write or restore. */
   const held = new Map<RedisNode, string>();
   /** After a restore of the primary (a restart, a slot move): what it holds now. */
@@ -175,7 +177,11 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
     const record = recordOf(node);
     const before = held.get(node) ?? '';
     held.set(node, record?.id ?? '');
-    if (node.role === 'primary' && record !== undefined && record.id !== before) overwritten.add(record.prev);
+    if (node.role === 'primary' && record !== undefined && record.id !== before) {
+      overwritten.add(record.prev);
+      const wrong = lines.written(record.id, record.generation, record.prev, node.keyspace.data.get(KEY) as string);
+      if (wrong !== undefined) flag(wrong);
+    }
     // A compare-and-set (a save, a write-forward, a marker) replaces only the record it names as its predecessor.
     if (node.role === 'primary' && record !== undefined && record.id !== before && record.prev !== before)
       flag(
@@ -238,6 +244,17 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
     if (code === 'ERR_STORE_ROLLBACK' && lossless)
       flag(`${instance.process.name} reports ${code} though Redis lost no write`);
   }
+  /**
+   * The records each instance has seen in Redis's answers that it took in (unlike `seen`, not those it handed to a
+   * save: an abandoned save's record is one it never saw in Redis unless an answer showed it), as the store takes
+   * them in: a renewal's, a read's, a save's that landed.
+   */
+  const inAnswers = new Map<Instance, Set<string>>();
+  const answered = (instance: Instance): Set<string> => {
+    let ids = inAnswers.get(instance);
+    if (ids === undefined) inAnswers.set(instance, (ids = new Set()));
+    return ids;
+  };
   function start(instance: Instance, then?: (authority: TokenAuthority) => void): void {
     const process = instance.process;
     // The record a save wrote is named by the command's value (its last argument), not by Redis's answer.
@@ -254,7 +271,11 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       // What it knows: an answer after the command timeout is one the store no longer waits for (within a
       // millisecond of it, either; a paused process may still take it in, which is then not counted).
       const late = took >= TIMING.commandTimeout - 1;
-      if (id != null && !late) instance.seen.add(id);
+      if (id != null && !late) {
+        instance.seen.add(id);
+        // A save that conflicted: the store only tells its rotation so (and reads again), unless it saves over.
+        if (head.status !== 'conflict') answered(instance).add(id);
+      }
       // Another server: judged at the first answer from it that the store surely takes in and judges the era by
       // (a read, LOAD's 'value' or 'missing', starts the era only when nothing else did).
       // (nor does a save that conflicted: the store reads only the record in its answer).
@@ -471,6 +492,8 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
     return Object.assign(Object.create(connection) as RedisConnection, { run });
   }
 
+  /** The records each instance had seen in Redis's answers when it sent its last renewal. */
+  const decidedWith = new Map<Instance, readonly string[]>();
   /**
    * `connection`, with the write-forward after a rollback checked as the docs state it: an instance writes back the
    * record it holds only while it still trusts it; otherwise it writes the marker.
@@ -488,7 +511,18 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
         const over = args[1] ?? '';
         if (!accepts(authority))
           flag(`${process.name} writes ${written.id} forward over ${over || 'nothing'} though it no longer trusts it`);
+        // docs/several-instances.md: only over a record of its own line (one that its record replaced, directly or
+        // earlier) or over none; another line's record may have been made by a rotation that revoked it.
+        if (over !== '' && over !== written.id && !lines.replaced(written.id, over))
+          flag(`${process.name} writes ${written.id} forward over ${over}, which it never replaced`);
+        // The record written back is the newest this instance had seen when it sent the renewal that found the
+        // rollback (whose answer it judges against the record it held then; answers taken in with it, such as its
+        // own save's, may not be judged yet): never one that a record it had seen replaced.
+        for (const id of decidedWith.get(instance) ?? [])
+          if (id !== written.id && !id.startsWith(MARKER) && lines.replaced(id, written.id))
+            flag(`${process.name} writes ${written.id} forward though it had seen ${id}, which replaced it`);
       }
+      if (script === CONFIRM) decidedWith.set(instance, [...answered(instance)]);
       return connection.run(script, keys, args, options);
     };
     return Object.assign(Object.create(connection) as RedisConnection, { run });

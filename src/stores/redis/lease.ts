@@ -358,8 +358,15 @@ export class Lease {
     return { generation, id: id ?? '' };
   }
 
-  /** A record written forward or saved by this instance at `generation`, superseding `line`, is now the highest. */
+  /**
+   * A record written forward or saved by this instance at `generation`, superseding `line`, is now the highest,
+   * unless a record that its line does not name was seen while the write was on its way (an answer that Redis sent
+   * before it went back, taken in after the write was sent): that record stays the highest, the written one a
+   * rollback to it.
+   */
   wrote(generation: number, id: string, line?: Line): void {
+    const over = line?.ids.some((seen) => seen.id === this.#highest.id) === true;
+    if (!over && isRollback(this.#highest, generation, id, '', line)) return;
     if (generation >= this.#highest.generation) this.#raise({ generation, id }, '', line);
   }
 

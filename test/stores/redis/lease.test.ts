@@ -152,6 +152,39 @@ describe('Lease: rollbacks seen by a renewal sent after the newer record', () =>
     });
   });
 
+  it('a write-forward whose answer comes after a newer record was seen does not replace it as the highest', () => {
+    // Holding 'b' (generation 2, over 'a'); Redis went back to 'a', and 'b' is written forward over it at 3. Before
+    // the write's answer, a read that Redis ran before it went back shows 'c' (3), which replaced 'b'.
+    const lease = holdingFirst();
+    expect(lease.see(2, 'b', 'a')).toBe('adopted');
+    const seq = lease.nextSeq();
+    lease.renewed(answer(seq, 2, 'b', 'a'), { seq, sentAt: 20, now: 21, heldId: 'b', canWriteForward: true });
+    const next = lease.nextSeq();
+    const step = lease.renewed(answer(next, 1, 'a', '', 'stale'), {
+      seq: next,
+      sentAt: 30,
+      now: 31,
+      heldId: 'b',
+      canWriteForward: true,
+    });
+    expect(step.writeForward).toMatchObject({ expected: 1, expectedId: 'a', generation: 3 });
+    expect(lease.see(3, 'c', 'b', { generation: 2, id: 'b' })).toBe('adopted');
+    lease.wrote(3, 'b', step.writeForward?.line);
+    // 'c' stays the highest: 'b' at 3 is a rollback to it, and 'c' never joins the records before it.
+    expect(lease.highest).toEqual({ generation: 3, id: 'c' });
+    expect(lease.replaced('c')).toBe(false);
+    expect(lease.replaced('b')).toBe(true);
+  });
+
+  it("its own save answered after its write-forward is newer all the same: the save's line names the held record", () => {
+    // Holding 'a' (1), saving 'b' over it; Redis went back (empty) and 'a' was written forward at 2 before the save's
+    // answer, which says 'b' landed at 2 first.
+    const lease = holdingFirst();
+    lease.wrote(2, 'a', lease.lineFor({ generation: 0, id: '' }, 'a'));
+    lease.wrote(2, 'b', { floor: 0, ids: [{ id: 'a', generation: 1 }] });
+    expect(lease.highest).toEqual({ generation: 2, id: 'b' });
+  });
+
   it('a missing record', () => {
     const lease = holdingFirst();
     const seq = lease.nextSeq();
