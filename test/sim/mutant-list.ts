@@ -339,6 +339,8 @@ export const MUTANTS: readonly Mutant[] = [
     find: "(string.match(info, 'run_id:(%w+)') or '')",
     replace: "(string.match(info, 'run_id:(%d+)') or '')",
     what: "Every answer reports a wrong run_id: its leading digits only ('' when it starts with a letter).",
+    ifSurvives:
+      "Equivalent: an answer names the server by its run_id and its replication id together, and wherever a primary's run_id changes, so does its replication id. A restart gives a primary a new replication id (Redis restores the one in its RDB file only on a replica: server.c's loadDataFromDisk), a failover or a failback promotes another server or gives the promoted one a new one, and a slot move reaches another primary. So the identity still changes exactly when it did; only the identity of a replica restarted with its replication id differs, and no script writes there.",
   },
   {
     id: 'lua-identity-without-replid',
