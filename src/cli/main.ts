@@ -117,10 +117,13 @@ async function tokenCommand(args: string[], io: CliIo, rotate: boolean): Promise
       io.stderr(`launcher-auth: no secret ${where} (${hint}).\n`);
       return EXIT.store;
     }
-    // Without the store's watch: a command that runs once follows nothing, and a store that coordinates
-    // instances (Redis) must not count it among those a rotation waits for once it has exited.
+    // `rotate` follows the store while it runs (with Redis: a lease in the instance table, left again at close),
+    // so that its rotation resolves only while no newer one can have: without a lease, a rotation elsewhere that
+    // replaced the new record while the last read was on its way would go unseen, and a dead token be printed.
+    // `token` only reads, and a rotation elsewhere must never wait for it.
+    const follows = rotate && !replaced;
     const authority = await TokenAuthority.open({
-      store: { load: () => store.load(), save: (record, options) => store.save(record, options) },
+      store: follows ? store : { load: () => store.load(), save: (record, options) => store.save(record, options) },
     });
     try {
       if (!rotate || replaced) {

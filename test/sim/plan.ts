@@ -15,10 +15,11 @@ export const TIMING = {
 /** How many schedules CI explores (test/sim/simulation*.test.ts, half each). */
 export const CI_SCHEDULES = 24_000;
 /**
- * The share of the plans whose one-shot processes open without a watch, as the real command line does (see
- * {@link Plan.unwatchedCli}); the rest model a launcher opened only to regenerate the token.
+ * The share of the plans whose one-shot processes open without the store's watch, an authority over the store's
+ * `load` and `save` alone (see {@link Plan.unwatched}); the rest run `launcher-auth rotate` as the real command
+ * opens, with the watch.
  */
-export const UNWATCHED_CLI = 0.8;
+export const UNWATCHED = 0.3;
 /** Faults happen before this time; after it the world heals and must recover (the liveness stretch). */
 export const FAULTS_END = 900;
 /** The end of a schedule: the healthy stretch lasts this long after the faults. */
@@ -90,11 +91,13 @@ export interface Plan {
   readonly saveTimeout?: number;
   /**
    * The one-shot processes (a `cli-rotate` fault, the operator who rotates over the rollback marker) open without the
-   * store's watch, as `launcher-auth rotate` does: most plans. Otherwise they open with it, as a launcher started only
-   * to regenerate the token and then quit does: it joins the instance table for its rotation and leaves it.
+   * store's watch: an authority over `{ load, save }` alone, which takes no lease, so that no rotation waits for it
+   * and its own rotation is not told of one elsewhere that replaced its record while its last read was on its way
+   * (docs/errors.md). Otherwise they open with it, as `launcher-auth rotate` does: it joins the instance table for
+   * its rotation and leaves it when it closes.
    * @default false
    */
-  readonly unwatchedCli?: boolean;
+  readonly unwatched?: boolean;
   /** @default rates within {@link RATE_SPREAD} of true time, and forward steps of a clock ('jump') */
   readonly clocks?: Clocks;
   /**
@@ -228,7 +231,7 @@ export function planFor(seed: number): Plan {
   };
   const wide = (settings.clocks?.spread ?? RATE_SPREAD) > RATE_SPREAD;
   // From a stream of its own, so that the other draws stay as they were.
-  const unwatchedCli = new Prng(seed ^ 0x51e7).chance(UNWATCHED_CLI);
+  const unwatched = new Prng(seed ^ 0x51e7).chance(UNWATCHED);
   return {
     instances,
     replicas,
@@ -238,7 +241,7 @@ export function planFor(seed: number): Plan {
       .map(endByFaultsEnd)
       .sort((a, b) => a.at - b.at),
     saveTimeout,
-    unwatchedCli,
+    unwatched,
     ...settings,
   };
 }

@@ -198,7 +198,7 @@ describe('situations kept as schedules', () => {
     expect(result.outcomes.ERR_SAVE_UNCERTAIN).toBeGreaterThan(0);
   });
 
-  it('`launcher-auth rotate` (no watch) over a record Redis lost, beaten by a write-back: ERR_SAVE_CONFLICT, never resolved', async () => {
+  it('a one-shot authority without the watch, rotating over a record Redis lost, beaten by a write-back: ERR_SAVE_CONFLICT, never resolved', async () => {
     // Redis comes back empty from an old dump while the command rotates: its save goes over the missing record once,
     // and finds another instance's write-back there. It lost: the record it made was never stored.
     const plan: Plan = {
@@ -211,14 +211,14 @@ describe('situations kept as schedules', () => {
         { at: 268, kind: 'cli-rotate' },
         { at: 278, kind: 'restart-dump', age: 25 },
       ],
-      unwatchedCli: true,
+      unwatched: true,
     };
     const result = await simulate(419, plan, true);
     expect(result.violation).toBeUndefined();
     expect(result.outcomes.ERR_SAVE_CONFLICT).toBe(1);
   });
 
-  it('`launcher-auth rotate` (no watch) after a stall that grew while renewals waited: Redis runs them in order, nobody quarantines', async () => {
+  it('a one-shot authority without the watch, rotating after a stall that grew while renewals waited: Redis runs them in order, nobody quarantines', async () => {
     // A second stall begins while instance 1's renewals wait on the first: when Redis wakes it runs them in the order
     // they arrived. Run out of order, the table would show its entry at an older renewal than Redis had confirmed,
     // which the instance takes for lost writes: it quarantines and refuses the command's new token past the bound.
@@ -238,7 +238,7 @@ describe('situations kept as schedules', () => {
         { at: 710, kind: 'cli-rotate' },
         { at: 786, kind: 'replica-lag', length: 114 },
       ],
-      unwatchedCli: true,
+      unwatched: true,
     };
     const result = await simulate(27, plan, true);
     const renewals = result.trace.flatMap((line) => {

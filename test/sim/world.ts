@@ -345,10 +345,10 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       },
       watch: (onChange, link) => store.watch(onChange, link),
     };
-    // `launcher-auth rotate` opens its authority without the store's watch: it follows nothing, and no rotation waits
-    // for it (src/cli/main.ts). Most plans ask for it; elsewhere the one-shot process is a launcher opened only to
-    // regenerate the token, which joins the table for its rotation.
-    const unwatched = instance.oneShot && plan.unwatchedCli === true;
+    // `launcher-auth rotate` opens its authority with the store's watch: it joins the table for its rotation and
+    // leaves it at close (src/cli/main.ts). Some plans open the one-shot process without it, over `load` and `save`
+    // alone: it follows nothing, and no rotation waits for it.
+    const unwatched = instance.oneShot && plan.unwatched === true;
     const options = {
       store: unwatched ? { load: recording.load, save: recording.save } : recording,
       saveTimeout: plan.saveTimeout ?? 20 * TIMING.leaseMs,
@@ -585,8 +585,9 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
         if (unconfirmed.has(id)) flag(`rotate() resolved ${id}, which WAIT did not confirm on the replicas asked for`);
         // A rotation never resolves with a token that is already dead (docs/errors.md): none that the record of a
         // rotation resolved before replaced, directly or through later records. Only while Redis lost nothing: a loss
-        // may bring a revoked record back, as the documented exception says.
-        if (lossAt === -Infinity)
+        // may bring a revoked record back, as the documented exception says. And only for an authority that follows
+        // the store: one over `load` and `save` alone holds no lease, as the same page says.
+        if (lossAt === -Infinity && !(instance.oneShot && plan.unwatched === true))
           for (const [other, outcome] of promised)
             if (outcome === 'resolved' && other !== id && descends(other, id))
               flag(`rotate() resolved ${id}, which the resolved rotation of ${other} had revoked`);
@@ -939,7 +940,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
         // the docs allow) broke that promise.
         const now = recordOf(redis.nodes[redis.primary] as RedisNode);
         if (
-          plan.unwatchedCli === true &&
+          plan.unwatched === true &&
           now !== undefined &&
           !now.id.startsWith(MARKER) &&
           !unconfirmed.has(now.id) &&
