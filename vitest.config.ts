@@ -26,6 +26,11 @@ const PROCESS = [
   'test/runtimes/**/*.test.ts',
   'test/nest/**/*.test.ts',
 ];
+/**
+ * CI's simulated schedules (`npm run test:sim`): CPU only (about ten minutes of one core), so a project of their own that
+ * `npm test` runs beside the others at a lower priority (scripts/test.mjs).
+ */
+const SIMULATION = ['test/sim/simulation*.test.ts'];
 /** Run by their own configs: `npm run test:dist` after the build, `npm run test:browser`. */
 const ELSEWHERE = ['test/dist/**', 'test/browser/**', 'node_modules/**'];
 
@@ -54,8 +59,16 @@ export default defineConfig({
         test: {
           name: 'quick',
           include: ['test/**/*.test.ts'],
-          exclude: [...ELSEWHERE, ...PROCESS],
+          exclude: [...ELSEWHERE, ...PROCESS, ...SIMULATION],
           typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: './tsconfig.json' },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'simulation',
+          include: SIMULATION,
+          setupFiles: ['test/sim/yield-cpu.ts'],
         },
       },
       {
