@@ -229,6 +229,53 @@ function acksResolveWithoutOwnLease(rng: Prng, { instances }: Shape): Fault[] {
 }
 
 /**
+ * An acknowledgement read held on its way to Redis across a restart from a dump: the dump holds the rotation's record
+ * but not the entry of an instance that joined after it, acknowledged, and was cut off just before the restart. The
+ * read's answer starts the new era: its quarantine and the table's completeness count from that answer, not from when
+ * the read was sent (some 50 ms earlier), or a back-to-back rotation resolves on the restored table, which lacks the
+ * cut-off instance, while that instance still trusts the record it revokes. On clocks at the documented bound (the
+ * rotating one fast, the joining one slow) and a loopback Redis, counted from the answer the table is complete some
+ * 30 ms after the cut-off instance's trust ends; counted from the sending, some 20 to 30 ms before.
+ */
+function readTimeBeforeAnswer(rng: Prng, { instances }: Shape): Fault[] {
+  if (instances < 2) return [];
+  const rotating = rng.int(0, instances - 1);
+  const frozen = (rotating + rng.int(1, instances - 1)) % instances;
+  // Once every instance has opened (the one that created the secret waits about a lease for its table).
+  const rotateAt = rng.int(400, 440);
+  // Within the rotation's wait (its bound is a lease and the drift margin after its save), half a millisecond off
+  // the dumps (one every 20 ms from 10 ms), which a fault at the same time would precede.
+  const restartAt = rotateAt + rng.int(70, 100) + 0.5;
+  // An instance frozen through the save acknowledges it as it resumes: announced by pub/sub, that wakes the rotating
+  // instance's read at once, which is held until Redis is back (answered within a command timeout of being sent).
+  // What it sends next is lost, so that the read's answer is the first it takes in from the restarted Redis.
+  const resume = restartAt - rng.int(58, 64);
+  const frozenAt = rotateAt - rng.int(5, 15);
+  const joinAt = restartAt - rng.int(3, 5);
+  const dumpsBefore = (at: number): number => Math.floor((at - 10) / 20) + 1;
+  // The last dump before the instance joined: it holds the rotation's record, not the joined instance's entry.
+  const age = dumpsBefore(restartAt) - dumpsBefore(joinAt) + 1;
+  return [
+    { at: frozenAt, kind: 'pause', instance: frozen, length: resume - frozenAt },
+    { at: rotateAt, kind: 'rotate', instance: rotating },
+    {
+      at: resume - 0.5,
+      kind: 'partition',
+      instance: rotating,
+      length: restartAt - resume + 1,
+      drop: false,
+      way: 'out',
+    },
+    { at: resume + 3, kind: 'partition', instance: rotating, length: restartAt - resume - 2.5, drop: true, way: 'out' },
+    { at: joinAt, kind: 'join' },
+    // The joined instance, whose slot comes after the plan's instances: after its first renewal, cut off for good.
+    { at: restartAt - 1, kind: 'partition', instance: instances, length: 450, drop: true, way: 'both' },
+    { at: restartAt, kind: 'restart-dump', age },
+    { at: restartAt + rng.int(5, 50), kind: 'rotate', instance: rotating },
+  ];
+}
+
+/**
  * Clocks at the documented bound and Redis on loopback: each rotating instance's clock runs fast, and each paused
  * one's slow when `pausedSlow` (the others draw theirs within the wide spread).
  */
@@ -260,6 +307,22 @@ export const SCENARIOS: readonly Scenario[] = [
     share: 0.08,
     faults: acksResolveWithoutOwnLease,
     settings: (faults) => atTheBound(faults, false),
+  },
+  {
+    name: 'read-time-before-answer',
+    salt: 0x7ead7b,
+    share: 0.05,
+    faults: readTimeBeforeAnswer,
+    // The rotating instance's clock fast, the joining one's (the slot after the plan's instances) slow.
+    settings: (faults) => {
+      const rotating = faults.find((fault) => fault.kind === 'rotate');
+      const joined = faults.find((fault) => fault.kind === 'partition' && fault.way === 'both');
+      const rates: Record<number, number> = {};
+      if (rotating?.kind === 'rotate') rates[rotating.instance] = 1 + WIDE_SPREAD;
+      if (joined?.kind === 'partition') rates[joined.instance] = 1 - WIDE_SPREAD;
+      return { clocks: { spread: WIDE_SPREAD, rates }, local: true };
+    },
+    alone: true,
   },
 ];
 
