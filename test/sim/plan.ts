@@ -65,7 +65,13 @@ export type Fault =
   | { readonly at: number; readonly kind: 'reconnect'; readonly instance: number; readonly length: number }
   | { readonly at: number; readonly kind: 'failover'; readonly split: number; readonly side: readonly number[] }
   | { readonly at: number; readonly kind: 'replica-lag'; readonly length: number }
-  | { readonly at: number; readonly kind: 'slot-move' };
+  | { readonly at: number; readonly kind: 'slot-move' }
+  /**
+   * An instance of the previous version (0.2.0, still running during a rolling upgrade) rotates: its compare-and-set
+   * over the record the primary holds writes a record without a line, as 0.2.0 wrote every record. Only scenarios
+   * draw it.
+   */
+  | { readonly at: number; readonly kind: 'legacy-rotate' };
 
 export type FaultKind = Fault['kind'];
 

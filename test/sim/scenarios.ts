@@ -276,6 +276,35 @@ function readTimeBeforeAnswer(rng: Prng, { instances }: Shape): Fault[] {
 }
 
 /**
+ * A rolling upgrade: a rotation that every instance adopts; Redis restarts from a dump taken before it (the older
+ * record, generation g); while the instances are cut off around the restart, an instance of 0.2.0 rotates over that
+ * record, and its record, without a line, has the generation of the one every instance holds (g + 1) and another id.
+ * It did not replace what they hold: each must take it for the rollback it is, never adopt it.
+ */
+function rollbackSameGeneration(rng: Prng, { instances }: Shape): Fault[] {
+  // Once every instance has opened (the first one's open() waits for its table).
+  const rotateAt = rng.int(400, 460);
+  // Once every instance has adopted the rotation's record (pub/sub, or its next renewal).
+  const restartAt = rotateAt + rng.int(80, 200);
+  // A dump (one every 20 ms from 10 ms) from before the rotation was sent.
+  const lastDump = 10 + 20 * Math.floor((restartAt - 10) / 20);
+  const age = Math.floor((lastDump - rotateAt) / 20) + 2 + rng.int(0, 1);
+  // Past the restart's downtime (at most 30 ms).
+  const legacyAt = restartAt + rng.int(31, 60);
+  const faults: Fault[] = [
+    { at: rotateAt, kind: 'rotate', instance: rng.int(0, instances - 1) },
+    { at: restartAt, kind: 'restart-dump', age },
+    { at: legacyAt, kind: 'legacy-rotate' },
+  ];
+  for (let instance = 0; instance < instances; instance += 1) {
+    const from = restartAt - rng.int(0, 10);
+    const length = legacyAt + rng.int(5, 60) - from;
+    faults.push({ at: from, kind: 'partition', instance, length, drop: true, way: 'both' });
+  }
+  return faults;
+}
+
+/**
  * Clocks at the documented bound and Redis on loopback: each rotating instance's clock runs fast, and each paused
  * one's slow when `pausedSlow` (the others draw theirs within the wide spread).
  */
@@ -324,6 +353,7 @@ export const SCENARIOS: readonly Scenario[] = [
     },
     alone: true,
   },
+  { name: 'rollback-same-generation', salt: 0x5a3e9e, share: 0.04, faults: rollbackSameGeneration },
 ];
 
 /** Whether the plan of `seed` draws a scenario whose faults replace the swarm's. */

@@ -327,6 +327,32 @@ describe('situations kept as schedules', () => {
     }
   });
 
+  it('a rolling upgrade: no instance adopts the record of an instance of 0.2.0 that has the generation it holds', async () => {
+    // Redis restarts from a dump taken before the rotation while both instances are cut off; an instance of 0.2.0
+    // rotates over the record it went back to. Its record (without a line) has the generation of the one both
+    // instances hold and another id: a rollback, reported and replaced by the marker, until the operator rotates.
+    const plan: Plan = {
+      instances: 2,
+      replicas: 0,
+      waitFor: 0,
+      faults: [
+        { at: 420, kind: 'rotate', instance: 0 },
+        { at: 540, kind: 'partition', instance: 0, length: 80, drop: true, way: 'both' },
+        { at: 540, kind: 'partition', instance: 1, length: 90, drop: true, way: 'both' },
+        { at: 545, kind: 'restart-dump', age: 7 },
+        { at: 590, kind: 'legacy-rotate' },
+      ],
+    };
+    for (const seed of [1, 2, 3]) {
+      const result = await simulate(seed, plan, true);
+      const trace = result.trace.join('\n');
+      expect(trace).toMatch(/rotate\(\) resolved[\s\S]*an instance of 0\.2\.0 saves/);
+      expect(trace).toMatch(/an instance of 0\.2\.0 saves[\s\S]*onStoreError ERR_STORE_ROLLBACK/);
+      expect(trace).toMatch(/the operator runs launcher-auth rotate/);
+      expect(result.violation).toBeUndefined();
+    }
+  });
+
   it(`keeps every fault before ${FAULTS_END} ms and heals after`, () => {
     for (let seed = 1; seed <= 200; seed += 1) {
       for (const fault of planFor(seed).faults) expect(fault.at).toBeLessThan(FAULTS_END);

@@ -12,7 +12,8 @@ import type { Seen } from '../../src/stores/redis/lease.js';
 import type { GenerationMemory } from '../../src/stores/redis/memory.js';
 import type { RedisConnection } from '../../src/stores/redis/client.js';
 import { HEAD_LENGTH, observation } from '../../src/stores/redis/reply.js';
-import { CONFIRM, DROP, LOAD, PENDING, SAVE } from '../../src/stores/redis/scripts.js';
+import { encodeRecord } from '../../src/stores/redis/codec.js';
+import { CONFIRM, DROP, LOAD, PENDING, SAVE, SAVE_PADDING, keyNames } from '../../src/stores/redis/scripts.js';
 import { RedisSecretStore } from '../../src/stores/redis/store.js';
 import { END, FAULTS_END, LOSSES, RATE_SPREAD, TIMING, type Fault, type Plan } from './plan.js';
 import { LineCheck } from './lines.js';
@@ -258,6 +259,60 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
     if (ids === undefined) inAnswers.set(instance, (ids = new Set()));
     return ids;
   };
+  /**
+   * What each instance's authority adopted, checked as docs/several-instances.md promises: an instance remembers the
+   * newest record it has seen, and a record of a lower generation, or of the same generation with another id that did
+   * not replace it, is never adopted. Each sighting in an answer is counted in the order taken in: the first of each
+   * record with the highest generation it showed (late answers and conflicts too), and those the store surely took
+   * in (`${id}@${generation}`: the first time).
+   */
+  let sightings = 0;
+  const firstSeen = new Map<Instance, Map<string, { at: number; generation: number }>>();
+  const surelySeen = new Map<Instance, Map<string, number>>();
+  /** The records each instance's authority held (its key at open and after each change), and those it saved fresh. */
+  const heldBy = new Map<Instance, Set<string>>();
+  const ownFresh = new Map<Instance, Set<string>>();
+  const setOf = <T>(map: Map<Instance, T>, instance: Instance, make: () => T): T => {
+    let value = map.get(instance);
+    if (value === undefined) map.set(instance, (value = make()));
+    return value;
+  };
+  function sighted(instance: Instance, id: string, generation: number, surely: boolean): void {
+    sightings += 1;
+    const first = setOf(firstSeen, instance, () => new Map<string, { at: number; generation: number }>());
+    const known = first.get(id);
+    if (known === undefined) first.set(id, { at: sightings, generation });
+    else known.generation = Math.max(known.generation, generation);
+    const sure = setOf(surelySeen, instance, () => new Map<string, number>());
+    if (surely && !sure.has(`${id}@${generation}`)) sure.set(`${id}@${generation}`, sightings);
+  }
+  /**
+   * The authority of `instance` now holds `id`. Refused if it had held or saved another record, surely seen at `id`'s
+   * generation or above before `id` was first seen, and `id` replaced (directly or through others) none of the
+   * records it held or saved at that generation or above: such a record never superseded what this instance knew as
+   * newest (held or saved: what its generation file remembers).
+   */
+  function adopted(instance: Instance, id: string): void {
+    const held = setOf(heldBy, instance, () => new Set<string>());
+    const first = firstSeen.get(instance)?.get(id);
+    const mine = id.startsWith(MARKER) || ownFresh.get(instance)?.has(id) === true;
+    if (first !== undefined && !mine) {
+      const above: Array<{ id: string; generation: number }> = [];
+      for (const [seen, at] of surelySeen.get(instance) ?? []) {
+        const split = seen.lastIndexOf('@');
+        const earlier = { id: seen.slice(0, split), generation: Number(seen.slice(split + 1)) };
+        const known = held.has(earlier.id) || ownFresh.get(instance)?.has(earlier.id) === true;
+        if (at < first.at && earlier.id !== id && known && earlier.generation >= first.generation) above.push(earlier);
+      }
+      const successor = above.some((earlier) => descends(id, earlier.id) || lines.replaced(id, earlier.id));
+      const [newest] = above.sort((a, b) => b.generation - a.generation);
+      if (newest !== undefined && !successor)
+        flag(
+          `${instance.process.name} adopts ${id} (generation ${first.generation}) though it had held or saved ${newest.id} (generation ${newest.generation}), which ${id} did not replace`,
+        );
+    }
+    held.add(id);
+  }
   function start(instance: Instance, then?: (authority: TokenAuthority) => void): void {
     const process = instance.process;
     // The record a save wrote is named by the command's value (its last argument), not by Redis's answer.
@@ -270,10 +325,11 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       if (saved !== undefined && took < TIMING.commandTimeout - 1) answeredSaves.add(saved.id);
       const head = observation(reply);
       if (head === undefined) return;
-      const { runId, id } = head.observed;
+      const { runId, id, generation } = head.observed;
       // What it knows: an answer after the command timeout is one the store no longer waits for (within a
       // millisecond of it, either; a paused process may still take it in, which is then not counted).
       const late = took >= TIMING.commandTimeout - 1;
+      if (id != null) sighted(instance, id, generation, !late && head.status !== 'conflict');
       if (id != null && !late) {
         instance.seen.add(id);
         // A save that conflicted: the store only tells its rotation so (and reads again), unless it saves over.
@@ -339,6 +395,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
         // save writes back a record already known.
         if (!fresh.has(record.id)) {
           fresh.add(record.id);
+          setOf(ownFresh, instance, () => new Set<string>()).add(record.id);
           const waiting = instance.rotations.find((rotation) => rotation.id === undefined);
           if (waiting !== undefined) waiting.id = record.id;
         }
@@ -372,6 +429,8 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
         if (!process.alive) return void authority.close();
         instance.authority = authority;
         instance.openedAt = scheduler.now;
+        adopted(instance, authority.keyId);
+        authority.onRotate(({ keyId }) => adopted(instance, keyId));
         log(() => `${process.name} opened on ${authority.keyId}`);
         if (tracing) authority.onRotate(({ keyId }) => log(() => `${process.name} now holds ${keyId}`));
         then?.(authority);
@@ -893,6 +952,8 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
         for (const replica of redis.replicasOf(redis.nodes[redis.primary] as RedisNode))
           if (rng.chance(0.5)) replica.linkDownUntil = Math.max(replica.linkDownUntil, scheduler.now + fault.length);
         return;
+      case 'legacy-rotate':
+        return legacyRotate();
       case 'slot-move': {
         // A Cluster slot migration: the same data, now on a node with another run_id.
         const node = redis.nodes[redis.primary] as RedisNode;
@@ -901,6 +962,30 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       }
     }
   };
+
+  /**
+   * An instance of 0.2.0 rotates: the same SAVE script (unchanged since 0.2.0), over the record the primary holds, of
+   * a record without a line. Only its save is modelled: it then leaves (what it waits for afterwards changes nothing
+   * in Redis). Over a marker or no record it does nothing (it refuses, as every instance does then).
+   */
+  function legacyRotate(): void {
+    const node = redis.nodes[redis.primary] as RedisNode;
+    // A stalled or restarting server runs it after the commands that wait there.
+    if (scheduler.now < node.stalledUntil) return void scheduler.push(node.stalledUntil + 0.01, legacyRotate);
+    const current = recordOf(node);
+    if (current === undefined || current.id.startsWith(MARKER)) return;
+    const record = generateRecord((bytes) => {
+      const buffer = Buffer.alloc(bytes);
+      for (let index = 0; index < bytes; index += 4) buffer.writeUInt32LE(rng.next(), Math.min(index, bytes - 4));
+      return buffer;
+    });
+    const names = keyNames(KEY);
+    const value = encodeRecord(record, current.generation + 1, current.id);
+    const padding = Array.from({ length: SAVE_PADDING }, () => '');
+    const args = [String(current.generation), current.id, names.channel, 'legacy', ...padding, value];
+    redis.exec(node, SAVE, [names.record, names.instances], args);
+    log(() => `an instance of 0.2.0 saves ${record.id} over ${current.id}`);
+  }
 
   try {
     // The first instance creates the secret; the others open once it is there.
