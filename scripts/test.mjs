@@ -3,8 +3,8 @@
 // one after another, as `&&` would run them; and beside them, from the start, the simulator's schedules
 // (`npm run test:sim`), whose workers lower their own CPU priority (test/sim/yield-cpu.ts). The steps above leave
 // a core idle much of the time (lint and typecheck use one; the real-process tier waits on servers and timers):
-// the simulation takes what they leave and never holds them back. Its output is printed whole at the end, so the
-// two never interleave. The first step that fails ends the run, the simulation with it, as `&&` would.
+// the simulation takes what they leave and yields to them the rest of the time. Its output is printed whole at the
+// end, so the two never interleave. The first step that fails ends the run, the simulation with it, as `&&` would.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
