@@ -67,9 +67,17 @@ export class SimProcess {
   /**
    * Every answer that reached this process, how long after its command was sent (on this process's clock) and the
    * command's arguments, for the world's bookkeeping (never for a decision): an answer later than the store's
-   * command timeout is ignored.
+   * command timeout is ignored. `at`: when the command was sent and when its answer arrived, in true time, before
+   * a pause held it back: the store takes it in exactly when it arrived before the timer it set when sending (a
+   * timer due at the same time runs first, having been set first).
    */
-  onAnswer: (reply: unknown, took: number, args: readonly string[], script: string) => void = () => undefined;
+  onAnswer: (
+    reply: unknown,
+    took: number,
+    args: readonly string[],
+    script: string,
+    at: { readonly sent: number; readonly arrived: number },
+  ) => void = () => undefined;
   /** A script run with WAIT: whether WAIT confirmed it on the replicas asked for (false when the count is unknown). */
   onWait: (args: readonly string[], reply: unknown, confirmed: boolean) => void = () => undefined;
   /** Every command Redis ran for this process and its answer, for a replay's trace. */
@@ -207,8 +215,11 @@ export class SimProcess {
     return at;
   }
 
-  /** Carries an answer back to the process, in order, taken in up to TAKE_IN later; lost if it crashed. */
-  #answer(deliver: () => void, pubsub = false): void {
+  /**
+   * Carries an answer back to the process, in order, taken in up to TAKE_IN later; lost if it crashed. `deliver`
+   * hears when it arrived (true time), even if a pause then holds it back.
+   */
+  #answer(deliver: (arrived: number) => void, pubsub = false): void {
     let at = this.#arrival(false);
     if (at === -1) return;
     if (pubsub) {
@@ -218,7 +229,8 @@ export class SimProcess {
       at = Math.max(at, this.#fromRedisAt);
       this.#fromRedisAt = at;
     }
-    this.#scheduler.push(at + this.#rng.float() * this.#takeIn, () => this.whenRunning(deliver));
+    const arrived = at + this.#rng.float() * this.#takeIn;
+    this.#scheduler.push(arrived, () => this.whenRunning(() => deliver(arrived)));
   }
 
   /** Runs a command on `node` when it arrives there, and carries its answer back. */
@@ -228,8 +240,9 @@ export class SimProcess {
     keys: readonly string[],
     args: readonly string[],
     wait: RunOptions['wait'],
-    /** When the command was sent, on this process's clock. */
+    /** When the command was sent, on this process's clock and in true time. */
     sentAt: number,
+    sentTrue: number,
     resolve: (result: RunResult) => void,
     reject: (error: unknown) => void,
   ): void {
@@ -239,7 +252,7 @@ export class SimProcess {
     // run after a newer one would look like a table that lost writes).
     const waiting = stalled.get(node);
     if (waiting !== undefined || this.#scheduler.now < node.stalledUntil) {
-      const run = (): void => this.#execute(node, script, keys, args, wait, sentAt, resolve, reject);
+      const run = (): void => this.#execute(node, script, keys, args, wait, sentAt, sentTrue, resolve, reject);
       if (waiting !== undefined) waiting.push(run);
       else {
         stalled.set(node, [run]);
@@ -257,16 +270,16 @@ export class SimProcess {
       return;
     }
     if (wait === undefined) {
-      this.#answer(() => {
-        this.onAnswer(reply, this.local() - sentAt, args, script);
+      this.#answer((arrived) => {
+        this.onAnswer(reply, this.local() - sentAt, args, script, { sent: sentTrue, arrived });
         resolve({ reply });
       });
       return;
     }
     if (this.#scheduler.now < this.waitUnknownUntil) {
       this.onWait(args, reply, false);
-      this.#answer(() => {
-        this.onAnswer(reply, this.local() - sentAt, args, script);
+      this.#answer((arrived) => {
+        this.onAnswer(reply, this.local() - sentAt, args, script, { sent: sentTrue, arrived });
         resolve({ reply });
       });
       return;
@@ -276,8 +289,8 @@ export class SimProcess {
     const required = wait.replicas === 'majority' ? (have === 0 ? 0 : Math.floor(have / 2) + 1) : wait.replicas;
     redis.wait(node, required, wait.timeout, (replicas) => {
       this.onWait(args, reply, replicas >= required);
-      this.#answer(() => {
-        this.onAnswer(reply, this.local() - sentAt, args, script);
+      this.#answer((arrived) => {
+        this.onAnswer(reply, this.local() - sentAt, args, script, { sent: sentTrue, arrived });
         resolve({ reply, replicas, required });
       });
     });
@@ -310,12 +323,15 @@ export class SimProcess {
       run(script, keys, args, options) {
         const node = redis.nodes[process.route] as RedisNode;
         const sentAt = process.local();
+        const sentTrue = scheduler.now;
         return new Promise<RunResult>((resolve, reject) => {
           let at = process.#arrival(true);
           if (at === -1) return;
           at = Math.max(at, process.#toRedisAt);
           process.#toRedisAt = at;
-          scheduler.push(at, () => process.#execute(node, script, keys, args, options?.wait, sentAt, resolve, reject));
+          scheduler.push(at, () =>
+            process.#execute(node, script, keys, args, options?.wait, sentAt, sentTrue, resolve, reject),
+          );
         });
       },
       subscribe(channels, onMessage) {

@@ -276,6 +276,33 @@ function readTimeBeforeAnswer(rng: Prng, { instances }: Shape): Fault[] {
 }
 
 /**
+ * Three slot moves during one rotation, one of them hidden for a while: the first while it waits for an
+ * acknowledgement (another instance is frozen through its save), so that it resolves only at its bound, inside the
+ * quarantine that move began; the rotating instance is then cut off, and the second move happens meanwhile, so
+ * that it first hears from that server, and quarantines, only about two quarantines after its bound (660 ms on its
+ * clock); the third move comes during that quarantine. However often the server changes, a rotation waits out its
+ * instance's quarantine before it resolves; one that gave up waiting at that limit would resolve inside the third.
+ */
+function givesUpInQuarantine(rng: Prng, { instances }: Shape): Fault[] {
+  if (instances < 2) return [];
+  // Not instance 0, which mostly creates the secret (its open() then waits for a lease).
+  const rotating = rng.int(1, instances - 1);
+  const silent = (rotating + rng.int(1, instances - 1)) % instances;
+  // Once it has opened, and early: the third move comes before the faults end.
+  const rotateAt = rng.int(80, 110);
+  const cut = rotateAt + rng.int(380, 420);
+  const heal = rotateAt + rng.int(680, 700);
+  return [
+    { at: rotateAt - rng.int(1, 10), kind: 'pause', instance: silent, length: rng.int(360, 420) },
+    { at: rotateAt, kind: 'rotate', instance: rotating },
+    { at: rotateAt + rng.int(150, 300), kind: 'slot-move' },
+    { at: cut, kind: 'partition', instance: rotating, length: heal - cut, drop: true, way: 'both' },
+    { at: cut + rng.int(20, 200), kind: 'slot-move' },
+    { at: Math.min(heal + rng.int(40, 180), FAULTS_END - 10), kind: 'slot-move' },
+  ];
+}
+
+/**
  * A rolling upgrade: a rotation that every instance adopts; Redis restarts from a dump taken before it (the older
  * record, generation g); while the instances are cut off around the restart, an instance of 0.2.0 rotates over that
  * record, and its record, without a line, has the generation of the one every instance holds (g + 1) and another id.
@@ -354,6 +381,7 @@ export const SCENARIOS: readonly Scenario[] = [
     alone: true,
   },
   { name: 'rollback-same-generation', salt: 0x5a3e9e, share: 0.04, faults: rollbackSameGeneration },
+  { name: 'gives-up-in-quarantine', salt: 0x9a4a27, share: 0.05, faults: givesUpInQuarantine, alone: true },
 ];
 
 /** Whether the plan of `seed` draws a scenario whose faults replace the swarm's. */

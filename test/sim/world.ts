@@ -42,6 +42,8 @@ const BACKOFF = Math.max(TIMING.renewInterval, Math.min(1000, TIMING.leaseMs / 4
  * here), and its answer grants trust. One lease in true time covers it.
  */
 const REFUSAL_BOUND = TIMING.leaseMs;
+/** How long a save waits for replicas (the `replicas` option's timeout), scaled as the lease is: 1 s of a 5 s lease. */
+const REPLICA_TIMEOUT = TIMING.leaseMs / 5;
 
 export class Violation extends Error {}
 
@@ -313,6 +315,51 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
     }
     held.add(id);
   }
+  /**
+   * Each process's server as its store judges it, exactly: the server of the last answer its store took in and
+   * judged (a renewal's, a save's, an acknowledgement read's; a read's only when none came before), and the last
+   * change of server among them: when (true time) and when the quarantine it begins ends, `leaseMs + driftMargin`
+   * on its clock from that answer (docs/several-instances.md). Looser than the store where the docs leave room: a
+   * renewal on the very record the new server holds ends the quarantine here even if the trust in it was over.
+   */
+  const servers = new Map<SimProcess, { id: string; change?: { readonly at: number; until: number } }>();
+  /** The store's own timeout of a command (a save waits for replicas too), on its process's clock. */
+  const timeoutOf = (script: string): number =>
+    TIMING.commandTimeout + (script === SAVE && plan.waitFor !== 0 ? REPLICA_TIMEOUT : 0);
+  function changeOfServer(
+    instance: Instance,
+    script: string,
+    args: readonly string[],
+    {
+      status,
+      observed,
+    }: { readonly status: string; readonly observed: { readonly id: string | null; readonly runId: string } },
+    at: { readonly sent: number; readonly arrived: number },
+  ): void {
+    const { process } = instance;
+    // Taken in only before the timer the store set when it sent the command (set first, it runs first at a tie).
+    if (at.arrived >= at.sent + timeoutOf(script) / process.rate) return;
+    const parsed = parse(args.at(-1) ?? '');
+    const judged =
+      (script === CONFIRM && status !== 'corrupt') ||
+      script === PENDING ||
+      (script === SAVE && status === 'ok' && parsed !== undefined && saves.get(process)?.has(parsed.id) === true);
+    const server = servers.get(process);
+    if (server === undefined) {
+      if (judged || script === LOAD) servers.set(process, { id: observed.runId });
+      return;
+    }
+    if (!judged) return;
+    if (observed.runId !== server.id) {
+      server.id = observed.runId;
+      server.change = { at: scheduler.now, until: process.local() + TIMING.leaseMs + TIMING.driftMargin };
+    }
+    // Renewed on the very record this server holds: not quarantined (the store asks that its trust still lasts).
+    if (script === CONFIRM && status === 'ok' && args[1] === observed.id && server.change !== undefined)
+      server.change.until = -Infinity;
+  }
+  /** The records each process's authority handed its store to save and that are not settled. */
+  const saves = new Map<SimProcess, Set<string>>();
   function start(instance: Instance, then?: (authority: TokenAuthority) => void): void {
     const process = instance.process;
     // The record a save wrote is named by the command's value (its last argument), not by Redis's answer.
@@ -320,12 +367,13 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       const saved = parse(args.at(-1) ?? '');
       if (!confirmed && observation(reply)?.status === 'ok' && saved !== undefined) unconfirmed.add(saved.id);
     };
-    process.onAnswer = (reply, took, args, script) => {
+    process.onAnswer = (reply, took, args, script, at) => {
       const saved = parse(args.at(-1) ?? '');
       if (saved !== undefined && took < TIMING.commandTimeout - 1) answeredSaves.add(saved.id);
       const head = observation(reply);
       if (head === undefined) return;
       const { runId, id, generation } = head.observed;
+      changeOfServer(instance, script, args, head, at);
       // What it knows: an answer after the command timeout is one the store no longer waits for (within a
       // millisecond of it, either; a paused process may still take it in, which is then not counted).
       const late = took >= TIMING.commandTimeout - 1;
@@ -359,6 +407,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
     }
     /** The records the authority has handed to save() and that are not settled: any other SAVE writes forward. */
     const saving = new Set<string>();
+    saves.set(process, saving);
     const store = new RedisSecretStore({
       client: undefined as never,
       key: KEY,
@@ -368,7 +417,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       commandTimeout: TIMING.commandTimeout,
       ackPollInterval: TIMING.ackPollInterval,
       // 'majority' is the Sentinel client's default; its timeout scaled as the lease is (1 s of a 5 s lease).
-      replicas: plan.waitFor === 0 ? false : { count: plan.waitFor, timeout: TIMING.leaseMs / 5 },
+      replicas: plan.waitFor === 0 ? false : { count: plan.waitFor, timeout: REPLICA_TIMEOUT },
       [storeInternals]: {
         connection: writesForward(instance, paced(instance, process.connection), saving),
         runtime: process.runtime,
@@ -661,6 +710,14 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
           ownRefused += 1;
           const reaches = process.partition.until <= scheduler.now && process.route === redis.primary;
           if (reaches) flag(`${process.name} refuses its own new token when rotate() resolved`);
+        }
+        // A change of server during the rotation: it resolves only once its instance's quarantine is over
+        // (docs/several-instances.md). Not for a one-shot authority without the watch, which has no lease.
+        const change = servers.get(process)?.change;
+        if (authority !== undefined && !(instance.oneShot && plan.unwatched === true) && change !== undefined) {
+          const early = change.until - process.local();
+          if (change.at >= calledAt && early > 0)
+            flag(`rotate() resolved ${id} ${early.toFixed(1)} ms before the quarantine of ${process.name} ended`);
         }
         if (rotation.id !== id) flag(`rotate() saved ${rotation.id ?? 'nothing'} but resolved with ${id}`);
         revokedBelow = Math.max(revokedBelow, index);

@@ -115,20 +115,24 @@ export class Follower {
    * {@link renewOnce} until a renewal grants trust: again while its lease is over already (the process was frozen
    * meanwhile, or cut off: then at the back-off's pace), after waiting out a quarantine first (the server changed
    * during the rotation: a slot move, a failover). The rotation resolves when its own instance accepts the new
-   * token too. It stops when another record is the newest seen, and after two quarantines' time.
+   * token too. It stops when another record is the newest seen, and after two quarantines' time, though never inside
+   * a quarantine: a server that changed again meanwhile is waited out too.
    */
   async renewLeased(): Promise<void> {
     const saving = this.#io.savingId();
     const { leaseMs, driftMargin } = this.#lease.options;
     // Two quarantines at most: past that, or once another record (or the marker) is the newest, the caller decides.
+    // Not inside a quarantine, though: the caller then trusts the saved record, and the docs promise that a rotation
+    // waits out its instance's quarantine whenever the server changed.
     const until = this.#runtime.now() + 2 * (leaseMs + driftMargin);
     for (let renewals = 0; !this.#stopped && this.#lease.highest.id === saving; renewals += 1) {
-      if (renewals > 0 && this.#runtime.now() >= until) return;
+      const now = this.#runtime.now();
+      if (renewals > 0 && now >= until && this.#lease.era.mayTrust(now)) return;
       if (renewals > 0) await this.#sleep(this.#lease.nextDelay(this.#runtime.now()));
       await this.#sleep(this.#lease.era.quarantineUntil - this.#runtime.now());
       await this.renewOnce();
-      const now = this.#runtime.now();
-      if (this.#lease.leaseUntil > now && this.#lease.era.mayTrust(now)) return;
+      const answered = this.#runtime.now();
+      if (this.#lease.leaseUntil > answered && this.#lease.era.mayTrust(answered)) return;
     }
   }
 
