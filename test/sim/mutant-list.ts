@@ -178,9 +178,6 @@ export const MUTANTS: readonly Mutant[] = [
     find: '      observed.ownSeq >= this.#ownSeq\n',
     replace: '      observed.ownSeq > this.#ownSeq\n',
     what: 'Liveness: a table is the same era only if it shows a newer own renewal, so a rotation never resolves on acknowledgements.',
-    ifSurvives:
-      'A gap: a liveness invariant, that a rotation on a healthy stretch resolves on acknowledgements well before ' +
-      'its bound, would catch it; it is safe (the rotation still resolves at the bound).',
   },
   // --- the pure layer: acks.ts ---
   {
@@ -316,9 +313,6 @@ export const MUTANTS: readonly Mutant[] = [
     find: "if name ~= '@epoch' and name ~= ARGV[1] then",
     replace: "if name ~= '@epoch' then",
     what: 'PENDING counts the caller, which acknowledges its own record only after the rotation resolves (liveness).',
-    ifSurvives:
-      'A gap: a liveness invariant, that a rotation on a healthy stretch resolves on acknowledgements well before ' +
-      'its bound, would catch it; it is safe (the rotation still resolves at the bound).',
   },
   {
     id: 'lua-save-ignores-id',

@@ -332,6 +332,15 @@ function rollbackSameGeneration(rng: Prng, { instances }: Shape): Fault[] {
 }
 
 /**
+ * One rotation in a healthy world, once every instance has been in the instance table for longer than a lease: no
+ * fault at all besides it. docs/several-instances.md: "Normally `rotate()` takes a few milliseconds", resolving on the
+ * acknowledgements of a table known to be complete rather than at its bound.
+ */
+function healthyRotation(rng: Prng, { instances }: Shape): Fault[] {
+  return [{ at: rng.int(450, 800), kind: 'rotate', instance: rng.int(0, instances - 1) }];
+}
+
+/**
  * Clocks at the documented bound and Redis on loopback: each rotating instance's clock runs fast, and each paused
  * one's slow when `pausedSlow` (the others draw theirs within the wide spread).
  */
@@ -381,6 +390,7 @@ export const SCENARIOS: readonly Scenario[] = [
     alone: true,
   },
   { name: 'rollback-same-generation', salt: 0x5a3e9e, share: 0.04, faults: rollbackSameGeneration },
+  { name: 'healthy-rotation', salt: 0x4ea17, share: 0.03, faults: healthyRotation, alone: true },
   { name: 'gives-up-in-quarantine', salt: 0x9a4a27, share: 0.05, faults: givesUpInQuarantine, alone: true },
 ];
 

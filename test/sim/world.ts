@@ -33,6 +33,12 @@ const SCRIPT_NAMES = new Map([
   [LOAD, 'LOAD'],
 ]);
 const MARKER = 'rollback:';
+/**
+ * How long a rotation in a healthy world may take (true ms): some round trips to Redis (a few milliseconds on a LAN,
+ * under 190 ms in every such plan measured on the simulated network), never a lease, which is what waiting for its
+ * bound instead of the acknowledgements takes.
+ */
+const HEALTHY_ROTATION = TIMING.leaseMs;
 /** The back-off's ceiling (lease.ts): once trust is gone and renewals keep failing, one renewal per this long. */
 const BACKOFF = Math.max(TIMING.renewInterval, Math.min(1000, TIMING.leaseMs / 4));
 /**
@@ -78,6 +84,8 @@ interface Instance {
   readonly oneShot: boolean;
   /** A one-shot process's caller: whether its rotation resolved. */
   readonly cliDone?: (resolved: boolean) => void;
+  /** When its process started (true time): its store's first answer comes soon after. */
+  readonly startedAt: number;
   /** When its authority opened (true time), or NaN before. */
   openedAt: number;
   /** The `run_id` of the last answer it took in, when it first heard from another server, and whether it could
@@ -519,6 +527,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       rotations: [],
       oneShot: instance.oneShot,
       ...(instance.cliDone === undefined ? {} : { cliDone: instance.cliDone }),
+      startedAt: scheduler.now,
       openedAt: Number.NaN,
     };
     instances[instance.slot] = fresh;
@@ -538,6 +547,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       rotations: [],
       oneShot,
       ...(cliDone === undefined ? {} : { cliDone }),
+      startedAt: scheduler.now,
       openedAt: Number.NaN,
     };
     instances.push(instance);
@@ -681,6 +691,13 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
     const settled = (): void => void instance.rotations.splice(instance.rotations.indexOf(rotation), 1);
     const process = instance.process;
     const calledAt = scheduler.now;
+    // The only fault of its plan, made by an instance that has known the server and its table for longer than a
+    // lease (so that it knows the table to be complete): it resolves on acknowledgements, not at its bound.
+    const healthy =
+      plan.faults.length === 1 &&
+      plan.faults[0]?.kind === 'rotate' &&
+      !instance.oneShot &&
+      instance.startedAt + QUARANTINE_LONGEST < calledAt;
     const jumps = jumped.get(process) ?? 0;
     log(() => `${process.name} rotate()`);
     run().then(
@@ -720,6 +737,10 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
             flag(`rotate() resolved ${id} ${early.toFixed(1)} ms before the quarantine of ${process.name} ended`);
         }
         if (rotation.id !== id) flag(`rotate() saved ${rotation.id ?? 'nothing'} but resolved with ${id}`);
+        if (healthy && scheduler.now - calledAt > HEALTHY_ROTATION)
+          flag(
+            `rotate() took ${(scheduler.now - calledAt).toFixed(1)} ms in a healthy world (docs/several-instances.md: normally a few milliseconds)`,
+          );
         revokedBelow = Math.max(revokedBelow, index);
         if (index > newestResolved) {
           newestResolved = index;
