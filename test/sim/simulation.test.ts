@@ -301,6 +301,46 @@ describe('situations kept as schedules', () => {
     expect(result.violation).toBeUndefined();
   });
 
+  it('a rotation saved over an empty Redis by an instance that missed a write-back: the instances that hold the written-back record take it up', async () => {
+    // Redis comes back from an older dump; instance 1 writes the newest record back at a higher generation, and
+    // Redis then restarts empty. Instance 0, cut off through the write-back, rotates over nothing: its record has
+    // the write-back's generation, no `prev`, and a line that names the record it held. It replaced that record, so
+    // the others adopt it. Taken for a rollback, it would be replaced by the marker, and after the second empty
+    // restart an instance that had seen it would write back the record it replaced.
+    const plan: Plan = {
+      instances: 4,
+      replicas: 1,
+      waitFor: 1,
+      saveTimeout: 6000,
+      faults: [
+        { at: 38, kind: 'partition', instance: 3, length: 393, drop: true, way: 'both' },
+        { at: 62, kind: 'rotate', instance: 1 },
+        { at: 75, kind: 'cli-rotate' },
+        { at: 145, kind: 'rotate', instance: 3 },
+        { at: 407, kind: 'partition', instance: 0, length: 208, drop: true, way: 'both' },
+        { at: 409, kind: 'partition', instance: 1, length: 91, drop: true, way: 'both' },
+        { at: 409, kind: 'partition', instance: 2, length: 105, drop: true, way: 'both' },
+        { at: 417, kind: 'restart-dump', age: 19 },
+        { at: 592, kind: 'restart-empty' },
+        { at: 632, kind: 'rotate', instance: 0 },
+        { at: 692, kind: 'restart-empty' },
+      ],
+    };
+    const result = await simulate(514306, plan, true);
+    const trace = result.trace.join('\n');
+    const written = /p2\/s1 SAVE\(\) on node 0: ok (\S+)@4 /.exec(trace)?.[1];
+    const rotated = /p6\/s0 SAVE\(\) on node 0: ok (\S+)@4 /.exec(trace)?.[1];
+    expect(written).toBeDefined();
+    expect(rotated).toBeDefined();
+    expect(rotated).not.toBe(written);
+    for (const process of ['p2/s1', 'p3/s2', 'p4/s3']) expect(trace).toContain(`${process} now holds ${rotated ?? ''}`);
+    expect(trace.slice(0, trace.indexOf('"kind":"restart-empty"}', trace.indexOf(rotated ?? '')))).not.toContain(
+      'ok rollback:',
+    );
+    expect(trace).not.toMatch(new RegExp(`holds ${written ?? ''} \\(generation [5-9]`));
+    expect(result.violation).toBeUndefined();
+  });
+
   it('a failback to a former primary that lags: the instance cut off throughout takes it for another server', async () => {
     // The deposed primary rejoins as a replica of the promoted one, lags, and is promoted again without the rotation
     // that resolved meanwhile. Its run_id and the table's epoch are those the cut-off instance knew; its replication id

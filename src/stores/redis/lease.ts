@@ -1,7 +1,7 @@
 // One instance's side of the protocol, pure: what each renewal answer means for trust, reloads, rollbacks and
 // backoff. The driver (store.ts) and the simulator (test/sim/) feed it the same events; it reads no clock.
 import { Era } from './era.js';
-import { isRollback, lineOver, type Line, type Seen } from './line.js';
+import { isRollback, lineOver, replaces, type Line, type Seen } from './line.js';
 import type { Observed } from './reply.js';
 
 export type { Seen };
@@ -196,7 +196,7 @@ export class Lease {
     }
     if (isRollback(sent, generation, id, prev, line) || this.#revived(id, sent)) return 'rollback';
     if (isRollback(this.#highest, generation, id, prev, line) || this.#revived(id, this.#highest)) return 'late';
-    if (id !== null && (generation > this.#highest.generation || prev === this.#highest.id)) {
+    if (id !== null && (generation > this.#highest.generation || replaces(this.#highest, prev, line))) {
       this.#raise({ generation, id }, prev, line);
     }
     return 'adopted';

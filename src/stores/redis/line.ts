@@ -71,16 +71,25 @@ export function parseLine(text: unknown): Line | undefined {
 }
 
 /**
+ * Whether a record that replaced `prev` and supersedes `line` replaced `highest`, directly or through others. Its
+ * `prev` alone does not tell when it was saved over a record that went back (or over none): then its line names
+ * the writer's own highest record, the key its rotation replaced.
+ */
+export function replaces(highest: Seen, prev: string, line: Line | undefined): boolean {
+  return prev === highest.id || line?.ids.some(({ id }) => id === highest.id) === true;
+}
+
+/**
  * Whether a stored record (`generation`, `id`, the id it replaced `prev`, what it supersedes `line`; `id === null`
  * when missing) is older than `highest`: missing, a lower generation, another record of the same generation that
  * did not replace it, or a record of another line (see line.ts) whatever its generation. A record that replaced
  * the highest one is its successor whatever its generation (a rotation made by an instance that had not seen a
- * write-forward).
+ * write-forward, over that record or over one that went back).
  */
 export function isRollback(highest: Seen, generation: number, id: string | null, prev: string, line?: Line): boolean {
   if (highest.generation === 0) return false;
   if (id === null) return true;
   if (id === highest.id) return generation < highest.generation;
-  if (prev === highest.id) return false;
+  if (replaces(highest, prev, line)) return false;
   return generation <= highest.generation || otherLine(highest, line);
 }

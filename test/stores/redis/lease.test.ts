@@ -269,6 +269,34 @@ describe('Lease: records read by load(), judged against the highest seen when th
     expect(lease.highest).toEqual({ generation: 3, id: 'c' });
   });
 
+  it('a record saved over a rolled-back or missing one, whose line names the held record, is its successor whatever its generation', () => {
+    // This instance wrote 'a' forward at generation 3; another, which had not seen that, rotated over a missing
+    // record from 'a' at generation 2: the new record's generation is 3, its prev empty, its line names 'a'.
+    for (const generation of [2, 3]) {
+      const lease = holdingFirst();
+      lease.wrote(3, 'a', { floor: 0, ids: [] });
+      expect(lease.highest).toEqual({ generation: 3, id: 'a' });
+      const seq = lease.nextSeq();
+      const step = lease.renewed(
+        { ...answer(seq, generation, 'b', '', 'stale'), line: { floor: 0, ids: [{ id: 'a', generation: 1 }] } },
+        { seq, sentAt: 10, now: 11, heldId: 'a', canWriteForward: true },
+      );
+      expect(step).toEqual({ reload: true });
+      expect(lease.highest).toEqual({ generation, id: 'b' });
+      // Redis then comes back empty: the record written back is the successor, never the record it replaced.
+      const next = lease.nextSeq();
+      expect(
+        lease.renewed(answer(next, 0, null, '', 'stale'), {
+          seq: next,
+          sentAt: 20,
+          now: 21,
+          heldId: 'b',
+          canWriteForward: true,
+        }),
+      ).toMatchObject({ writeForward: { expected: 0, expectedId: '', generation: generation + 1 } });
+    }
+  });
+
   it('a newer record, or a successor of the highest whatever its generation, is adopted', () => {
     const lease = holdingFirst();
     const sent = lease.highest;
