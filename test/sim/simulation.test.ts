@@ -430,6 +430,42 @@ describe('situations kept as schedules', () => {
     expect(result.violation).toBeUndefined();
   });
 
+  it('a launcher started again after the faults, whose generation file remembers a record Redis lost, writes the marker after the operator looked: the operator rotates over it', async () => {
+    // Instance 0 creates the first record and freezes while its save waits; Redis restarts from a dump without it,
+    // and other rotations, a marker and a rotation over it, make another line. Its open() fails late; started again
+    // during the healthy stretch, the process finds on its machine the record Redis lost, takes the other line's
+    // record for a rollback and writes the marker, just after the operator looked for one.
+    const plan: Plan = {
+      instances: 2,
+      replicas: 2,
+      waitFor: 1,
+      saveTimeout: 6000,
+      unwatched: false,
+      faults: [
+        { at: 118, kind: 'partition', instance: 1, length: 286, drop: true, way: 'both' },
+        { at: 153, kind: 'pause', instance: 0, length: 739 },
+        { at: 203, kind: 'restart-dump', age: 15 },
+        { at: 229, kind: 'slot-move' },
+        { at: 322, kind: 'cli-rotate' },
+        { at: 393, kind: 'rotate', instance: 1 },
+        { at: 456, kind: 'restart-dump', age: 8 },
+        { at: 470, kind: 'cli-rotate' },
+        { at: 719, kind: 'pause', instance: 1, length: 133 },
+        { at: 748, kind: 'rotate', instance: 1 },
+        { at: 765, kind: 'partition', instance: 0, length: 135, drop: true, way: 'both' },
+        { at: 844, kind: 'rotate', instance: 1 },
+      ],
+    };
+    const result = await simulate(618639, plan, true);
+    const trace = result.trace.join('\n');
+    const late = /(\d+\.\d) ms +p\d+\/s0 SAVE\(\) on node 0: ok rollback:/.exec(trace.split('faults end')[1] ?? '');
+    expect(Number(late?.[1])).toBeGreaterThan(FAULTS_END);
+    expect(trace).toMatch(
+      /p\d+\/s0 SAVE\(\) on node 0: ok rollback:[\s\S]*the operator runs launcher-auth rotate[\s\S]*p\d+\/s4 rotate\(\) resolved/,
+    );
+    expect(result.violation).toBeUndefined();
+  });
+
   it(`keeps every fault before ${FAULTS_END} ms and heals after`, () => {
     for (let seed = 1; seed <= 200; seed += 1) {
       for (const fault of planFor(seed).faults) expect(fault.at).toBeLessThan(FAULTS_END);
