@@ -13,7 +13,7 @@ export const TIMING = {
   ackPollInterval: 20,
 } as const;
 /** How many schedules CI explores (test/sim/simulation*.test.ts, a part each: part.ts). */
-export const CI_SCHEDULES = 50_000;
+export const CI_SCHEDULES = 30_000;
 /**
  * The share of the plans whose one-shot processes open without the store's watch, an authority over the store's
  * `load` and `save` alone (see {@link Plan.unwatched}); the rest run `launcher-auth rotate` as the real command
