@@ -217,8 +217,8 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'acks-lost-as-superseded',
     file: ACKS,
-    find: 'if (reply.id !== null && reply.generation > this.generation) return',
-    replace: 'if (reply.id !== null) return',
+    find: 'if (!isRollback(saved, reply.generation, reply.id, reply.prev, reply.line))',
+    replace: 'if (reply.id !== null)',
     what: 'A rotation whose record Redis lost (it went back to an older one) is reported as superseded.',
     ifSurvives:
       "A gap: only the outcome's code changes (ERR_ROTATION_SUPERSEDED instead of ERR_SAVE_UNCERTAIN); the world's truth rule asks of a superseded rotation only that its record was stored. Asking also that a record descending from it replaced it would catch it.",

@@ -3,6 +3,7 @@
 // monotonic clock; Redis's clock is never consulted.
 import type { Era } from './era.js';
 import { MARKER_PREFIX } from './lease.js';
+import { isRollback } from './line.js';
 import type { Observed } from './reply.js';
 
 /** The answer of one acknowledgement read (the PENDING script). */
@@ -91,7 +92,11 @@ export class AckWait {
     if (reply.id !== this.id) {
       // The rollback marker is no rotation: Redis went back past this record, and no secret is current.
       if (reply.id?.startsWith(MARKER_PREFIX) === true) return { outcome: 'lost', drop: [] };
-      if (reply.id !== null && reply.generation > this.generation) return { outcome: 'superseded', drop: [] };
+      // Superseded only by a record that replaced this one: a record of another line (one that Redis went back to,
+      // whatever its generation) never did, and this rotation's record was lost (line.ts).
+      const saved = { generation: this.generation, id: this.id };
+      if (!isRollback(saved, reply.generation, reply.id, reply.prev, reply.line))
+        return { outcome: 'superseded', drop: [] };
       return { outcome: 'lost', drop: [] };
     }
     const drop: Array<readonly [string, number]> = [];

@@ -80,6 +80,40 @@ describe('AckWait: a record that is no longer there', () => {
     expect(wait.read(pending(1, 'a', []), 10_004, Infinity)).toEqual({ outcome: 'lost', drop: [] });
   });
 
+  it('gone back to a record of another line, at a higher generation: lost, since that record never replaced this one', () => {
+    // Saved on the other side before this one: its line reaches back to generation 1 and names no record of 2 or more
+    // but its own side's, so it never replaced 'b'.
+    const wait = waitFor(10_000);
+    const other = {
+      ...pending(5, 'x', []),
+      prev: 'w',
+      line: {
+        floor: 1,
+        ids: [
+          { id: 'w', generation: 4 },
+          { id: 'a', generation: 1 },
+        ],
+      },
+    };
+    expect(wait.read(other, 10_004, Infinity)).toEqual({ outcome: 'lost', drop: [] });
+  });
+
+  it('replaced by a record of its own line at a higher generation: superseded', () => {
+    const wait = waitFor(10_000);
+    const newer = {
+      ...pending(4, 'd', []),
+      prev: 'c',
+      line: {
+        floor: 1,
+        ids: [
+          { id: 'c', generation: 3 },
+          { id: 'b', generation: 2 },
+        ],
+      },
+    };
+    expect(wait.read(newer, 10_004, Infinity)).toEqual({ outcome: 'superseded', drop: [] });
+  });
+
   it('replaced by the rollback marker, even at a higher generation: lost, since no other secret is current', () => {
     const wait = waitFor(10_000);
     expect(wait.read(pending(3, 'rollback:x', []), 10_004, Infinity)).toEqual({ outcome: 'lost', drop: [] });
