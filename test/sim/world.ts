@@ -869,6 +869,23 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
   const cutUntil = new Map<SimProcess, number>();
   /** The last time each instance was routed to a primary that a failover had deposed (a split brain). */
   const deposedUntil = new Map<Instance, number>();
+  /**
+   * What the primaries held, from when (and the latest loss then): a rotation may resolve after Redis lost its
+   * record and got it (or a successor) back, as when a restore from an older dump is followed by one from a newer
+   * dump, while its instance was cut off. The loss is then found in this history once the rotation resolves.
+   */
+  const primaries: Array<{ at: number; ids: readonly string[]; lossAt: number }> = [];
+  let primariesKey = '';
+  /** The newest resolved record whose history was searched for a loss already over. */
+  let searchedOf = -1;
+  /** The instances that saw `id` (or a successor), or whose machine's generation file remembers it. */
+  const knowing = (id: string): Set<Instance> =>
+    new Set(
+      instances.filter(
+        (instance) =>
+          [...instance.seen].some((seen) => descends(seen, id)) || descends(memories.get(instance.slot)?.value?.id, id),
+      ),
+    );
   function check(): void {
     if (flagged !== undefined) fail(flagged);
     for (const instance of instances) {
@@ -876,25 +893,42 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       if (node.role === 'primary' && node.index !== redis.primary) deposedUntil.set(instance, scheduler.now);
     }
     let lost = false;
+    const ids: string[] = [];
     for (const node of redis.nodes) {
+      if (node.role !== 'primary') continue;
+      const id = recordOf(node)?.id ?? '';
+      ids.push(id);
       // A primary whose record neither is the newest resolved one nor was written over it: Redis lost it there.
-      if (node.role === 'primary' && newestResolved >= 0 && !descends(recordOf(node)?.id, newestResolvedId))
-        lost = true;
+      if (newestResolved >= 0 && !descends(id, newestResolvedId)) lost = true;
+    }
+    const key = ids.join(' ');
+    if (key !== primariesKey) {
+      primariesKey = key;
+      primaries.push({ at: scheduler.now, ids, lossAt });
     }
     if (lost) {
       if (scheduler.now > lostUntil + EXCEPTION_AFTER_REPAIR || knewOf !== newestResolved) {
         // A process knew it if it saw it (or a successor), or if its machine's generation file remembers it.
-        knew = new Set(
-          instances.filter(
-            (instance) =>
-              [...instance.seen].some((id) => descends(id, newestResolvedId)) ||
-              descends(memories.get(instance.slot)?.value?.id, newestResolvedId),
-          ),
-        );
+        knew = knowing(newestResolvedId);
         knewOf = newestResolved;
         lossQuarantined = lossAt >= newestResolvedAt ? lossAt : -Infinity;
       }
       lostUntil = scheduler.now;
+    } else if (newestResolved >= 0 && knewOf !== newestResolved && searchedOf !== newestResolved) {
+      // The newest resolved record is held, but Redis may have lost it and got it back since it was first held: the
+      // same exception, until a lease after it got it back (the instances that never saw it hear of it by then).
+      searchedOf = newestResolved;
+      const since = heldSince.get(newestResolvedId) ?? Infinity;
+      for (let index = primaries.length - 2; index >= 0 && (primaries[index + 1]?.at ?? 0) > since; index -= 1) {
+        const entry = primaries[index] as (typeof primaries)[number];
+        if (entry.at < since || entry.ids.every((id) => descends(id, newestResolvedId))) continue;
+        knew = knowing(newestResolvedId);
+        knewOf = newestResolved;
+        lostUntil = (primaries[index + 1] as (typeof primaries)[number]).at;
+        // The loss that took it away: an instance that opened on the server after it has nothing to compare with.
+        lossQuarantined = entry.lossAt;
+        break;
+      }
     }
     for (const instance of instances) {
       const { authority, process } = instance;
