@@ -587,6 +587,66 @@ describe('situations kept as schedules', () => {
     expect(result.violation).toBeUndefined();
   });
 
+  it('a rotation superseded while Redis loses the newer record: its instance never writes its own record back over it', async () => {
+    // p1/s0's rotation (187 ms) waits for a crashed instance; its acknowledgement read shows p3/s2's rotation, saved
+    // over it (391.9 ms); Redis then goes back to p1/s0's record (394 ms) and restarts empty (489 ms).
+    const plan: Plan = {
+      instances: 3,
+      replicas: 1,
+      waitFor: 'majority',
+      saveTimeout: 6000,
+      unwatched: false,
+      faults: [
+        { at: 138, kind: 'slot-move' },
+        { at: 164, kind: 'slot-move' },
+        { at: 187, kind: 'rotate', instance: 0 },
+        { at: 229, kind: 'crash', instance: 1, length: 432 },
+        { at: 238, kind: 'slot-move' },
+        { at: 346, kind: 'rotate', instance: 2 },
+        { at: 360, kind: 'slot-move' },
+        { at: 394, kind: 'restart-dump', age: 11 },
+        { at: 489, kind: 'restart-empty' },
+      ],
+    };
+    const result = await simulate(93942, plan, true);
+    const trace = result.trace.join('\n');
+    const newer = /p3\/s2 rotate\(\) rejected ERR_SAVE_UNCERTAIN \((\S+)\)/.exec(trace)?.[1] ?? '-';
+    expect(trace).toMatch(new RegExp(`p1/s0 PENDING\\(\\S+\\) on node 0: ok ${newer}@3`));
+    expect(trace).toMatch(/p1\/s0 rotate\(\) rejected ERR_ROTATION_SUPERSEDED/);
+    expect(trace).toMatch(/p1\/s0 load\(\) rejected ERR_STORE_ROLLBACK/);
+    expect(result.violation).toBeUndefined();
+  });
+
+  it('a rotation superseded, then a failover to a replica without the newer record: its instance takes it for a rollback', async () => {
+    // p2/s1's acknowledgement read shows the command-line rotation saved over its own (629.5 ms); the failover
+    // (621 ms) promotes a replica that never received it, later restored from an older dump (757 ms).
+    const plan: Plan = {
+      instances: 2,
+      replicas: 1,
+      waitFor: 'majority',
+      saveTimeout: 832,
+      unwatched: false,
+      faults: [
+        { at: 108, kind: 'slot-move' },
+        { at: 284, kind: 'slot-move' },
+        { at: 508, kind: 'rotate', instance: 1 },
+        { at: 618, kind: 'cli-rotate' },
+        { at: 621, kind: 'failover', split: 279, side: [0] },
+        { at: 673, kind: 'replica-lag', length: 227 },
+        { at: 711, kind: 'slot-move' },
+        { at: 757, kind: 'restart-dump', age: 27 },
+      ],
+    };
+    const result = await simulate(628334, plan, true);
+    const trace = result.trace.join('\n');
+    const newer = /p3\/s2 rotate\(\) rejected ERR_SAVE_UNCERTAIN \((\S+)\)/.exec(trace)?.[1] ?? '-';
+    expect(trace).toMatch(new RegExp(`p2/s1 PENDING\\(\\S+\\) on node 0: ok ${newer}@3`));
+    expect(trace).toMatch(/p2\/s1 rotate\(\) rejected ERR_ROTATION_SUPERSEDED/);
+    expect(trace).toMatch(/failover from node 0 to node 1/);
+    expect(trace).toMatch(/p2\/s1 load\(\) rejected ERR_STORE_ROLLBACK/);
+    expect(result.violation).toBeUndefined();
+  });
+
   it(`keeps every fault before ${FAULTS_END} ms and heals after`, () => {
     for (let seed = 1; seed <= 200; seed += 1) {
       for (const fault of planFor(seed).faults) expect(fault.at).toBeLessThan(FAULTS_END);

@@ -3,6 +3,7 @@
 import type { Runtime } from '../../authority/runtime.js';
 import type { AckWait } from './acks.js';
 import { supersededError, uncertainError } from './errors.js';
+import type { Lease } from './lease.js';
 import { pendingOf } from './reply.js';
 
 export interface AckReaderIo {
@@ -37,11 +38,15 @@ export class AckReader {
   /**
    * Reads the acknowledgements until the wait decides: at once after each one announced by pub/sub, and otherwise
    * at 1, 2, 4 ms, then every `ackPollInterval` (an announcement can be missed; a dead instance's lease runs out).
+   * Each answer's record is taken into `lease` as any read's is (judged against the highest record seen when the
+   * read was sent): a rotation that superseded this one is then the newest record this instance has seen, and a
+   * Redis that goes back past it is a rollback, never a record to write forward.
    */
-  async wait(wait: AckWait): Promise<void> {
+  async wait(wait: AckWait, lease: Pick<Lease, 'highest' | 'see'>): Promise<void> {
     for (let read = 0; ; read += 1) {
       const heard = this.#heard;
       const confirmedAtSend = wait.sending();
+      const sent = lease.highest;
       let answer: unknown;
       try {
         answer = await this.#io.pending(wait.id);
@@ -50,6 +55,7 @@ export class AckReader {
       }
       const now = this.#runtime.now();
       const pending = pendingOf(answer);
+      if (pending !== undefined) lease.see(pending.generation, pending.id, pending.prev, sent, pending.line);
       const step =
         pending === undefined ? wait.unanswered(now) : wait.read(pending, now, this.#io.leaseUntil(), confirmedAtSend);
       this.#drop(step.drop);

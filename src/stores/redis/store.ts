@@ -335,7 +335,7 @@ export class RedisSecretStore implements SecretStore {
         confirmedAtSend,
       );
       this.#replicas.check(result);
-      await this.#acks.wait(wait);
+      await this.#acks.wait(wait, lease);
       // A lease renewed on the saved record, then trust in it from the moment the authority makes it current, even
       // when it held no trusted key before (the placeholder of an open() over the rollback marker).
       await this.#follower?.renewLeased();
