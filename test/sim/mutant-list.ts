@@ -306,6 +306,13 @@ export const MUTANTS: readonly Mutant[] = [
       '        answer = await this.#io.pending(wait.id);\n      } catch {\n        answer = undefined;\n      }\n',
     what: 'An acknowledgement read judged at the time it was sent, not when its answer arrived.',
   },
+  {
+    id: 'ack-answer-not-seen',
+    file: ACK_READER,
+    find: '      if (pending !== undefined) lease.see(pending.generation, pending.id, pending.prev, sent, pending.line);\n',
+    replace: '',
+    what: "An acknowledgement read's record is not taken in as seen: a rotation that superseded the save is forgotten.",
+  },
   // --- Redis's side: the Lua scripts ---
   {
     id: 'lua-pending-counts-caller',
