@@ -135,8 +135,8 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'gives-up-in-quarantine',
     file: FOLLOWER,
-    find: '      if (renewals > 0 && now >= until && this.#lease.era.mayTrust(now)) return;\n',
-    replace: '      if (renewals > 0 && now >= until) return;\n',
+    find: '      if (renewals > 0 && now >= until && this.#lease.era.mayTrust(now)) break;\n',
+    replace: '      if (renewals > 0 && now >= until) break;\n',
     what: 'A rotation across changes of server stops waiting at its limit (two quarantines) even inside a quarantine, and resolves there.',
   },
   {

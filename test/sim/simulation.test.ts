@@ -647,6 +647,32 @@ describe('situations kept as schedules', () => {
     expect(result.violation).toBeUndefined();
   });
 
+  it('a rotation whose acknowledgements came in as its instance was cut off for longer than a lease: ERR_SAVE_UNCERTAIN, not a revoked token', async () => {
+    // p2/s1's last acknowledgement read, held by a partition, lands at 353 ms just as a longer one cuts it off: every
+    // instance had acknowledged, but its lease runs out meanwhile, the operator's rotation waits it out and resolves
+    // (811 ms), and p2/s1's renewals on its record give up at 988 ms: that rotation may not resolve then.
+    const plan: Plan = {
+      instances: 2,
+      replicas: 0,
+      waitFor: 0,
+      clocks: { spread: 0.0499, rates: { 1: 1.0499 } },
+      local: true,
+      faults: [
+        { at: 30, kind: 'rotate', instance: 1 },
+        { at: 70, kind: 'pause', instance: 1, length: 48 },
+        { at: 290, kind: 'partition', instance: 1, length: 63, drop: false, way: 'in' },
+        { at: 353, kind: 'partition', instance: 1, length: 547, drop: true, way: 'both' },
+        { at: 376, kind: 'cli-rotate' },
+        { at: 410, kind: 'pause', instance: 1, length: 331 },
+      ],
+    };
+    const result = await simulate(111417, plan, true);
+    const trace = result.trace.join('\n');
+    expect(trace).toMatch(/p4\/s2 rotate\(\) resolved/);
+    expect(trace).toMatch(/p2\/s1 rotate\(\) rejected ERR_SAVE_UNCERTAIN/);
+    expect(result.violation).toBeUndefined();
+  });
+
   it(`keeps every fault before ${FAULTS_END} ms and heals after`, () => {
     for (let seed = 1; seed <= 200; seed += 1) {
       for (const fault of planFor(seed).faults) expect(fault.at).toBeLessThan(FAULTS_END);

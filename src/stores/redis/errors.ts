@@ -57,13 +57,25 @@ export function supersededError(key: string): LauncherAuthError {
 }
 
 /**
- * A saved record that is no longer the newest one seen when its rotation would resolve (`newest`): superseded by
- * another rotation's, or, when `newest` is the rollback marker, lost (no rotation's secret is current then).
+ * Why the rotation of a saved record (`saved`) whose acknowledgements came in cannot resolve, if it cannot. This
+ * instance's lease is over (`leased` false: it was cut off or frozen since; `undefined` without a watch, which takes
+ * no lease): a rotation elsewhere may have replaced the record meanwhile without waiting for this instance. Or another
+ * record is the newest seen (`newest`): superseded by another rotation's, or, when `newest` is the rollback marker,
+ * lost (no rotation's secret is current then).
  */
-export function notCurrentError(key: string, newest: string): LauncherAuthError {
-  return newest.startsWith(MARKER_PREFIX)
-    ? uncertainError(key, 'Redis no longer holds it (it lost writes)')
-    : supersededError(key);
+export function unresolvedError(
+  key: string,
+  saved: string,
+  leased: boolean | undefined,
+  newest: string,
+): LauncherAuthError | undefined {
+  if (newest !== saved) {
+    return newest.startsWith(MARKER_PREFIX)
+      ? uncertainError(key, 'Redis no longer holds it (it lost writes)')
+      : supersededError(key);
+  }
+  if (leased === false) return uncertainError(key, 'this instance could not renew its lease on it in time');
+  return undefined;
 }
 
 /**

@@ -116,9 +116,11 @@ export class Follower {
    * meanwhile, or cut off: then at the back-off's pace), after waiting out a quarantine first (the server changed
    * during the rotation: a slot move, a failover). The rotation resolves when its own instance accepts the new
    * token too. It stops when another record is the newest seen, and after two quarantines' time, though never inside
-   * a quarantine: a server that changed again meanwhile is waited out too.
+   * a quarantine: a server that changed again meanwhile is waited out too. Settles with whether this instance's lease
+   * lasts then: the rotation resolves only while it does (once it ran out, a rotation elsewhere may have replaced the
+   * saved record without waiting for this instance).
    */
-  async renewLeased(): Promise<void> {
+  async renewLeased(): Promise<boolean> {
     const saving = this.#io.savingId();
     const { leaseMs, driftMargin } = this.#lease.options;
     // Two quarantines at most: past that, or once another record (or the marker) is the newest, the caller decides.
@@ -127,13 +129,14 @@ export class Follower {
     const until = this.#runtime.now() + 2 * (leaseMs + driftMargin);
     for (let renewals = 0; !this.#stopped && this.#lease.highest.id === saving; renewals += 1) {
       const now = this.#runtime.now();
-      if (renewals > 0 && now >= until && this.#lease.era.mayTrust(now)) return;
+      if (renewals > 0 && now >= until && this.#lease.era.mayTrust(now)) break;
       if (renewals > 0) await this.#sleep(this.#lease.nextDelay(this.#runtime.now()));
       await this.#sleep(this.#lease.era.quarantineUntil - this.#runtime.now());
       await this.renewOnce();
       const answered = this.#runtime.now();
-      if (this.#lease.leaseUntil > answered && this.#lease.era.mayTrust(answered)) return;
+      if (this.#lease.leaseUntil > answered && this.#lease.era.mayTrust(answered)) return true;
     }
+    return this.#lease.leaseUntil > this.#runtime.now();
   }
 
   /** Settles after `ms` (at once when it is not positive), or when the follower stops. */

@@ -14,8 +14,8 @@ import {
   corruptError,
   notConnectedError,
   rollbackError,
-  notCurrentError,
   uncertainError,
+  unresolvedError,
 } from './errors.js';
 import { Follower } from './follower.js';
 import { storeInternals, type WithInternals } from './internal.js';
@@ -336,11 +336,11 @@ export class RedisSecretStore implements SecretStore {
       );
       this.#replicas.check(result);
       await this.#acks.wait(wait, lease);
-      // A lease renewed on the saved record, then trust in it from the moment the authority makes it current, even
-      // when it held no trusted key before (the placeholder of an open() over the rollback marker).
-      await this.#follower?.renewLeased();
-      // A newer record seen by then (this process was frozen while other rotations went on), or the marker.
-      if (lease.highest.id !== record.id) throw notCurrentError(this.key, lease.highest.id);
+      // A lease renewed on the saved record (unless a newer one or the marker was seen: this process was frozen while
+      // other rotations went on), then trust in it from the moment the authority makes it current, even when it held
+      // no trusted key before (the placeholder of an open() over the rollback marker).
+      const unresolved = unresolvedError(this.key, record.id, await this.#follower?.renewLeased(), lease.highest.id);
+      if (unresolved !== undefined) throw unresolved;
       this.#link?.trustUntil(lease.saveResolved(), record.id);
       await remembered;
     } finally {
