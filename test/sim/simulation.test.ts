@@ -393,6 +393,30 @@ describe('situations kept as schedules', () => {
     }
   });
 
+  it("a rolling upgrade through a split brain without `replicas`: the deposed side's rotating instance takes the record of an instance of 0.2.0 on the other side, of a higher generation, for newer, as documented", async () => {
+    // A rotation resolves on each side (generation 2 on both); an instance of 0.2.0 then rotates on the promoted side
+    // (generation 3, without a line). When the split heals, the instance whose rotation resolved on the deposed
+    // primary judges that record by its generation alone (docs/several-instances.md) and adopts it.
+    const plan: Plan = {
+      instances: 2,
+      replicas: 2,
+      waitFor: 0,
+      faults: [
+        { at: 156, kind: 'failover', split: 661, side: [0] },
+        { at: 182, kind: 'cli-rotate' },
+        { at: 613, kind: 'legacy-rotate' },
+        { at: 654, kind: 'rotate', instance: 0 },
+      ],
+    };
+    const result = await simulate(130049, plan, true);
+    const trace = result.trace.join('\n');
+    const legacy = /an instance of 0\.2\.0 saves (\S+) over/.exec(trace)?.[1] ?? 'none';
+    expect(trace).toMatch(/p3\/s2 rotate\(\) resolved[\s\S]*p1\/s0 rotate\(\) resolved/);
+    expect(trace).toMatch(new RegExp(`p1/s0 rotate\\(\\) resolved[\\s\\S]*p1/s0 now holds ${legacy}`));
+    expect(result.excused).toBeGreaterThan(0);
+    expect(result.violation).toBeUndefined();
+  });
+
   it('a renewal slow on the network as the healthy stretch ends: the instance refuses for at most a lease after', async () => {
     // The network's rare slow message goes on after the faults: p4/s1's renewal before the end times out (slow both
     // ways), and the next one reaches Redis just before the end, after its trust ran out. The docs bound a refusal

@@ -8,6 +8,7 @@ import { generateRecord } from '../../src/authority/record.js';
 import { TokenAuthority } from '../../src/authority/token-authority.js';
 import type { SecretStore, TokenAuthorityOptions } from '../../src/authority/types.js';
 import { storeInternals } from '../../src/stores/redis/internal.js';
+import { parseLine, type Line } from '../../src/stores/redis/line.js';
 import type { Seen } from '../../src/stores/redis/lease.js';
 import type { GenerationMemory } from '../../src/stores/redis/memory.js';
 import type { RedisConnection } from '../../src/stores/redis/client.js';
@@ -186,6 +187,8 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
   /** The records a primary replaced with another one written over them (a save, a write-forward, a marker). */
   const overwritten = new Set<string>();
   const lines = new LineCheck();
+  /** The line of each record as a primary held it, by `id@generation` (a write-forward holds it at another). */
+  const linesOf = new Map<string, Line | undefined>();
   /** The record id each node holds ('' for none), as of its last write or restore. */
   const held = new Map<RedisNode, string>();
   /** After a restore of the primary (a restart, a slot move): what it holds now. */
@@ -197,6 +200,10 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
     const record = recordOf(node);
     const before = held.get(node) ?? '';
     held.set(node, record?.id ?? '');
+    if (record !== undefined && !linesOf.has(`${record.id}@${record.generation}`)) {
+      const { line } = JSON.parse(node.keyspace.data.get(KEY) as string) as { line?: unknown };
+      linesOf.set(`${record.id}@${record.generation}`, parseLine(line));
+    }
     if (node.role === 'primary' && record !== undefined && record.id !== before) {
       overwritten.add(record.prev);
       const wrong = lines.written(record.id, record.generation, record.prev, node.keyspace.data.get(KEY) as string);
@@ -318,6 +325,14 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
   /** The records each instance's authority held (its key at open and after each change), and those it saved fresh. */
   const heldBy = new Map<Instance, Set<string>>();
   const ownFresh = new Map<Instance, Set<string>>();
+  /**
+   * The records each instance adopted by their generation alone over the newest one it had held or saved, which they
+   * did not replace: docs/several-instances.md, "A record whose `line` does not reach back to the remembered record's
+   * generation (more than 16 rotations since, or written by 0.2.0) is judged by its generation alone." Such a record
+   * may be the other side's of a split brain (a rotation of 0.2.0 there), made before a rotation that resolved here.
+   * With each, `revokedBelow` then: a rotation that resolves later waits for this instance as for any other.
+   */
+  const byGeneration = new Map<Instance, Map<string, number>>();
   const setOf = <T>(map: Map<Instance, T>, instance: Instance, make: () => T): T => {
     let value = map.get(instance);
     if (value === undefined) map.set(instance, (value = make()));
@@ -344,12 +359,24 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
     const mine = id.startsWith(MARKER) || ownFresh.get(instance)?.has(id) === true;
     if (first !== undefined && !mine) {
       const above: Array<{ id: string; generation: number }> = [];
+      let remembered: { id: string; generation: number } | undefined;
       for (const [seen, at] of surelySeen.get(instance) ?? []) {
         const split = seen.lastIndexOf('@');
         const earlier = { id: seen.slice(0, split), generation: Number(seen.slice(split + 1)) };
         const known = held.has(earlier.id) || ownFresh.get(instance)?.has(earlier.id) === true;
         if (at < first.at && earlier.id !== id && known && earlier.generation >= first.generation) above.push(earlier);
+        if (at < first.at && known && earlier.generation > (remembered?.generation ?? 0)) remembered = earlier;
       }
+      const line = linesOf.get(`${id}@${first.generation}`);
+      if (
+        remembered !== undefined &&
+        remembered.id !== id &&
+        first.generation > remembered.generation &&
+        (line === undefined || line.floor > remembered.generation) &&
+        !descends(id, remembered.id) &&
+        !lines.replaced(id, remembered.id)
+      )
+        setOf(byGeneration, instance, () => new Map<string, number>()).set(id, revokedBelow);
       const successor = above.some((earlier) => descends(id, earlier.id) || lines.replaced(id, earlier.id));
       const [newest] = above.sort((a, b) => b.generation - a.generation);
       if (newest !== undefined && !successor)
@@ -936,6 +963,12 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       if (authority === undefined || !process.running || instance.oneShot) continue;
       const index = indexOf(authority.keyId);
       if (index >= revokedBelow || !accepts(authority)) continue;
+      // An instance that adopted this record by its generation alone (see byGeneration), before any rotation that
+      // resolved since, holds it as its newest.
+      if (byGeneration.get(instance)?.get(authority.keyId) === revokedBelow) {
+        excused += 1;
+        continue;
+      }
       // The documented exception: Redis lost the newest resolved record (no replica that took over had it), and
       // this instance never saw it: it cannot know better until an instance that saw it writes it back or replaces
       // it with the marker, and hears of that (pub/sub, or its next renewal: within a lease).
