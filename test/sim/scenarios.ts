@@ -332,6 +332,45 @@ function rollbackSameGeneration(rng: Prng, { instances }: Shape): Fault[] {
 }
 
 /**
+ * A rotation superseded while it waits, then lost: instance A rotates while a third instance is cut off (A's wait
+ * lasts until that instance's lease is over); B rotates over A's record and is cut off right after its save. What
+ * Redis sends A is held meanwhile (not lost: less than a command timeout) while Redis restarts from a dump taken
+ * between the two saves (it holds A's record, not B's): A takes in the acknowledgement read that shows B's record,
+ * then reads the restored Redis. Redis then restarts empty. A saw B's record: it must take its own for the rollback
+ * it is, never trust it again nor write it forward over the empty Redis.
+ */
+function supersededThenLost(rng: Prng, { instances }: Shape): Fault[] {
+  if (instances < 3) return [];
+  const a = rng.int(0, instances - 1);
+  const b = (a + rng.int(1, instances - 1)) % instances;
+  let c = rng.int(0, instances - 1);
+  while (c === a || c === b) c = (c + 1) % instances;
+  // Once every instance has opened; B's save well after a dump that follows A's, and before A's wait ends.
+  const first = rng.int(400, 480);
+  const second = first + rng.int(45, 150);
+  // After A's next acknowledgement read (one every ackPollInterval), from a dump (one every 20 ms from 10 ms)
+  // taken in the 20 ms before B's save, hence after A's.
+  const restartAt = second + rng.int(TIMING.ackPollInterval, 2 * TIMING.ackPollInterval);
+  const lastDump = 10 + 20 * Math.floor((restartAt - 10) / 20);
+  const age = Math.floor((lastDump - second) / 20) + 2;
+  const emptyAt = restartAt + rng.int(60, 120);
+  const healAt = emptyAt + rng.int(60, 150);
+  const cutC = first - rng.int(5, 40);
+  const cutB = second + rng.int(1, 4);
+  // Held from just before B's save until Redis is back (a restart takes at most 30 ms).
+  const holdA = second - rng.int(2, 6);
+  return [
+    { at: cutC, kind: 'partition', instance: c, length: healAt - cutC, drop: true, way: 'both' },
+    { at: first, kind: 'rotate', instance: a },
+    { at: second, kind: 'rotate', instance: b },
+    { at: cutB, kind: 'partition', instance: b, length: healAt - cutB, drop: true, way: 'both' },
+    { at: holdA, kind: 'partition', instance: a, length: restartAt + rng.int(31, 40) - holdA, drop: false, way: 'in' },
+    { at: restartAt, kind: 'restart-dump', age },
+    { at: emptyAt, kind: 'restart-empty' },
+  ];
+}
+
+/**
  * One rotation in a healthy world, once every instance has been in the instance table for longer than a lease: no
  * fault at all besides it. docs/several-instances.md: "Normally `rotate()` takes a few milliseconds", resolving on the
  * acknowledgements of a table known to be complete rather than at its bound.
@@ -392,6 +431,7 @@ export const SCENARIOS: readonly Scenario[] = [
   { name: 'rollback-same-generation', salt: 0x5a3e9e, share: 0.04, faults: rollbackSameGeneration },
   { name: 'healthy-rotation', salt: 0x4ea17, share: 0.03, faults: healthyRotation, alone: true },
   { name: 'gives-up-in-quarantine', salt: 0x9a4a27, share: 0.05, faults: givesUpInQuarantine, alone: true },
+  { name: 'superseded-then-lost', salt: 0x5bc10f, share: 0.05, faults: supersededThenLost },
 ];
 
 /** Whether the plan of `seed` draws a scenario whose faults replace the swarm's. */
