@@ -140,6 +140,13 @@ export const MUTANTS: readonly Mutant[] = [
     what: 'A rotation across changes of server stops waiting at its limit (two quarantines) even inside a quarantine, and resolves there.',
   },
   {
+    id: 'resolves-after-lease-ran-out',
+    file: FOLLOWER,
+    find: '    return this.#lease.leaseUntil > this.#runtime.now();\n',
+    replace: '    return true;\n',
+    what: "A rotation whose renewals on its record gave up resolves though its instance's lease ran out meanwhile.",
+  },
+  {
     id: 'late-ok-trusts',
     file: LEASE,
     find: "      if (reply.status === 'ok') this.era.confirmed(seq);\n      return {};\n    }\n    if (\n",
