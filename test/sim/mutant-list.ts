@@ -147,6 +147,17 @@ export const MUTANTS: readonly Mutant[] = [
     what: "A rotation whose renewals on its record gave up resolves though its instance's lease ran out meanwhile.",
   },
   {
+    id: 'renews-beside-timer',
+    file: FOLLOWER,
+    find:
+      '      if (renewals > 0 && this.#renewing !== undefined) await this.#renewing.catch(() => undefined);\n' +
+      '      else await this.renewOnce();\n',
+    replace: '      await this.renewOnce();\n',
+    what:
+      "A rotation's renewals on its record run beside the timer's instead of in their place: one goes out the moment " +
+      'the other fails, not at the back-off.',
+  },
+  {
     id: 'late-ok-trusts',
     file: LEASE,
     find: "      if (reply.status === 'ok') this.era.confirmed(seq);\n      return {};\n    }\n    if (\n",
