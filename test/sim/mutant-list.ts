@@ -149,6 +149,17 @@ export const MUTANTS: readonly Mutant[] = [
       "A gap: the world catches it only when a rotation's last acknowledgement read lands just as its instance is cut off for longer than a lease, early enough that another rotation waits that lease out and resolves before the first one's renewals give up. The swarm draws that timing about twice in a million plans (seeds 111417 and 579121); the kept schedule of seed 111417 catches it. A focused scenario that draws it would catch it at CI's count.",
   },
   {
+    id: 'renews-beside-timer',
+    file: FOLLOWER,
+    find:
+      '      if (renewals > 0 && this.#renewing !== undefined) await this.#renewing.catch(() => undefined);\n' +
+      '      else await this.renewOnce();\n',
+    replace: '      await this.renewOnce();\n',
+    what:
+      "A rotation's renewals on its record run beside the timer's instead of in their place: one goes out the moment " +
+      'the other fails, not at the back-off.',
+  },
+  {
     id: 'late-ok-trusts',
     file: LEASE,
     find: "      if (reply.status === 'ok') this.era.confirmed(seq);\n      return {};\n    }\n    if (\n",

@@ -371,6 +371,29 @@ function supersededThenLost(rng: Prng, { instances }: Shape): Fault[] {
 }
 
 /**
+ * A rotation made early (its instance has known the table for less than a lease, so it waits for its bound) whose
+ * acknowledgement reads are held on their way back past the bound and land just as its instance is cut off for
+ * longer than a lease; it is frozen for a while besides. A rotation made from a shell then waits that instance's
+ * lease out and resolves: the first rotation, whose renewals on its record never get through, must not resolve.
+ */
+function leaseRanOutAfterAcks(rng: Prng, { instances }: Shape): Fault[] {
+  const a = rng.int(0, instances - 1);
+  const rotateAt = rng.int(20, 50);
+  // Its bound: leaseMs + driftMargin after the save, on a clock that runs fast (see the settings).
+  const bound = rotateAt + (TIMING.leaseMs + TIMING.driftMargin) / (1 + WIDE_SPREAD);
+  const landAt = bound + rng.int(3, 20);
+  const holdAt = landAt - rng.int(50, 80);
+  return [
+    { at: rotateAt, kind: 'rotate', instance: a },
+    { at: rotateAt + rng.int(35, 50), kind: 'pause', instance: a, length: rng.int(40, 55) },
+    { at: holdAt, kind: 'partition', instance: a, length: landAt - holdAt, drop: false, way: 'in' },
+    { at: landAt, kind: 'partition', instance: a, length: FAULTS_END - landAt, drop: true, way: 'both' },
+    { at: landAt + rng.int(15, 40), kind: 'cli-rotate' },
+    { at: landAt + rng.int(50, 65), kind: 'pause', instance: a, length: rng.int(300, 360) },
+  ];
+}
+
+/**
  * One rotation in a healthy world, once every instance has been in the instance table for longer than a lease: no
  * fault at all besides it. docs/several-instances.md: "Normally `rotate()` takes a few milliseconds", resolving on the
  * acknowledgements of a table known to be complete rather than at its bound.
@@ -432,6 +455,14 @@ export const SCENARIOS: readonly Scenario[] = [
   { name: 'healthy-rotation', salt: 0x4ea17, share: 0.03, faults: healthyRotation, alone: true },
   { name: 'gives-up-in-quarantine', salt: 0x9a4a27, share: 0.05, faults: givesUpInQuarantine, alone: true },
   { name: 'superseded-then-lost', salt: 0x5bc10f, share: 0.05, faults: supersededThenLost },
+  {
+    name: 'lease-ran-out-after-acks',
+    salt: 0x1ea5e0,
+    share: 0.04,
+    faults: leaseRanOutAfterAcks,
+    settings: (faults) => atTheBound(faults, false),
+    alone: true,
+  },
 ];
 
 /** Whether the plan of `seed` draws a scenario whose faults replace the swarm's. */

@@ -132,7 +132,10 @@ export class Follower {
       if (renewals > 0 && now >= until && this.#lease.era.mayTrust(now)) break;
       if (renewals > 0) await this.#sleep(this.#lease.nextDelay(this.#runtime.now()));
       await this.#sleep(this.#lease.era.quarantineUntil - this.#runtime.now());
-      await this.renewOnce();
+      // After the first, a renewal of the timer's in flight (sent after the save, at the same back-off) is this
+      // one: another sent the moment it fails would double the pace at which a broken Redis is asked.
+      if (renewals > 0 && this.#renewing !== undefined) await this.#renewing.catch(() => undefined);
+      else await this.renewOnce();
       const answered = this.#runtime.now();
       if (this.#lease.leaseUntil > answered && this.#lease.era.mayTrust(answered)) return true;
     }
