@@ -145,8 +145,6 @@ export const MUTANTS: readonly Mutant[] = [
     find: '    return this.#lease.leaseUntil > this.#runtime.now();\n',
     replace: '    return true;\n',
     what: "A rotation whose renewals on its record gave up resolves though its instance's lease ran out meanwhile.",
-    ifSurvives:
-      "A gap: the world catches it only when a rotation's last acknowledgement read lands just as its instance is cut off for longer than a lease, early enough that another rotation waits that lease out and resolves before the first one's renewals give up. The swarm draws that timing about twice in a million plans (seeds 111417 and 579121); the kept schedule of seed 111417 catches it. A focused scenario that draws it would catch it at CI's count.",
   },
   {
     id: 'renews-beside-timer',
