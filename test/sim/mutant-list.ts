@@ -204,6 +204,8 @@ export const MUTANTS: readonly Mutant[] = [
     find: '    if (now < leaseUntil) {\n',
     replace: '    if (now < leaseUntil || now >= this.bound) {\n',
     what: 'A rotation resolves at its bound without checking that its own lease still lasts.',
+    ifSurvives:
+      "Equivalent since the store checks the lease again once the wait has resolved (store.ts, errors.ts unresolvedError): the rotation then renews on its record, a round trip sent after the wait's decision, and resolves only if that renewal found the record current and granted a lease that still lasts; otherwise it rejects (ERR_SAVE_UNCERTAIN, or superseded when the renewal showed a newer record). At the bound, every lease granted before the save has run out, so resolving there trusts no older key; the renewal is what proves the record still current. Two layers check the same lease; this mutant removes the first.",
   },
   {
     id: 'acks-bound-without-drift',
