@@ -712,6 +712,47 @@ describe('situations kept as schedules', () => {
     expect(result.violation).toBeUndefined();
   });
 
+  it("the operator's rotation over the marker overtaken by a rotation a user started during the faults: ERR_ROTATION_SUPERSEDED, which the docs allow", async () => {
+    // p3/s2's second rotation, queued behind its first since 30 ms, saves over the operator's record once the first
+    // rejects: the operator's rotation is superseded, as docs/errors.md says of a rotation overtaken by another.
+    const plan: Plan = {
+      instances: 3,
+      replicas: 1,
+      waitFor: 0,
+      saveTimeout: 6000,
+      unwatched: true,
+      clocks: { spread: 0.0499, rates: { 2: 1.0499 } },
+      local: true,
+      faults: [
+        { at: 30, kind: 'rotate', instance: 2 },
+        { at: 30, kind: 'rotate', instance: 2 },
+        { at: 67, kind: 'pause', instance: 2, length: 53.58093715761788 },
+        { at: 79, kind: 'pause', instance: 2, length: 54 },
+        { at: 120.08093715761788, kind: 'partition', instance: 2, length: 172.3954662348795, drop: true, way: 'both' },
+        { at: 185, kind: 'partition', instance: 1, length: 553, drop: true, way: 'both' },
+        { at: 192, kind: 'failover', split: 90, side: [] },
+        { at: 272.315649109439, kind: 'partition', instance: 2, length: 80, drop: false, way: 'in' },
+        { at: 291, kind: 'replica-lag', length: 462 },
+        { at: 292.9764033924974, kind: 'partition', instance: 2, length: 62.270716612166666, drop: false, way: 'in' },
+        { at: 307, kind: 'rotate', instance: 2 },
+        { at: 352.315649109439, kind: 'partition', instance: 2, length: 547.6843508905611, drop: true, way: 'both' },
+        { at: 355.24712000466405, kind: 'partition', instance: 2, length: 544.7528799953359, drop: true, way: 'both' },
+        { at: 376.24712000466405, kind: 'cli-rotate' },
+        { at: 389.315649109439, kind: 'cli-rotate' },
+        { at: 405.315649109439, kind: 'pause', instance: 2, length: 335 },
+        { at: 684, kind: 'partition', instance: 2, length: 155, drop: true, way: 'both' },
+        { at: 689, kind: 'partition', instance: 0, length: 202, drop: true, way: 'both' },
+        { at: 691, kind: 'failover', split: 0, side: [] },
+      ],
+    };
+    const result = await simulate(30036, plan, true);
+    const trace = result.trace.join('\n');
+    expect(trace).toMatch(
+      /the operator runs launcher-auth rotate[\s\S]*p3\/s2 SAVE\(\) on node 0: ok[\s\S]*p7\/s5 rotate\(\) rejected ERR_ROTATION_SUPERSEDED/,
+    );
+    expect(result.violation).toBeUndefined();
+  });
+
   it(`keeps every fault before ${FAULTS_END} ms and heals after`, () => {
     for (let seed = 1; seed <= 200; seed += 1) {
       for (const fault of planFor(seed).faults) expect(fault.at).toBeLessThan(FAULTS_END);

@@ -722,20 +722,23 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
    * `launcher-auth rotate`: a one-shot process that rotates, then exits; `done` hears whether rotate() resolved, and
    * whether a slow message held its process up near the end.
    */
-  function cliRotate(done?: (resolved: boolean, slow: boolean) => void): void {
+  function cliRotate(done?: (resolved: boolean, slow: boolean, own: boolean) => void): void {
     const cli = spawn(
       true,
       (authority) => {
         const process = cli.process;
         rotate(cli, authority, (resolved) => {
-          done?.(resolved, slowLately(process));
+          // Whether Redis holds the record this process saved, not another rotation's written over it.
+          const held = recordOf(redis.nodes[redis.primary] as RedisNode)?.id ?? '';
+          done?.(resolved, slowLately(process), ownFresh.get(cli)?.has(held) === true);
           void authority.close().then(() => {
             log(() => `${process.name} exits`);
             process.crash();
           });
         });
       },
-      done,
+      // An open that failed saved nothing.
+      done && ((resolved, slow) => done(resolved, slow, false)),
     );
   }
 
@@ -1186,15 +1189,18 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
     const held = recordOf(redis.nodes[redis.primary] as RedisNode);
     if (tries === 0 || (held !== undefined && !held.id.startsWith(MARKER))) return void (operating = 'no');
     log(() => 'the operator runs launcher-auth rotate');
-    cliRotate((resolved, slow) => {
+    cliRotate((resolved, slow, own) => {
       if (resolved) return void (operating = 'no');
       // The docs: `launcher-auth rotate` over the marker replaces it and resolves. One that did not resolve is run
       // again while the marker stands; one that replaced it without resolving (and not for want of replicas, which
       // the docs allow, nor because the network's rare slow message, which goes on after the faults, timed its save
-      // out: ERR_SAVE_UNCERTAIN, as the check of every rejected rotation allows) broke that promise.
+      // out: ERR_SAVE_UNCERTAIN, as the check of every rejected rotation allows) broke that promise. Unless another
+      // rotation (one a user started during the faults, queued behind another) saved over it: docs/errors.md,
+      // "overtaken by another, it rejects with `ERR_ROTATION_SUPERSEDED`".
       const now = recordOf(redis.nodes[redis.primary] as RedisNode);
       if (
         plan.unwatched === true &&
+        own &&
         !slow &&
         now !== undefined &&
         !now.id.startsWith(MARKER) &&
