@@ -753,6 +753,36 @@ describe('situations kept as schedules', () => {
     expect(result.violation).toBeUndefined();
   });
 
+  it('a split brain without `replicas`: an instance on the promoted side that wrote its record back there sits its quarantine out', async () => {
+    // p5/s0 finds the promoted replica (node 1) empty (438.2 ms) and writes its record back (454.9 ms); its next
+    // renewals found that record there and ended its quarantine, so it accepted that token when p4/s3's rotation on
+    // the deposed primary, which did not wait for it, resolved (about 725 ms), before 438.2 ms + leaseMs + driftMargin.
+    const plan: Plan = {
+      instances: 4,
+      replicas: 2,
+      waitFor: 0,
+      saveTimeout: 6000,
+      unwatched: false,
+      faults: [
+        { at: 123, kind: 'restart-dump', age: 13 },
+        { at: 123, kind: 'partition', instance: 2, length: 451, drop: true, way: 'both' },
+        { at: 131, kind: 'partition', instance: 1, length: 580, drop: true, way: 'both' },
+        { at: 331, kind: 'restart-dump', age: 18 },
+        { at: 355, kind: 'failover', split: 423, side: [2, 3] },
+        { at: 378, kind: 'rotate', instance: 0 },
+        { at: 424, kind: 'rotate', instance: 3 },
+        { at: 654, kind: 'restart-dump', age: 38 },
+      ],
+    };
+    const result = await simulate(723659, plan, true);
+    const trace = result.trace.join('\n');
+    expect(trace).toMatch(/failover from node 0 to node 1 \(split until 778\)/);
+    expect(trace).toMatch(/p5\/s0 CONFIRM\(\S+\) on node 1: stale -@0/);
+    expect(trace).toMatch(/p5\/s0 SAVE\(\) on node 1: ok \S+@4/);
+    expect(trace).toMatch(/p4\/s3 rotate\(\) resolved/);
+    expect(result.violation).toBeUndefined();
+  });
+
   it(`keeps every fault before ${FAULTS_END} ms and heals after`, () => {
     for (let seed = 1; seed <= 200; seed += 1) {
       for (const fault of planFor(seed).faults) expect(fault.at).toBeLessThan(FAULTS_END);

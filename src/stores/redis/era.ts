@@ -75,9 +75,24 @@ export class Era {
     return this.#ownSeq;
   }
 
-  /** Ends the quarantine now (the lease shows that nothing a rotation revoked can be trusted; see Lease.renewed). */
+  /** The part of the quarantine that no renewal ends early (see {@link keepQuarantine}). */
+  #keptUntil = -Infinity;
+
+  /**
+   * Ends the quarantine now (the lease shows that nothing a rotation revoked can be trusted; see Lease.renewed),
+   * except the part kept by {@link keepQuarantine}.
+   */
   endQuarantine(): void {
-    this.#quarantineUntil = -Infinity;
+    this.#quarantineUntil = this.#keptUntil;
+  }
+
+  /**
+   * This instance found that Redis lost its record: the record that server holds next is the one this instance
+   * writes there, which shows nothing about a rotation made elsewhere meanwhile (on the other side of a split brain,
+   * which renews elsewhere). The present quarantine then runs its course.
+   */
+  keepQuarantine(): void {
+    this.#keptUntil = Math.max(this.#keptUntil, this.#quarantineUntil);
   }
 
   /** Records that Redis confirmed this instance's renewal number `seq`. */

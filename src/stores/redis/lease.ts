@@ -219,6 +219,7 @@ export class Lease {
     this.era.observe(reply, now);
     const sighting = this.see(reply.generation, reply.id, reply.prev, this.sentHighest(seq), reply.line);
     if (sighting === 'rollback') {
+      this.era.keepQuarantine();
       this.#failures += 1;
       const condition: Condition = reply.id === null ? 'missing' : 'rollback';
       const expected = { generation: reply.generation, id: reply.id ?? '' };
@@ -252,9 +253,8 @@ export class Lease {
       reply.id === heldId &&
       heldId === this.#highest.id
     ) {
-      // Another server (a slot moved, a failover) holds the very record whose trust still lasts: no rotation can
-      // have revoked it meanwhile, since it would have waited for this instance's acknowledgement (which would
-      // have moved it to the new record) or for this lease to run out. Nothing to quarantine.
+      // Another server (a slot moved, a failover) holds the very record whose trust still lasts: a rotation that
+      // revoked it would have waited for this instance's acknowledgement or lease. Nothing to quarantine (unless kept).
       this.era.endQuarantine();
     }
     if (reply.status === 'ok' && !this.era.mayTrust(now)) {

@@ -429,6 +429,29 @@ describe('Lease: another server that holds the record still trusted', () => {
     expect(late.renewed(after, { seq: next, sentAt: 950, now: 951, heldId: 'a', canWriteForward: true })).toEqual({});
     expect(late.era.mayTrust(951)).toBe(false);
   });
+
+  it('quarantines for the whole lease on a server that lost the record, though it then holds the one written forward', () => {
+    const lease = holdingFirst();
+    // A failover to a replica without the record (the other side of a split brain): this instance writes it forward.
+    const seq = lease.nextSeq();
+    const empty = { ...answer(seq, 0, null, '', 'stale'), runId: 'promoted', epoch: null, ownSeq: 0 };
+    const step = lease.renewed(empty, { seq, sentAt: 300, now: 301, heldId: 'a', canWriteForward: true });
+    expect(step).toMatchObject({ writeForward: { expected: 0, expectedId: '', generation: 2 } });
+    lease.wrote(2, 'a', step.writeForward?.line);
+    // The server holds 'a' now because this instance wrote it there: that shows nothing about a rotation on the
+    // deposed primary, which did not wait for this lease. No trust before the quarantine ends (301 + 1100).
+    const next = lease.nextSeq();
+    const written = { ...answer(next, 2, 'a', ''), runId: 'promoted', epoch: 'new', ownSeq: next };
+    expect(lease.renewed(written, { seq: next, sentAt: 400, now: 401, heldId: 'a', canWriteForward: true })).toEqual(
+      {},
+    );
+    expect(lease.era.mayTrust(1400)).toBe(false);
+    const last = lease.nextSeq();
+    const later = { ...answer(last, 2, 'a', ''), runId: 'promoted', epoch: 'new', ownSeq: last };
+    expect(
+      lease.renewed(later, { seq: last, sentAt: 1401, now: 1402, heldId: 'a', canWriteForward: true }),
+    ).toMatchObject({ trustUntil: 2301 });
+  });
 });
 
 describe('Lease: a record of another line of rotations', () => {
