@@ -783,6 +783,71 @@ describe('situations kept as schedules', () => {
     expect(result.violation).toBeUndefined();
   });
 
+  it("a save's answer that its WAIT held past a slot move starts no second quarantine: the current token within a lease", async () => {
+    // p2/s1's save is answered by the server the slot left after a renewal was answered by the new one; cut off and
+    // stalled until the faults end, it then renews there and must trust the current record within the bound.
+    const plan: Plan = {
+      instances: 4,
+      replicas: 1,
+      waitFor: 1,
+      faults: [
+        { at: 66, kind: 'rotate', instance: 1 },
+        { at: 116, kind: 'replica-lag', length: 410 },
+        { at: 171, kind: 'slot-move' },
+        { at: 222, kind: 'partition', instance: 0, length: 348, drop: true, way: 'both' },
+        { at: 225, kind: 'stall', length: 233 },
+        { at: 237, kind: 'rotate', instance: 2 },
+        { at: 280, kind: 'rotate', instance: 0 },
+        { at: 313, kind: 'rotate', instance: 3 },
+        { at: 441, kind: 'stall', length: 459 },
+        { at: 579, kind: 'rotate', instance: 2 },
+      ],
+      saveTimeout: 6000,
+      unwatched: false,
+      clocks: { spread: 0.0499 },
+    };
+    const result = await simulate(754947, plan, true);
+    const trace = result.trace.join('\n');
+    expect(trace).toMatch(
+      /p2\/s1 SAVE\(\) on node 0: ok \S+ run (\S+)[\s\S]*p2\/s1 CONFIRM\([^)]*\) on node 0: ok \S+ run (?!\1)[\s\S]*p2\/s1 rotate\(\) rejected ERR_SAVE_UNCERTAIN/,
+    );
+    expect(result.violation).toBeUndefined();
+  });
+
+  it("an acknowledgement read answered by the server that Redis's restart replaced starts no second quarantine", async () => {
+    // p3/s2's read, sent before the renewal that first reached the restarted server, is answered by the server before
+    // the restart after that renewal's answer: the store's quarantine runs from the renewal's answer, the world's too.
+    const plan: Plan = {
+      instances: 3,
+      replicas: 0,
+      waitFor: 0,
+      faults: [
+        { at: 30, kind: 'rotate', instance: 1 },
+        { at: 34, kind: 'partition', instance: 1, length: 405, drop: false, way: 'both' },
+        { at: 79, kind: 'pause', instance: 1, length: 48.856298417784274 },
+        { at: 127.35629841778427, kind: 'partition', instance: 1, length: 172.3954662348795, drop: true, way: 'both' },
+        { at: 210, kind: 'slot-move' },
+        { at: 286, kind: 'rotate', instance: 0 },
+        { at: 300.2517646526638, kind: 'partition', instance: 1, length: 57.40769553737243, drop: false, way: 'in' },
+        { at: 312, kind: 'rotate', instance: 1 },
+        { at: 357.6594601900362, kind: 'partition', instance: 1, length: 542.3405398099637, drop: true, way: 'both' },
+        { at: 378.6594601900362, kind: 'cli-rotate' },
+        { at: 393, kind: 'rotate', instance: 2 },
+        { at: 439, kind: 'restart-empty' },
+        { at: 644, kind: 'rotate', instance: 2 },
+        { at: 655, kind: 'partition', instance: 0, length: 245, drop: true, way: 'out' },
+      ],
+      saveTimeout: 6000,
+      unwatched: false,
+      clocks: { spread: 0.0499, rates: { 1: 1.0499 } },
+      local: true,
+    };
+    const result = await simulate(846, plan, true);
+    const trace = result.trace.join('\n');
+    expect(trace).toMatch(/restart-empty[\s\S]*p3\/s2 rotate\(\) resolved/);
+    expect(result.violation).toBeUndefined();
+  });
+
   it(`keeps every fault before ${FAULTS_END} ms and heals after`, () => {
     for (let seed = 1; seed <= 200; seed += 1) {
       for (const fault of planFor(seed).faults) expect(fault.at).toBeLessThan(FAULTS_END);

@@ -393,7 +393,10 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
    * on its clock from that answer (docs/several-instances.md). Looser than the store where the docs leave room: a
    * renewal on the very record the new server holds ends the quarantine here even if the trust in it was over.
    */
-  const servers = new Map<SimProcess, { id: string; change?: { readonly at: number; until: number } }>();
+  const servers = new Map<
+    SimProcess,
+    { id: string; change?: { readonly at: number; until: number }; left?: { readonly id: string; before: number } }
+  >();
   /** The store's own timeout of a command (a save waits for replicas too), on its process's clock. */
   const timeoutOf = (script: string): number =>
     TIMING.commandTimeout + (script === SAVE && plan.waitFor !== 0 ? REPLICA_TIMEOUT : 0);
@@ -421,7 +424,11 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       return;
     }
     if (!judged) return;
+    // An answer of the server it left, to a command sent before the one whose answer showed the change, changes
+    // nothing (era.ts): it tells nothing newer than that answer did.
+    if (observed.runId !== server.id && observed.runId === server.left?.id && at.sent < server.left.before) return;
     if (observed.runId !== server.id) {
+      server.left = { id: server.id, before: at.sent };
       server.id = observed.runId;
       server.change = { at: scheduler.now, until: process.local() + TIMING.leaseMs + TIMING.driftMargin };
     }

@@ -46,6 +46,7 @@ export class AckReader {
     for (let read = 0; ; read += 1) {
       const heard = this.#heard;
       const confirmedAtSend = wait.sending();
+      const sentAt = this.#runtime.now();
       const sent = lease.highest;
       let answer: unknown;
       try {
@@ -57,7 +58,9 @@ export class AckReader {
       const pending = pendingOf(answer);
       if (pending !== undefined) lease.see(pending.generation, pending.id, pending.prev, sent, pending.line);
       const step =
-        pending === undefined ? wait.unanswered(now) : wait.read(pending, now, this.#io.leaseUntil(), confirmedAtSend);
+        pending === undefined
+          ? wait.unanswered(now)
+          : wait.read(pending, now, this.#io.leaseUntil(), confirmedAtSend, sentAt);
       this.#drop(step.drop);
       if (step.outcome === 'resolved') {
         this.#dropLater(step.dropAt ?? []);

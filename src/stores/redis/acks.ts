@@ -57,7 +57,10 @@ export class AckWait {
   /** When each (instance, renewal number) waited on was first seen. */
   readonly #firstSeen = new Map<string, { seq: number; at: number }>();
 
-  /** `confirmedAtSend`: the era's confirmed renewal number when the save was sent (see {@link Era.observe}). */
+  /**
+   * `confirmedAtSend`: the era's confirmed renewal number when the save was sent; `sentAt`: when it was sent (see
+   * {@link Era.observe}).
+   */
   constructor(
     generation: number,
     id: string,
@@ -66,13 +69,14 @@ export class AckWait {
     era: Era,
     options: AckOptions,
     confirmedAtSend = era.confirmedSeq,
+    sentAt = savedAt,
   ) {
     this.generation = generation;
     this.id = id;
     this.#options = options;
     this.bound = savedAt + options.leaseMs + options.driftMargin;
     this.#era = era;
-    era.observe(saveReply, savedAt, confirmedAtSend);
+    era.observe(saveReply, savedAt, confirmedAtSend, sentAt);
   }
 
   /** What a read sent now passes to {@link read} as `confirmedAtSend`. */
@@ -86,9 +90,9 @@ export class AckWait {
    * current, and any newer rotation must wait for it, so none can have resolved in between (an answer that lay in
    * a frozen process's buffer is never taken for the present).
    */
-  read(reply: PendingReply, now: number, leaseUntil: number, confirmedAtSend?: number): AckStep {
+  read(reply: PendingReply, now: number, leaseUntil: number, confirmedAtSend?: number, sentAt?: number): AckStep {
     // A new era (a restart, a failover, a lost table) starts its own wait for leases granted before it.
-    this.#era.observe(reply, now, confirmedAtSend);
+    this.#era.observe(reply, now, confirmedAtSend, sentAt);
     if (reply.id !== this.id) {
       // The rollback marker is no rotation: Redis went back past this record, and no secret is current.
       if (reply.id?.startsWith(MARKER_PREFIX) === true) return { outcome: 'lost', drop: [] };

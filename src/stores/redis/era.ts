@@ -21,6 +21,13 @@ export class Era {
     this.#wait = leaseMs + driftMargin;
   }
 
+  /** The server and table of the era before this one, and when the command whose answer began this one was sent. */
+  #left: { readonly runId: string; readonly epoch: string | null; readonly before: number } = {
+    runId: '',
+    epoch: null,
+    before: -Infinity,
+  };
+
   /** The end of the quarantine after a change of era (not after the first one): no trust is granted before it. */
   #quarantineUntil = -Infinity;
 
@@ -28,23 +35,34 @@ export class Era {
    * Takes in an answer observed at `now`; returns true when the era changed (a restart, a failover, a lost table).
    * `confirmedAtSend` is {@link confirmedSeq} when the command was sent: an answer taken in after a renewal that Redis
    * ran after it (answers that arrive together are not always taken in the order Redis sent them) shows a lower own
-   * renewal number without any loss.
+   * renewal number without any loss. `sentAt` is when the command was sent: an answer of the server and table this
+   * era replaced, to a command sent before the one whose answer began this era (a save whose `WAIT` outlasted a slot
+   * move), tells nothing newer than that answer did, and changes nothing.
    */
-  observe(observed: Observed, now: number, confirmedAtSend = this.#ownSeq): boolean {
+  observe(observed: Observed, now: number, confirmedAtSend = this.#ownSeq, sentAt = now): boolean {
+    const present = this.holds(observed);
+    const { runId, epoch, before } = this.#left;
+    if (!present && sentAt < before && observed.runId === runId && observed.epoch === epoch) return false;
     // An entry that is gone while Redis and the table are the same was removed by a rotating instance's
     // housekeeping after this instance's lease ran out (it was cut off or frozen): nothing was lost. An entry that
     // is there with an older renewal number was rolled back.
     const dropped = observed.ownSeq === 0 && observed.runId === this.#runId && observed.epoch === this.#epoch;
     const lost = !dropped && observed.ownSeq < Math.min(confirmedAtSend, this.#ownSeq);
-    if (!lost && observed.runId === this.#runId && observed.epoch === this.#epoch) return false;
+    if (!lost && present) return false;
     // A table created by this very answer (no epoch before, same Redis) is the start, not a loss.
     const first = Number.isNaN(this.#since) || (this.#epoch === null && !lost && observed.runId === this.#runId);
     if (!first) this.#quarantineUntil = now + this.#wait;
+    if (!first) this.#left = { runId: this.#runId, epoch: this.#epoch, before: sentAt };
     this.#runId = observed.runId;
     this.#epoch = observed.epoch;
     this.#since = now;
     this.#ownSeq = observed.ownSeq;
     return true;
+  }
+
+  /** Whether `observed` comes from this era's server and table. */
+  holds(observed: Observed): boolean {
+    return observed.runId === this.#runId && observed.epoch === this.#epoch;
   }
 
   /**
@@ -80,10 +98,11 @@ export class Era {
 
   /**
    * Ends the quarantine now (the lease shows that nothing a rotation revoked can be trusted; see Lease.renewed),
-   * except the part kept by {@link keepQuarantine}.
+   * except the part kept by {@link keepQuarantine}, when `observed`, the answer that shows it, comes from this era's
+   * server and table (not a late one from the server this instance left).
    */
-  endQuarantine(): void {
-    this.#quarantineUntil = this.#keptUntil;
+  endQuarantine(observed: Observed): void {
+    if (this.holds(observed)) this.#quarantineUntil = this.#keptUntil;
   }
 
   /**

@@ -216,7 +216,7 @@ export class Lease {
   /** The `renewal` answered with `reply`. */
   renewed(reply: ConfirmReply, renewal: Renewal): LeaseStep {
     const { seq, sentAt, now, heldId, canWriteForward, renewHeld = true } = renewal;
-    this.era.observe(reply, now);
+    this.era.observe(reply, now, undefined, sentAt);
     const sighting = this.see(reply.generation, reply.id, reply.prev, this.sentHighest(seq), reply.line);
     if (sighting === 'rollback') {
       this.era.keepQuarantine();
@@ -255,7 +255,7 @@ export class Lease {
     ) {
       // Another server (a slot moved, a failover) holds the very record whose trust still lasts: a rotation that
       // revoked it would have waited for this instance's acknowledgement or lease. Nothing to quarantine (unless kept).
-      this.era.endQuarantine();
+      this.era.endQuarantine(reply);
     }
     if (reply.status === 'ok' && !this.era.mayTrust(now)) {
       // Quarantined after Redis lost writes: renewing at the usual pace (Redis answers), not trusting yet. The entry

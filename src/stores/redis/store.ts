@@ -285,7 +285,7 @@ export class RedisSecretStore implements SecretStore {
     try {
       const line = lease.lineFor({ generation: expected, id: expectedId }, record.id);
       const value = encodeRecord(record, generation, expectedId, line);
-      const confirmedAtSend = lease.era.confirmedSeq;
+      const [confirmedAtSend, sentAt] = [lease.era.confirmedSeq, this.#runtime.now()];
       let result: RunResult;
       try {
         result = await this.#runFull(
@@ -327,12 +327,9 @@ export class RedisSecretStore implements SecretStore {
         savedAt,
         head.observed,
         lease.era,
-        {
-          leaseMs: lease.options.leaseMs,
-          driftMargin: lease.options.driftMargin,
-          commandTimeout: this.#commandTimeout,
-        },
+        { ...lease.options, commandTimeout: this.#commandTimeout },
         confirmedAtSend,
+        sentAt,
       );
       this.#replicas.check(result);
       await this.#acks.wait(wait, lease);

@@ -77,6 +77,26 @@ describe('Era', () => {
     expect(era.mayTrust(2010)).toBe(false);
   });
 
+  it('an answer of the server the era left, to a command sent before the one that began the era, changes nothing', () => {
+    const era = new Era(LEASE, DRIFT);
+    era.begin(seen('first', 0), 0);
+    era.observe(seen('first', 1), 10, undefined, 5);
+    era.confirmed(1);
+    // A save sent at 20 waits for its replicas; the slot moves; a renewal sent at 30 is answered by the new server.
+    expect(era.observe(seen('moved', 2), 40, undefined, 30)).toBe(true);
+    era.confirmed(2);
+    // The save's answer, which the server the slot left sent before the move, is taken in after that renewal's.
+    expect(era.observe(seen('first', 1), 50, 1, 20)).toBe(false);
+    expect(era.same(seen('moved', 2))).toBe(true);
+    expect(era.quarantineUntil).toBe(40 + LEASE + DRIFT);
+    // So the next renewal on the new server, after a lease, starts no second quarantine.
+    expect(era.observe(seen('moved', 3), 1200, undefined, 1190)).toBe(false);
+    expect(era.mayTrust(1200)).toBe(true);
+    // An answer of the former server to a command sent after the move was seen is a change of server again.
+    expect(era.observe(seen('first', 1), 1300, undefined, 1250)).toBe(true);
+    expect(era.mayTrust(1300)).toBe(false);
+  });
+
   it('an entry missing from another Redis is a loss', () => {
     const era = new Era(LEASE, DRIFT);
     era.begin(seen('first', 0), 0);

@@ -452,6 +452,31 @@ describe('Lease: another server that holds the record still trusted', () => {
       lease.renewed(later, { seq: last, sentAt: 1401, now: 1402, heldId: 'a', canWriteForward: true }),
     ).toMatchObject({ trustUntil: 2301 });
   });
+
+  it('a renewal answered by the server it left, sent before the move was seen, neither moves it back nor ends the new quarantine', () => {
+    const lease = holdingFirst();
+    const before = lease.nextSeq();
+    // The save's answer, sent at 505, comes from the slot's new primary first: another server, a quarantine.
+    expect(lease.era.observe({ ...answer(0, 1, 'a', ''), runId: 'other' }, 511, undefined, 505)).toBe(true);
+    // The renewal sent at 500, answered by the server the slot left: it tells nothing of the new server.
+    expect(
+      lease.renewed(answer(before, 1, 'a', ''), {
+        seq: before,
+        sentAt: 500,
+        now: 512,
+        heldId: 'a',
+        canWriteForward: true,
+      }),
+    ).toEqual({});
+    expect(lease.era.mayTrust(512)).toBe(false);
+    // The next renewal, on the new server, while the trust in 'a' lasts: no quarantine, and no second one.
+    const seq = lease.nextSeq();
+    const moved = { ...answer(seq, 1, 'a', ''), runId: 'other' };
+    expect(lease.renewed(moved, { seq, sentAt: 520, now: 521, heldId: 'a', canWriteForward: true })).toMatchObject({
+      trustUntil: 1420,
+    });
+    expect(lease.era.mayTrust(521)).toBe(true);
+  });
 });
 
 describe('Lease: a record of another line of rotations', () => {
