@@ -49,6 +49,10 @@ export class Era {
     const dropped = observed.ownSeq === 0 && observed.runId === this.#runId && observed.epoch === this.#epoch;
     const lost = !dropped && observed.ownSeq < Math.min(confirmedAtSend, this.#ownSeq);
     if (!lost && present) return false;
+    // No table on the same Redis, in the answer to a command sent before Redis confirmed any renewal of this
+    // instance: Redis may have run it before the renewal that created the table, whose answer was taken in first.
+    // A table lost since shows at the next renewal, which starts another.
+    if (observed.epoch === null && observed.runId === this.#runId && confirmedAtSend === 0) return false;
     // A table created by this very answer (no epoch before, same Redis) is the start, not a loss.
     const first = Number.isNaN(this.#since) || (this.#epoch === null && !lost && observed.runId === this.#runId);
     if (!first) this.#quarantineUntil = now + this.#wait;

@@ -66,6 +66,22 @@ describe('Era', () => {
     expect(era.mayTrust(22)).toBe(false);
   });
 
+  it('an answer without the table, sent before any renewal of this instance was confirmed, is not a lost table', () => {
+    const era = new Era(LEASE, DRIFT);
+    const noTable: Observed = { ...seen('first', 0), epoch: null };
+    era.begin(noTable, 0);
+    const atSend = era.confirmedSeq;
+    // The renewal that creates the table, then a read Redis ran before it, taken in after its answer.
+    expect(era.observe(seen('first', 2), 10)).toBe(true);
+    era.confirmed(2);
+    expect(era.observe(noTable, 10, atSend)).toBe(false);
+    expect(era.mayTrust(10)).toBe(true);
+    expect(era.same(seen('first', 3))).toBe(true);
+    // Sent once that renewal was confirmed, the same answer is a table that was lost.
+    expect(era.observe(noTable, 20)).toBe(true);
+    expect(era.mayTrust(20)).toBe(false);
+  });
+
   it("an entry removed by a rotation's housekeeping (same Redis, same table) is not a loss; an older renewal number is", () => {
     const era = new Era(LEASE, DRIFT);
     era.begin(seen('first', 0), 0);
