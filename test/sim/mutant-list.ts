@@ -197,6 +197,24 @@ export const MUTANTS: readonly Mutant[] = [
     replace: '      observed.ownSeq > this.#ownSeq\n',
     what: 'Liveness: a table is the same era only if it shows a newer own renewal, so a rotation never resolves on acknowledgements.',
   },
+  {
+    id: 'era-late-answer-moves-back',
+    file: ERA,
+    find: 'if (!present && sentAt < before && observed.runId === runId && observed.epoch === epoch) return false;',
+    replace: '',
+    what: 'Liveness: a late answer from the server this instance just left (a save held by its WAIT past a slot move) is taken for a move back, and the next answer of the new server starts a second quarantine.',
+    ifSurvives:
+      "A gap of the swarm, not an equivalent: the world's liveness check catches it (the kept schedule of seed 754947, 'a save's answer that its WAIT held past a slot move'), but a save whose WAIT outlasts a slot move, followed by an outage that ends before the second quarantine does, is drawn about once in 700,000 schedules; no focused scenario draws it yet.",
+  },
+  {
+    id: 'write-back-ends-quarantine',
+    file: LEASE,
+    find: '      this.era.keepQuarantine();\n',
+    replace: '',
+    what: 'An instance that found Redis without its record and wrote it back ends its quarantine at its next renewal there, taking its own write-back for a record the new server held.',
+    ifSurvives:
+      "A gap of the swarm, not an equivalent: the world's safety check catches it (the kept schedule of seed 723659, 'a split brain without `replicas`'), but a split whose promoted side lacks the record, an instance there that writes it back while its trust lasts, and a rotation on the deposed side that resolves within that instance's quarantine are drawn about once in 700,000 schedules; no focused scenario draws it yet.",
+  },
   // --- the pure layer: acks.ts ---
   {
     id: 'acks-resolve-without-own-lease',
