@@ -712,6 +712,44 @@ describe('situations kept as schedules', () => {
     expect(result.violation).toBeUndefined();
   });
 
+  it("a rotation that waits out a quarantine while its renewals fail: the one at the quarantine's end keeps the back-off's pace", async () => {
+    // p3/s2's rotation rejects ERR_SAVE_UNCERTAIN (754 ms) while its store still renews on the saved record; the
+    // failover's new server answers it at 921 ms, a quarantine to wait out before the renewal that could grant
+    // trust. Meanwhile the other instances write the rollback marker and the timer's renewals fail `stale` (1093,
+    // 1150, 1222 ms). The renewal at the quarantine's end went out at once, 14.1 ms after the third failed one in a
+    // row; it now waits for the back-off from that one's answer.
+    const plan: Plan = {
+      instances: 4,
+      replicas: 1,
+      waitFor: 0,
+      saveTimeout: 360,
+      unwatched: true,
+      clocks: { spread: 0.0499, rates: { 2: 1.0499 } },
+      local: true,
+      faults: [
+        { at: 26, kind: 'rotate', instance: 2 },
+        { at: 66, kind: 'pause', instance: 2, length: 47 },
+        { at: 209, kind: 'partition', instance: 2, length: 511, drop: true, way: 'both' },
+        { at: 211, kind: 'failover', split: 87, side: [] },
+        { at: 294.315649109439, kind: 'partition', instance: 2, length: 64, drop: false, way: 'in' },
+        { at: 303, kind: 'replica-lag', length: 477 },
+        { at: 328, kind: 'rotate', instance: 1 },
+        { at: 358.315649109439, kind: 'partition', instance: 2, length: 541.6843508905611, drop: true, way: 'both' },
+        { at: 392.315649109439, kind: 'cli-rotate' },
+        { at: 412.315649109439, kind: 'pause', instance: 2, length: 342 },
+        { at: 699, kind: 'partition', instance: 1, length: 201, drop: true, way: 'both' },
+        { at: 699, kind: 'partition', instance: 3, length: 201, drop: true, way: 'both' },
+        { at: 701, kind: 'partition', instance: 0, length: 199, drop: true, way: 'both' },
+        { at: 708, kind: 'failover', split: 0, side: [] },
+      ],
+    };
+    const result = await simulate(858993, plan, true);
+    const trace = result.trace.join('\n');
+    expect(trace).toMatch(/p3\/s2 rotate\(\) rejected ERR_SAVE_UNCERTAIN/);
+    expect(trace).toMatch(/p3\/s2 CONFIRM\(\S+\) on node 0: stale rollback:/);
+    expect(result.violation).toBeUndefined();
+  });
+
   it("the operator's rotation over the marker overtaken by a rotation a user started during the faults: ERR_ROTATION_SUPERSEDED, which the docs allow", async () => {
     // p3/s2's second rotation, queued behind its first since 30 ms, saves over the operator's record once the first
     // rejects: the operator's rotation is superseded, as docs/errors.md says of a rotation overtaken by another.

@@ -39,6 +39,8 @@ export class Follower {
   /** Cancels the next renewal's timer. */
   #cancelTimer: (() => void) | undefined;
   #renewing: Promise<void> | undefined;
+  /** When the last renewal's outcome came (its answer, or its command timeout): the back-off counts from there. */
+  #outcomeAt = -Infinity;
   #reloading: Promise<void> | undefined;
   #reloadAgain = false;
   #renewAgain = false;
@@ -132,6 +134,12 @@ export class Follower {
       if (renewals > 0 && now >= until && this.#lease.era.mayTrust(now)) break;
       if (renewals > 0) await this.#sleep(this.#lease.nextDelay(this.#runtime.now()));
       await this.#sleep(this.#lease.era.quarantineUntil - this.#runtime.now());
+      // Renewals that keep failing go out at the back-off's pace, the timer's included: one that failed while this
+      // waited out a quarantine is not followed by another the moment the quarantine ends.
+      const woke = this.#runtime.now();
+      const delay = this.#lease.nextDelay(woke);
+      if (renewals > 0 && this.#renewing === undefined && delay > this.#lease.options.renewInterval)
+        await this.#sleep(this.#outcomeAt + delay - woke);
       // After the first, a renewal of the timer's in flight (sent after the save, at the same back-off) is this
       // one: another sent the moment it fails would double the pace at which a broken Redis is asked.
       if (renewals > 0 && this.#renewing !== undefined) await this.#renewing.catch(() => undefined);
@@ -184,6 +192,7 @@ export class Follower {
     const seq = lease.nextSeq();
     const sentAt = this.#runtime.now();
     const reply = await this.#io.confirm(heldId, savingId, seq);
+    this.#outcomeAt = this.#runtime.now();
     if (this.#stopped) return;
     const step: LeaseStep =
       reply === undefined
