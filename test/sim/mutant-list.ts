@@ -203,8 +203,6 @@ export const MUTANTS: readonly Mutant[] = [
     find: 'if (!present && sentAt < before && observed.runId === runId && observed.epoch === epoch) return false;',
     replace: '',
     what: 'Liveness: a late answer from the server this instance just left (a save held by its WAIT past a slot move) is taken for a move back, and the next answer of the new server starts a second quarantine.',
-    ifSurvives:
-      "A gap of the swarm, not an equivalent: the world's liveness check catches it (the kept schedule of seed 754947, 'a save's answer that its WAIT held past a slot move'), but a save whose WAIT outlasts a slot move, followed by an outage that ends before the second quarantine does, is drawn about once in 700,000 schedules; no focused scenario draws it yet.",
   },
   {
     id: 'write-back-ends-quarantine',

@@ -403,6 +403,45 @@ function healthyRotation(rng: Prng, { instances }: Shape): Fault[] {
 }
 
 /**
+ * A save whose `WAIT` outlasts a slot move: the replicas lag behind the primary (each replica-lag holds back each
+ * replica at random; four of them hold back both of two nearly nine times in ten), so that the rotating instance's save,
+ * held on its way to Redis besides, waits out the replicas' timeout and is answered past the command timeout. The
+ * slot moves meanwhile, and the next renewal (a renewal interval after the one sent with the save, which is sooner
+ * than the replicas' timeout on a clock at the documented bound's fast end) is answered by the new server just
+ * before the save's answer comes from the one the slot left. The instance is then cut off (what it sends is lost)
+ * until well past the quarantine that the renewal's answer began. The save's answer tells nothing newer than the
+ * renewal's did: taken for a move back, the first answer after the outage would start a second quarantine, and the
+ * instance would refuse the current token for longer than a lease after it could renew.
+ */
+function lateAnswerAfterMove(rng: Prng, { instances, replicas }: Shape): Fault[] {
+  if (instances < 2 || replicas < 1) return [];
+  // Not instance 0, which mostly creates the secret (its open() then waits for a lease).
+  const rotating = rng.int(1, instances - 1);
+  const rotateAt = rng.int(120, 250);
+  // Held long enough for its answer to come past the command timeout (100 ms after it was sent), not so long that it
+  // comes past the save's own (the command timeout and the replicas' timeout, 60 ms), nor the held renewal's.
+  const hold = rng.int(45, 85);
+  const savedAt = rotateAt + hold;
+  const faults: Fault[] = [
+    { at: rotateAt - 0.5, kind: 'partition', instance: rotating, length: hold + 0.5, drop: false, way: 'out' },
+    { at: rotateAt, kind: 'rotate', instance: rotating },
+  ];
+  for (let index = 0; index < 4; index += 1)
+    faults.push({ at: savedAt - rng.int(5, 20), kind: 'replica-lag', length: rng.int(200, 400) });
+  // After the save ran, before the next renewal (57 ms after it on the fast clock).
+  const moveAt = savedAt + rng.int(3, 50);
+  // Once that renewal is sent, before the one after it.
+  const cutAt = savedAt + 58.5 + rng.float() * 2.5;
+  // Past the first quarantine, and early enough for a second one to outlast the bound before the schedule ends.
+  const healAt = rng.int(savedAt + 420, FAULTS_END);
+  faults.push(
+    { at: moveAt, kind: 'slot-move' },
+    { at: cutAt, kind: 'partition', instance: rotating, length: healAt - cutAt, drop: true, way: 'out' },
+  );
+  return faults;
+}
+
+/**
  * Clocks at the documented bound and Redis on loopback: each rotating instance's clock runs fast, and each paused
  * one's slow when `pausedSlow` (the others draw theirs within the wide spread).
  */
@@ -461,6 +500,15 @@ export const SCENARIOS: readonly Scenario[] = [
     share: 0.04,
     faults: leaseRanOutAfterAcks,
     settings: (faults) => atTheBound(faults, false),
+    alone: true,
+  },
+  // Clocks at the bound, the rotating instance's fast; WAIT for one replica, as `replicas: 1` does.
+  {
+    name: 'late-answer-after-move',
+    salt: 0x1a7ea5,
+    share: 0.04,
+    faults: lateAnswerAfterMove,
+    settings: (faults) => ({ ...atTheBound(faults, false), waitFor: 1 }),
     alone: true,
   },
 ];
