@@ -210,8 +210,6 @@ export const MUTANTS: readonly Mutant[] = [
     find: '      this.era.keepQuarantine();\n',
     replace: '',
     what: 'An instance that found Redis without its record and wrote it back ends its quarantine at its next renewal there, taking its own write-back for a record the new server held.',
-    ifSurvives:
-      "A gap of the swarm, not an equivalent: the world's safety check catches it (the kept schedule of seed 723659, 'a split brain without `replicas`'), but a split whose promoted side lacks the record, an instance there that writes it back while its trust lasts, and a rotation on the deposed side that resolves within that instance's quarantine are drawn about once in 700,000 schedules; no focused scenario draws it yet.",
   },
   // --- the pure layer: acks.ts ---
   {

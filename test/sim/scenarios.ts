@@ -1,7 +1,7 @@
 // Focused scenarios: fault combinations that the swarm draws too rarely on its own, each added to a share of the
 // plans. Each scenario draws from a stream of its own (its salt), so that adding one changes no other scenario's
 // faults and nothing of the plans that do not draw it.
-import { FAULTS_END, TIMING, WIDE_SPREAD, type Fault, type Plan } from './plan.js';
+import { FAULTS_END, RATE_SPREAD, TIMING, WIDE_SPREAD, type Fault, type Plan } from './plan.js';
 import { Prng } from './prng.js';
 
 /** What a scenario may read of the plan it joins. */
@@ -442,6 +442,54 @@ function lateAnswerAfterMove(rng: Prng, { instances, replicas }: Shape): Fault[]
 }
 
 /**
+ * A split brain without `replicas` whose promoted side lacks the record, with one instance alone on that side: it
+ * writes its record back there while its trust lasts, and a rotation on the deposed side resolves within its
+ * quarantine. The instance's own rotation, sent to the primary just before the failover and held on its way, lands
+ * after the deposed side's save (its conflict shows the instance the newer record); frozen meanwhile, the instance
+ * sends nothing else to the deposed primary. The promoted replica restarts empty as it takes over, so the instance's
+ * next renewal finds it without the record. The rotation waits for the instance's entry on the deposed primary and
+ * resolves at its bound (docs/several-instances.md, "A network split"), once the world's exception for an instance
+ * served by a deposed primary is over: the instance's renewals on its own write-back must not have ended its
+ * quarantine by then. It crashes before the quarantine ends: past it, the promoted side accepts the revoked token,
+ * the documented limit of a split without `replicas`.
+ */
+function splitWriteBack(rng: Prng, { instances, replicas }: Shape): Fault[] {
+  if (instances < 2 || replicas < 1) return [];
+  // Not instance 0, which mostly creates the secret (its open() then waits for a lease).
+  const alone = rng.int(1, instances - 1);
+  const rotating = (alone + rng.int(1, instances - 1)) % instances;
+  // Every other process stays with the deposed primary, those that other scenarios start (after the plan's slots) too.
+  const others = Array.from({ length: instances + 8 }, (_, index) => index).filter((index) => index !== alone);
+  // Once every instance has opened.
+  const rotateAt = rng.int(380, 420);
+  const failoverAt = rotateAt + rng.int(1, 3);
+  const emptyAt = failoverAt + rng.int(1, 5);
+  // The sentinels tell each client within 40 ms of the failover: frozen until then, the instance sends nothing to the
+  // deposed primary but its save.
+  const resume = failoverAt + rng.int(41, 44);
+  // Late enough for the rotation to resolve after the world's exception for an instance served by a deposed primary
+  // (a lease after it was last routed there, 318 ms at the plans' spread) is over.
+  const deposedAt = failoverAt + rng.int(40, 55);
+  // After the deposed side's save, and within a command timeout of being sent (on the instance's slow clock).
+  const land = rotateAt + rng.int(85, 95);
+  // The rotation resolves at its bound, a lease and the drift margin after its save (320 ms on its fast clock); the
+  // split heals after it.
+  const heal = deposedAt + rng.int(345, 370);
+  // Mostly after it resolved, always before the quarantine that began as the save landed ends (as long on the slow
+  // clock: 340 ms).
+  const crashAt = rng.int(deposedAt + 328, land + 334);
+  return [
+    { at: rotateAt - 0.2, kind: 'partition', instance: alone, length: land - rotateAt + 0.2, drop: false, way: 'out' },
+    { at: rotateAt, kind: 'rotate', instance: alone },
+    { at: rotateAt + 0.2, kind: 'pause', instance: alone, length: resume - rotateAt - 0.2 },
+    { at: failoverAt, kind: 'failover', split: heal - failoverAt, side: others },
+    { at: emptyAt, kind: 'restart-empty' },
+    { at: deposedAt, kind: 'rotate', instance: rotating },
+    { at: crashAt, kind: 'crash', instance: alone, length: FAULTS_END - crashAt },
+  ];
+}
+
+/**
  * Clocks at the documented bound and Redis on loopback: each rotating instance's clock runs fast, and each paused
  * one's slow when `pausedSlow` (the others draw theirs within the wide spread).
  */
@@ -509,6 +557,24 @@ export const SCENARIOS: readonly Scenario[] = [
     share: 0.04,
     faults: lateAnswerAfterMove,
     settings: (faults) => ({ ...atTheBound(faults, false), waitFor: 1 }),
+    alone: true,
+  },
+  {
+    name: 'split-write-back',
+    salt: 0x5b11d5,
+    share: 0.04,
+    faults: splitWriteBack,
+    // Without `replicas` (with them, the rotation on the deposed side would not resolve). Redis on loopback; the
+    // instance alone on the promoted side runs slow and the rotating one fast, within the plans' spread: the rotation
+    // resolves at least 20 ms before that instance's quarantine ends.
+    settings: (faults) => {
+      const alone = faults.find((fault) => fault.kind === 'crash');
+      const rates: Record<number, number> = {};
+      for (const fault of faults)
+        if (fault.kind === 'rotate')
+          rates[fault.instance] = fault.instance === alone?.instance ? 1 - RATE_SPREAD : 1 + RATE_SPREAD;
+      return { waitFor: 0, clocks: { spread: RATE_SPREAD, rates }, local: true };
+    },
     alone: true,
   },
 ];
