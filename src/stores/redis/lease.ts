@@ -344,17 +344,16 @@ export class Lease {
   /**
    * A save that expected `expected` found `observed` in Redis instead: the record to save over (once), when it holds
    * no key that another rotation made: `expected` written forward by another instance (the same record at a later
-   * generation), a rollback marker, or a record older than the highest seen (Redis went back). It is taken in as
-   * seen. `undefined`: another rotation came first.
+   * generation), a rollback marker, or a record older than the highest seen (Redis went back). `undefined`: another
+   * rotation came first. Taken in as seen either way: a record older than another rotation's, read next (a failover
+   * to a replica that lacks it), is Redis going back.
    */
   saveOver(expected: Seen, observed: Pick<ConfirmReply, 'generation' | 'id' | 'prev' | 'line'>): Seen | undefined {
     const { generation, id, prev, line } = observed;
     const forward = expected.id !== '' && id === expected.id && generation > expected.generation;
     const older = isRollback(this.#highest, generation, id, prev, line) || this.#revived(id, this.#highest);
-    if (!forward && id?.startsWith(MARKER_PREFIX) !== true && !older) {
-      return undefined;
-    }
     this.see(generation, id, prev, this.#highest, line);
+    if (!forward && id?.startsWith(MARKER_PREFIX) !== true && !older) return undefined;
     return { generation, id: id ?? '' };
   }
 

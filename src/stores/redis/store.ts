@@ -309,10 +309,9 @@ export class RedisSecretStore implements SecretStore {
       if (head.status === 'conflict') {
         // Two creating the first secret at once: a watching authority adopts the other's, one without reads it again.
         if (expected === 0 && over === undefined && this.#link === undefined) return;
-        // Not another rotation (written forward, a marker, an older record): saved over, once.
-        const again =
-          over === undefined ? lease.saveOver({ generation: expected, id: expectedId }, head.observed) : undefined;
-        if (again !== undefined) {
+        // Not another rotation (written forward, a marker, an older record): saved over, once. Seen either way.
+        const again = lease.saveOver({ generation: expected, id: expectedId }, head.observed);
+        if (again !== undefined && over === undefined) {
           await this.#saveNow(record, signal, again);
           return;
         }
