@@ -918,6 +918,36 @@ describe('situations kept as schedules', () => {
     expect(result.violation).toBeUndefined();
   });
 
+  it("a record that a save's conflict showed is seen: an older one read next, on the promoted side of a split, is a rollback", async () => {
+    // p4/s3's save, held on its way to node 0 across the failover, conflicts with p3/s2's rotation there (470 ms). The
+    // promoted node 2, restored from a dump, holds the record p4/s3 trusts: it went on trusting it there without a
+    // quarantine, and accepted its token when p3/s2's rotation resolved. It now takes the record it read there for the
+    // rollback it is.
+    const plan: Plan = {
+      instances: 4,
+      replicas: 2,
+      waitFor: 0,
+      saveTimeout: 602,
+      unwatched: false,
+      clocks: { spread: 0.03, rates: { 2: 1.03, 3: 0.97 } },
+      local: true,
+      faults: [
+        { at: 382.8, kind: 'partition', instance: 3, length: 87.2, drop: false, way: 'out' },
+        { at: 383, kind: 'rotate', instance: 3 },
+        { at: 385, kind: 'failover', split: 403, side: [0, 1, 2, 4, 5, 6, 7, 8, 9, 10, 11] },
+        { at: 433, kind: 'rotate', instance: 2 },
+        { at: 442, kind: 'partition', instance: 0, length: 176, drop: true, way: 'both' },
+        { at: 443, kind: 'restart-dump', age: 18 },
+      ],
+    };
+    const result = await simulate(271617, plan, true);
+    const trace = result.trace.join('\n');
+    expect(trace).toMatch(/failover from node 0 to node 2 \(split until 788\)/);
+    expect(trace).toMatch(/p4\/s3 SAVE\(\) on node 0: conflict[\s\S]*p4\/s3 rotate\(\) rejected ERR_SAVE_CONFLICT/);
+    expect(trace).toMatch(/p4\/s3 onStoreError ERR_STORE_ROLLBACK/);
+    expect(result.violation).toBeUndefined();
+  });
+
   it(`keeps every fault before ${FAULTS_END} ms and heals after`, () => {
     for (let seed = 1; seed <= 200; seed += 1) {
       for (const fault of planFor(seed).faults) expect(fault.at).toBeLessThan(FAULTS_END);

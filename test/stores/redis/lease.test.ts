@@ -359,6 +359,15 @@ describe('Lease: a save over a rollback, and the trust a resolved save grants', 
     );
   });
 
+  it("takes in the record of another rotation that a save's conflict shows: an older record read next is a rollback", () => {
+    const lease = holdingFirst();
+    // The save over 'a' found another rotation's record 'b': it is not saved over, and it is the newest seen.
+    expect(lease.saveOver({ generation: 1, id: 'a' }, { generation: 2, id: 'b', prev: 'a' })).toBe(undefined);
+    expect(lease.highest).toEqual({ generation: 2, id: 'b' });
+    // A failover to a replica that lacks 'b' (a split brain without `replicas`): 'a' read there is Redis going back.
+    expect(lease.see(1, 'a', '')).toBe('rollback');
+  });
+
   it("renews the held key while saving over an older record of its own line, never over another line's", () => {
     const lease = holdingFirst();
     expect(lease.see(2, 'b', 'a')).toBe('adopted');
