@@ -211,6 +211,17 @@ export const MUTANTS: readonly Mutant[] = [
     replace: '',
     what: 'An instance that found Redis without its record and wrote it back ends its quarantine at its next renewal there, taking its own write-back for a record the new server held.',
   },
+  {
+    id: 'conflict-not-seen',
+    file: LEASE,
+    find:
+      '    this.see(generation, id, prev, this.#highest, line);\n' +
+      '    if (!forward && id?.startsWith(MARKER_PREFIX) !== true && !older) return undefined;\n',
+    replace:
+      '    if (!forward && id?.startsWith(MARKER_PREFIX) !== true && !older) return undefined;\n' +
+      '    this.see(generation, id, prev, this.#highest, line);\n',
+    what: "Another rotation's record that a save's conflict shows is forgotten: an older record read next, on another server, is trusted as the record the instance holds.",
+  },
   // --- the pure layer: acks.ts ---
   {
     id: 'acks-resolve-without-own-lease',

@@ -452,8 +452,12 @@ function lateAnswerAfterMove(rng: Prng, { instances, replicas }: Shape): Fault[]
  * served by a deposed primary is over: the instance's renewals on its own write-back must not have ended its
  * quarantine by then. It crashes before the quarantine ends: past it, the promoted side accepts the revoked token,
  * the documented limit of a split without `replicas`.
+ *
+ * Not `empty`: the promoted replica keeps the record it replicated, the one the instance trusts. The instance saw a
+ * newer one in its save's conflict: the record it reads there is Redis going back, never trusted again (without the
+ * quarantine a new server starts, it would accept the revoked token as soon as the rotation resolves).
  */
-function splitWriteBack(rng: Prng, { instances, replicas }: Shape): Fault[] {
+function splitWriteBack(rng: Prng, { instances, replicas }: Shape, empty = true): Fault[] {
   if (instances < 2 || replicas < 1) return [];
   // Not instance 0, which mostly creates the secret (its open() then waits for a lease).
   const alone = rng.int(1, instances - 1);
@@ -483,10 +487,24 @@ function splitWriteBack(rng: Prng, { instances, replicas }: Shape): Fault[] {
     { at: rotateAt, kind: 'rotate', instance: alone },
     { at: rotateAt + 0.2, kind: 'pause', instance: alone, length: resume - rotateAt - 0.2 },
     { at: failoverAt, kind: 'failover', split: heal - failoverAt, side: others },
-    { at: emptyAt, kind: 'restart-empty' },
+    ...(empty ? [{ at: emptyAt, kind: 'restart-empty' } as const] : []),
     { at: deposedAt, kind: 'rotate', instance: rotating },
     { at: crashAt, kind: 'crash', instance: alone, length: FAULTS_END - crashAt },
   ];
+}
+
+/**
+ * The world of {@link splitWriteBack}: without `replicas` (with them, the rotation on the deposed side would not
+ * resolve), Redis on loopback; the instance alone on the promoted side runs slow and the rotating one fast, within
+ * the plans' spread: the rotation resolves at least 20 ms before that instance's quarantine ends.
+ */
+function splitSettings(faults: readonly Fault[]): Settings {
+  const alone = faults.find((fault) => fault.kind === 'crash');
+  const rates: Record<number, number> = {};
+  for (const fault of faults)
+    if (fault.kind === 'rotate')
+      rates[fault.instance] = fault.instance === alone?.instance ? 1 - RATE_SPREAD : 1 + RATE_SPREAD;
+  return { waitFor: 0, clocks: { spread: RATE_SPREAD, rates }, local: true };
 }
 
 /**
@@ -564,17 +582,15 @@ export const SCENARIOS: readonly Scenario[] = [
     salt: 0x5b11d5,
     share: 0.04,
     faults: splitWriteBack,
-    // Without `replicas` (with them, the rotation on the deposed side would not resolve). Redis on loopback; the
-    // instance alone on the promoted side runs slow and the rotating one fast, within the plans' spread: the rotation
-    // resolves at least 20 ms before that instance's quarantine ends.
-    settings: (faults) => {
-      const alone = faults.find((fault) => fault.kind === 'crash');
-      const rates: Record<number, number> = {};
-      for (const fault of faults)
-        if (fault.kind === 'rotate')
-          rates[fault.instance] = fault.instance === alone?.instance ? 1 - RATE_SPREAD : 1 + RATE_SPREAD;
-      return { waitFor: 0, clocks: { spread: RATE_SPREAD, rates }, local: true };
-    },
+    settings: splitSettings,
+    alone: true,
+  },
+  {
+    name: 'split-conflict-seen',
+    salt: 0xc0f1de,
+    share: 0.04,
+    faults: (rng, shape) => splitWriteBack(rng, shape, false),
+    settings: splitSettings,
     alone: true,
   },
 ];
