@@ -150,7 +150,7 @@ export const MUTANTS: readonly Mutant[] = [
     id: 'renews-beside-timer',
     file: FOLLOWER,
     find:
-      '      if (renewals > 0 && this.#renewing !== undefined) await this.#renewing.catch(() => undefined);\n' +
+      '      if (this.#renewing !== undefined && this.#sentAt >= started) await this.#renewing.catch(() => undefined);\n' +
       '      else await this.renewOnce();\n',
     replace: '      await this.renewOnce();\n',
     what:

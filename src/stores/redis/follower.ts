@@ -41,6 +41,8 @@ export class Follower {
   #renewing: Promise<void> | undefined;
   /** When the last renewal's outcome came (its answer, or its command timeout): the back-off counts from there. */
   #outcomeAt = -Infinity;
+  /** When the last renewal was sent. */
+  #sentAt = -Infinity;
   #reloading: Promise<void> | undefined;
   #reloadAgain = false;
   #renewAgain = false;
@@ -128,21 +130,22 @@ export class Follower {
     // Two quarantines at most: past that, or once another record (or the marker) is the newest, the caller decides.
     // Not inside a quarantine, though: the caller then trusts the saved record, and the docs promise that a rotation
     // waits out its instance's quarantine whenever the server changed.
-    const until = this.#runtime.now() + 2 * (leaseMs + driftMargin);
+    const started = this.#runtime.now();
+    const until = started + 2 * (leaseMs + driftMargin);
     for (let renewals = 0; !this.#stopped && this.#lease.highest.id === saving; renewals += 1) {
       const now = this.#runtime.now();
       if (renewals > 0 && now >= until && this.#lease.era.mayTrust(now)) break;
       if (renewals > 0) await this.#sleep(this.#lease.nextDelay(this.#runtime.now()));
       await this.#sleep(this.#lease.era.quarantineUntil - this.#runtime.now());
-      // Renewals that keep failing go out at the back-off's pace, the timer's included: one that failed while this
-      // waited out a quarantine is not followed by another the moment the quarantine ends.
+      // Renewals that keep failing go out at the back-off's pace, the timer's included: one that failed since this
+      // began (while it waited out a quarantine, the first time too) is not followed by another the moment it ends.
       const woke = this.#runtime.now();
       const delay = this.#lease.nextDelay(woke);
-      if (renewals > 0 && this.#renewing === undefined && delay > this.#lease.options.renewInterval)
+      if (this.#outcomeAt >= started && this.#renewing === undefined && delay > this.#lease.options.renewInterval)
         await this.#sleep(this.#outcomeAt + delay - woke);
-      // After the first, a renewal of the timer's in flight (sent after the save, at the same back-off) is this
+      // A renewal of the timer's in flight, sent since this began (after the save, at the same back-off), is this
       // one: another sent the moment it fails would double the pace at which a broken Redis is asked.
-      if (renewals > 0 && this.#renewing !== undefined) await this.#renewing.catch(() => undefined);
+      if (this.#renewing !== undefined && this.#sentAt >= started) await this.#renewing.catch(() => undefined);
       else await this.renewOnce();
       const answered = this.#runtime.now();
       if (this.#lease.leaseUntil > answered && this.#lease.era.mayTrust(answered)) return true;
@@ -191,6 +194,7 @@ export class Follower {
     const savingId = this.#io.savingId();
     const seq = lease.nextSeq();
     const sentAt = this.#runtime.now();
+    this.#sentAt = sentAt;
     const reply = await this.#io.confirm(heldId, savingId, seq);
     this.#outcomeAt = this.#runtime.now();
     if (this.#stopped) return;
