@@ -158,6 +158,15 @@ export const MUTANTS: readonly Mutant[] = [
       'the other fails, not at the back-off.',
   },
   {
+    id: 'quarantine-wakes-beside-backoff',
+    file: FOLLOWER,
+    find: 'if (this.#outcomeAt >= started && this.#renewing === undefined && delay > this.#lease.options.renewInterval)',
+    replace: 'if (this.#outcomeAt < -Infinity)',
+    what:
+      "A rotation's renewal at the end of its quarantine goes out the moment the quarantine ends, even when the " +
+      "back-off after the last failed renewal (the timer's) has not run out.",
+  },
+  {
     id: 'late-ok-trusts',
     file: LEASE,
     find: "      if (reply.status === 'ok') this.era.confirmed(seq);\n      return {};\n    }\n    if (\n",

@@ -28,7 +28,7 @@ export interface Scenario {
 }
 
 /** What a scenario may set of the world besides faults. */
-export type Settings = Partial<Pick<Plan, 'clocks' | 'local' | 'waitFor'>>;
+export type Settings = Partial<Pick<Plan, 'clocks' | 'local' | 'waitFor' | 'saveTimeout'>>;
 
 /**
  * An instance paused past a renewal's time renews the moment it resumes and is cut off right after (what it sends is
@@ -520,6 +520,63 @@ function atTheBound(faults: readonly Fault[], pausedSlow: boolean): Settings {
   return { clocks: { spread: WIDE_SPREAD, rates }, local: true };
 }
 
+/**
+ * A rotation given up on (`saveTimeout` and its grace pass) while its instance still renews on the saved record: the
+ * slot moves during its wait for acknowledgements, so that it waits out a quarantine after its bound, and is frozen
+ * before that quarantine ends. Another instance rotates meanwhile; every other instance is frozen once it adopted
+ * that record, and Redis restarts from a dump taken between the two saves. The rotating instance resumes first: the
+ * new server's first answer holds its saved record, a quarantine to wait out. The others resume a moment later,
+ * their trust long over, find Redis gone back and write the rollback marker: the rotating instance's renewals fail
+ * (`stale`) through its quarantine, at the back-off's pace. The renewal its save makes at the quarantine's end keeps
+ * that pace too.
+ */
+function quarantineBesideBackoff(rng: Prng, { instances }: Shape): Fault[] {
+  if (instances < 2) return [];
+  // Not instance 0, which mostly creates the secret (its open() then waits for a lease).
+  const rotating = rng.int(1, instances - 1);
+  const other = (rotating + rng.int(1, instances - 1)) % instances;
+  // Early: the rotation waits for its bound (a lease and the drift margin after its save, 320 ms on its fast clock),
+  // and is given up on at twice the saveTimeout (621 ms).
+  const rotateAt = rng.int(25, 45);
+  // Before the bound: the quarantine that the new server's first answer begins outlasts it.
+  const move = rotateAt + rng.int(200, 280);
+  // After the bound, within that quarantine.
+  const frozenAt = rotateAt + rng.int(330, 400);
+  // Off the dumps (one every 20 ms from 10 ms).
+  const secondAt = frozenAt + rng.int(5, 30) + 0.5;
+  const othersAt = secondAt + rng.int(10, 20);
+  const restartAt = othersAt + rng.int(5, 60) + 0.5;
+  // The last dump before the second save.
+  const lastDump = 10 + 20 * Math.floor((restartAt - 10) / 20);
+  const age = Math.floor((lastDump - secondAt) / 20) + 2;
+  // Once Redis is back (a restart takes at most 30 ms) and the rotation was given up on; the others once their
+  // trust is over (a lease after their last renewal), soon enough for the marker to come well within the quarantine.
+  const resumes = Math.max(restartAt + 31, rotateAt + 640, othersAt + 250) + rng.int(0, 20);
+  const othersResume = Math.max(resumes + rng.int(5, 90), othersAt + 310);
+  const faults: Fault[] = [
+    { at: rotateAt, kind: 'rotate', instance: rotating },
+    { at: move, kind: 'slot-move' },
+    { at: frozenAt, kind: 'pause', instance: rotating, length: resumes - frozenAt },
+    { at: secondAt, kind: 'rotate', instance: other },
+    { at: restartAt, kind: 'restart-dump', age },
+  ];
+  for (let index = 0; index < instances; index += 1) {
+    if (index === rotating) continue;
+    faults.push({ at: othersAt, kind: 'pause', instance: index, length: othersResume - othersAt });
+  }
+  return faults;
+}
+
+/**
+ * The world of {@link quarantineBesideBackoff}: a `saveTimeout` just above the lease (as docs/several-instances.md
+ * asks), no `WAIT`, and the rotating instance's clock 3 % fast.
+ */
+function besideBackoffSettings(faults: readonly Fault[]): Settings {
+  const rates: Record<number, number> = {};
+  for (const fault of faults) if (fault.kind === 'rotate') rates[fault.instance] = 1 + RATE_SPREAD;
+  return { saveTimeout: TIMING.leaseMs + 20, waitFor: 0, clocks: { spread: RATE_SPREAD, rates } };
+}
+
 export const SCENARIOS: readonly Scenario[] = [
   {
     name: 'a renewal just before a rotation, on clocks at the documented bound',
@@ -591,6 +648,14 @@ export const SCENARIOS: readonly Scenario[] = [
     share: 0.04,
     faults: (rng, shape) => splitWriteBack(rng, shape, false),
     settings: splitSettings,
+    alone: true,
+  },
+  {
+    name: 'quarantine-beside-backoff',
+    salt: 0xbac0ff,
+    share: 0.035,
+    faults: quarantineBesideBackoff,
+    settings: besideBackoffSettings,
     alone: true,
   },
 ];
