@@ -207,6 +207,15 @@ export const MUTANTS: readonly Mutant[] = [
     what: 'Liveness: a table is the same era only if it shows a newer own renewal, so a rotation never resolves on acknowledgements.',
   },
   {
+    id: 'era-no-table-before-confirmed',
+    file: ERA,
+    find: '    if (observed.epoch === null && observed.runId === this.#runId && confirmedAtSend === 0) return false;\n',
+    replace: '',
+    what:
+      'Liveness: an answer without the instance table, to a read sent before Redis confirmed any renewal and taken ' +
+      'in after the renewal that created the table, is taken for a lost table and starts a quarantine.',
+  },
+  {
     id: 'era-late-answer-moves-back',
     file: ERA,
     find: 'if (!present && sentAt < before && observed.runId === runId && observed.epoch === epoch) return false;',

@@ -508,6 +508,50 @@ function splitSettings(faults: readonly Fault[]): Settings {
 }
 
 /**
+ * The instance table created under a rotation's acknowledgement read. Redis is stalled while the instances start, so
+ * that every one reads no secret and all but one lose the race to create it (the rotating instance's read is held on
+ * its way back until the creator's save has landed): they open without any renewal that Redis confirmed, and no table
+ * stands. The rotating instance rotates; the others are cut off; Redis stalls again with the rotation's
+ * acknowledgement read queued before the instance's next renewal, the one that creates the table. The instance freezes
+ * as Redis wakes, with both answers on their way, and takes them in past its rotation's bound; answers that arrive
+ * together are taken in either order. The read's answer, without the table, shows no lost table: taken for one, it
+ * would start a quarantine, and the instance would refuse the current token for longer than a lease after it could
+ * renew (on a clock at the slow end of the plans' spread, the quarantine lasts 340 ms).
+ */
+function noTableBeforeConfirmed(rng: Prng, { instances, replicas }: Shape): Fault[] {
+  // With replicas but without WAIT (see the settings): an instance whose save lost the race reads the record again
+  // only at its next renewal, so that no table stands before it.
+  if (instances < 2 || replicas < 1) return [];
+  // Not instance 0, whose read arrives first and which then mostly creates the secret.
+  const rotating = rng.int(1, instances - 1);
+  // Past the last instance's start (within 25 ms) and its read's arrival.
+  const wakes = rng.int(28, 36);
+  // Once the rotating instance has opened, and before its next renewal (about 60 ms after its first).
+  const rotateAt = wakes + rng.int(36, 56);
+  // Once the rotation's save has run, with its first reads on their way; until that renewal has arrived, within a
+  // command timeout of the read that waits.
+  const stallAt = rotateAt + rng.int(4, 7);
+  const stallEnd = rotateAt + rng.int(66, 90);
+  // Past the rotation's bound and a command timeout after it: the rotation gives up as the instance resumes.
+  const thaw = rotateAt + rng.int(460, 800);
+  const faults: Fault[] = [
+    { at: 0, kind: 'stall', length: wakes },
+    { at: 25.5, kind: 'partition', instance: rotating, length: wakes + 8 - 25.5, drop: false, way: 'in' },
+    { at: rotateAt, kind: 'rotate', instance: rotating },
+    { at: stallAt, kind: 'stall', length: stallEnd - stallAt },
+    { at: stallEnd + 0.01, kind: 'pause', instance: rotating, length: thaw - stallEnd - 0.01 },
+  ];
+  // The others, who would read the new record and create the table first, are cut off until Redis wakes.
+  for (let other = 0; other < instances; other += 1) {
+    if (other === rotating) continue;
+    const from = rotateAt - rng.int(1, 3);
+    const length = stallEnd + rng.int(5, 20) - from;
+    faults.push({ at: from, kind: 'partition', instance: other, length, drop: true, way: 'both' });
+  }
+  return faults;
+}
+
+/**
  * Clocks at the documented bound and Redis on loopback: each rotating instance's clock runs fast, and each paused
  * one's slow when `pausedSlow` (the others draw theirs within the wide spread).
  */
@@ -656,6 +700,20 @@ export const SCENARIOS: readonly Scenario[] = [
     share: 0.035,
     faults: quarantineBesideBackoff,
     settings: besideBackoffSettings,
+    alone: true,
+  },
+  // Without WAIT (`replicas: false` on a deployment with replicas); the rotating instance's clock at the slow end.
+  {
+    name: 'no-table-before-confirmed',
+    salt: 0x7ab1e0,
+    share: 0.035,
+    faults: noTableBeforeConfirmed,
+    settings: (faults) => {
+      const rotating = faults.find((fault) => fault.kind === 'rotate');
+      const rates: Record<number, number> = {};
+      if (rotating?.kind === 'rotate') rates[rotating.instance] = 1 - RATE_SPREAD;
+      return { waitFor: 0, clocks: { spread: RATE_SPREAD, rates } };
+    },
     alone: true,
   },
 ];
