@@ -335,9 +335,12 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'renewal-time-after-answer',
     file: FOLLOWER,
-    find: '    const sentAt = this.#runtime.now();\n    const reply = await this.#io.confirm(heldId, savingId, seq);\n',
+    find:
+      '    const sentAt = this.#runtime.now();\n    this.#sentAt = sentAt;\n' +
+      '    const reply = await this.#io.confirm(heldId, savingId, seq);\n',
     replace:
-      '    const reply = await this.#io.confirm(heldId, savingId, seq);\n    const sentAt = this.#runtime.now();\n',
+      '    this.#sentAt = this.#runtime.now();\n    const reply = await this.#io.confirm(heldId, savingId, seq);\n' +
+      '    const sentAt = this.#runtime.now();\n',
     what: 'The renewal time read after the answer arrives, not before the renewal is sent.',
   },
   {
