@@ -948,6 +948,37 @@ describe('situations kept as schedules', () => {
     expect(result.violation).toBeUndefined();
   });
 
+  it("both sides of a split brain rotate: an instance keeps its side's record, seen first, over the other side's that a save of its own showed", async () => {
+    // p4/s3, alone on the promoted side, holds the record that p6/s4 (launcher-auth rotate, opened there) saved at
+    // generation 3 when its own save, held on its way to the deposed primary, conflicts there with p5/s1's record of
+    // the same generation. It keeps the record it saw first, as docs/several-instances.md says, and accepts its
+    // token after p5/s1's rotation resolves on the other side, until the split heals.
+    const plan: Plan = {
+      instances: 4,
+      replicas: 1,
+      waitFor: 0,
+      saveTimeout: 6000,
+      unwatched: false,
+      clocks: { spread: 0.03, rates: { 1: 1.03, 3: 0.97 } },
+      local: true,
+      faults: [
+        { at: 48, kind: 'rotate', instance: 0 },
+        { at: 90, kind: 'pause', instance: 0, length: 53 },
+        { at: 408.8, kind: 'partition', instance: 3, length: 90.2, drop: false, way: 'out' },
+        { at: 409, kind: 'rotate', instance: 3 },
+        { at: 412, kind: 'failover', split: 399, side: [0, 1, 2, 4, 5, 6, 7, 8, 9, 10, 11] },
+        { at: 414.315649109439, kind: 'cli-rotate' },
+        { at: 439.315649109439, kind: 'pause', instance: 0, length: 341 },
+        { at: 463, kind: 'rotate', instance: 1 },
+      ],
+    };
+    const result = await simulate(530474, plan, true);
+    const trace = result.trace.join('\n');
+    expect(trace).toMatch(/p6\/s4 rotate\(\) resolved (\S+)[\s\S]*p5\/s1 rotate\(\) resolved (?!\1)/);
+    expect(trace).toMatch(/p4\/s3 SAVE\(\) on node 0: conflict \S+@3[\s\S]*p4\/s3 now holds/);
+    expect(result.violation).toBeUndefined();
+  });
+
   it(`keeps every fault before ${FAULTS_END} ms and heals after`, () => {
     for (let seed = 1; seed <= 200; seed += 1) {
       for (const fault of planFor(seed).faults) expect(fault.at).toBeLessThan(FAULTS_END);

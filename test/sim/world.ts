@@ -915,12 +915,31 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
   let primariesKey = '';
   /** The newest resolved record whose history was searched for a loss already over. */
   let searchedOf = -1;
-  /** The instances that saw `id` (or a successor), or whose machine's generation file remembers it. */
+  /**
+   * Whether `instance` had seen a record of `id`'s generation or above that `id` does not descend from before it first
+   * saw `id` (or a successor): the other side of a split brain rotated to the same generation. docs/several-instances.md:
+   * such a record "of the same generation with another id that did not replace it ... is never adopted"; the instance
+   * keeps the one it saw first, as its side of the split does, until the split heals.
+   */
+  const sawSiblingFirst = (instance: Instance, id: string): boolean => {
+    const seen = [...(firstSeen.get(instance) ?? [])];
+    const first = Math.min(...seen.filter(([other]) => descends(other, id)).map(([, { at }]) => at));
+    const generation = generations.get(id) ?? Infinity;
+    return seen.some(
+      ([other, { at }]) => at < first && (generations.get(other) ?? -Infinity) >= generation && !descends(id, other),
+    );
+  };
+  /**
+   * The instances that saw `id` (or a successor) but no sibling of it before (see {@link sawSiblingFirst}), that held
+   * it, or whose machine's generation file remembers it.
+   */
   const knowing = (id: string): Set<Instance> =>
     new Set(
       instances.filter(
         (instance) =>
-          [...instance.seen].some((seen) => descends(seen, id)) || descends(memories.get(instance.slot)?.value?.id, id),
+          ([...instance.seen].some((seen) => descends(seen, id)) && !sawSiblingFirst(instance, id)) ||
+          [...(heldBy.get(instance) ?? [])].some((held) => descends(held, id)) ||
+          descends(memories.get(instance.slot)?.value?.id, id),
       ),
     );
   function check(): void {
