@@ -228,6 +228,8 @@ export const MUTANTS: readonly Mutant[] = [
     find: '      this.era.keepQuarantine();\n',
     replace: '',
     what: 'An instance that found Redis without its record and wrote it back ends its quarantine at its next renewal there, taking its own write-back for a record the new server held.',
+    ifSurvives:
+      "Equivalent under the documented exception, since a record that a save's conflict shows is taken in as seen (conflict-not-seen): an instance writes its own record back on a server that lacks it only while that record is the newest it has seen, so a rotation on the other side of a split never reached it, and it is one of the instances on the promoted side that accept that side's revoked token (docs/several-instances.md, 'A network split'; at once when the promoted replica kept the record it trusts). Ending the quarantine at its own write-back makes it behave as when the promoted replica had kept that record. The write-back's quarantine is kept for what an instance cannot see: a rotation elsewhere whose record a later failover brings.",
   },
   {
     id: 'conflict-not-seen',
