@@ -930,15 +930,14 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
     );
   };
   /**
-   * The instances that saw `id` (or a successor) but no sibling of it before (see {@link sawSiblingFirst}), that held
-   * it, or whose machine's generation file remembers it.
+   * The instances that saw `id` (or a successor) but no sibling of it before (see {@link sawSiblingFirst}), or whose
+   * machine's generation file remembers it.
    */
   const knowing = (id: string): Set<Instance> =>
     new Set(
       instances.filter(
         (instance) =>
           ([...instance.seen].some((seen) => descends(seen, id)) && !sawSiblingFirst(instance, id)) ||
-          [...(heldBy.get(instance) ?? [])].some((held) => descends(held, id)) ||
           descends(memories.get(instance.slot)?.value?.id, id),
       ),
     );
