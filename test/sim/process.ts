@@ -19,6 +19,13 @@ const LOOPBACK = 0.1;
 /** The commands that arrived at a stalled node, in order, whichever process sent them. */
 const stalled = new WeakMap<RedisNode, Array<() => void>>();
 
+/** What a pause holds back, and the cancel function of its event at the pause's end. */
+interface Deferred {
+  done: boolean;
+  readonly run: () => void;
+  cancel: () => void;
+}
+
 export interface Partition {
   readonly until: number;
   /** Messages sent meanwhile are lost (else held, and delivered once it heals). */
@@ -56,8 +63,8 @@ export class SimProcess {
   #fromRedisAt = 0;
   #pubsubAt = 0;
   readonly #subscriptions = new Set<{ node: RedisNode; subscriber: Subscriber }>();
-  /** What waits for the present pause to end. */
-  readonly #deferred: Array<{ done: boolean; readonly run: () => void }> = [];
+  /** What waits for the present pause to end, in the order it was held back. */
+  readonly #deferred: Deferred[] = [];
   readonly #scheduler: Scheduler;
   readonly #rng: Prng;
   readonly #redis: Deployment;
@@ -156,14 +163,37 @@ export class SimProcess {
   whenRunning(run: () => void): void {
     if (!this.alive) return;
     if (this.#scheduler.now >= this.pausedUntil) return run();
-    // Deferred in order; resume() runs them at once if the pause ends early. (The common case above makes no
-    // closure: this runs for every event of the process.)
-    const entry = { done: false, run: () => this.whenRunning(run) };
+    // Deferred in order; resume() runs them at once if the pause ends early, pause() keeps their order if it grows.
+    // (The common case above makes no closure: this runs for every event of the process.)
+    const entry: Deferred = { done: false, run: () => this.whenRunning(run), cancel: () => undefined };
     this.#deferred.push(entry);
-    this.#scheduler.push(this.pausedUntil, () => {
+    entry.cancel = this.#at(this.pausedUntil, entry);
+  }
+
+  /**
+   * Freezes the process until `until` (a GC pause, SIGSTOP); a pause that begins during another one extends it. What
+   * the first one held back still runs first when the process resumes, before what arrived during the second: a
+   * timer that came due before an answer arrived runs before that answer is taken in, however the pauses overlap.
+   */
+  pause(until: number): void {
+    if (until <= this.pausedUntil) return;
+    const growing = this.#scheduler.now < this.pausedUntil;
+    this.pausedUntil = until;
+    if (!growing) return;
+    const waiting = this.#deferred.splice(0).filter((entry) => !entry.done);
+    for (const entry of waiting) {
+      entry.cancel();
+      entry.cancel = this.#at(until, entry);
+    }
+    this.#deferred.push(...waiting);
+  }
+
+  /** Runs a deferred entry at `at` (its place among the events of that time is taken now). */
+  #at(at: number, entry: Deferred): () => void {
+    return this.#scheduler.cancellable(at, () => {
       if (entry.done) return;
       entry.done = true;
-      this.whenRunning(run);
+      entry.run();
     });
   }
 

@@ -1104,7 +1104,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       }
       case 'pause': {
         const process = slotOf(fault.instance)?.process;
-        if (process !== undefined) process.pausedUntil = Math.max(process.pausedUntil, scheduler.now + fault.length);
+        process?.pause(scheduler.now + fault.length);
         return;
       }
       case 'crash': {
