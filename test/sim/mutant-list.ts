@@ -242,6 +242,13 @@ export const MUTANTS: readonly Mutant[] = [
       '    this.see(generation, id, prev, this.#highest, line);\n',
     what: "Another rotation's record that a save's conflict shows is forgotten: an older record read next, on another server, is trusted as the record the instance holds.",
   },
+  {
+    id: 'left-server-keeps-trust',
+    file: LEASE,
+    find: '    this.#trustUntil = -Infinity;\n    return true;\n',
+    replace: '    return false;\n',
+    what: "A record that replaced the held key, seen in a late answer from the server the instance left (a save held across a split brain's failover), leaves the trust that renewals on the other side granted standing.",
+  },
   // --- the pure layer: acks.ts ---
   {
     id: 'acks-resolve-without-own-lease',
@@ -377,7 +384,7 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'ack-answer-not-seen',
     file: ACK_READER,
-    find: '      if (pending !== undefined) lease.see(pending.generation, pending.id, pending.prev, sent, pending.line);\n',
+    find: '        lease.see(pending.generation, pending.id, pending.prev, sent, pending.line);\n',
     replace: '',
     what: "An acknowledgement read's record is not taken in as seen: a rotation that superseded the save is forgotten.",
   },

@@ -983,6 +983,34 @@ describe('situations kept as schedules', () => {
     expect(result.violation).toBeUndefined();
   });
 
+  it("a save's conflict on the deposed primary, taken in after a renewal on the promoted replica: the held key's trust ends", async () => {
+    // p2/s1's save, held on its way to node 0 across the failover, conflicts with p1/s0's rotation there. Its renewal,
+    // sent later to the promoted node 1, which holds the record p2/s1 trusts, was taken in first and renewed that
+    // trust on node 1, where p1/s0's rotation never looks: p2/s1 accepted the revoked token when that rotation
+    // resolved, 238 ms after the conflict showed it the newer record. It now stops trusting at the conflict.
+    const plan: Plan = {
+      instances: 3,
+      replicas: 2,
+      waitFor: 0,
+      saveTimeout: 898,
+      unwatched: false,
+      clocks: { spread: 0.03, rates: { 0: 1.03, 1: 0.97 } },
+      local: true,
+      faults: [
+        { at: 399.8, kind: 'partition', instance: 1, length: 90.2, drop: false, way: 'out' },
+        { at: 400, kind: 'rotate', instance: 1 },
+        { at: 402, kind: 'failover', split: 413, side: [0, 2, 3, 4, 5, 6, 7, 8, 9, 10] },
+        { at: 407, kind: 'rotate', instance: 0 },
+        { at: 526, kind: 'partition', instance: 2, length: 88, drop: true, way: 'both' },
+      ],
+    };
+    const result = await simulate(372672, plan, true);
+    const trace = result.trace.join('\n');
+    expect(trace).toMatch(/p2\/s1 SAVE\(\) on node 0: conflict \S+@2[\s\S]*p2\/s1 CONFIRM\(\S+\) on node 1: ok/);
+    expect(trace).toMatch(/p1\/s0 rotate\(\) resolved/);
+    expect(result.violation).toBeUndefined();
+  });
+
   it("a frozen instance's late answer, behind its command's timeout through two pauses, starts no quarantine", async () => {
     // p2/s1 is frozen from 405 ms to 900 ms by two pauses, the second begun before the first ended. The answer to an
     // acknowledgement read it sent at 343 ms to the promoted replica arrives at 676 ms, after that read's timeout came

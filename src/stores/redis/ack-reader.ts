@@ -4,7 +4,7 @@ import type { Runtime } from '../../authority/runtime.js';
 import type { AckWait } from './acks.js';
 import { supersededError, uncertainError } from './errors.js';
 import type { Lease } from './lease.js';
-import { pendingOf } from './reply.js';
+import { pendingOf, type Observed } from './reply.js';
 
 export interface AckReaderIo {
   /** Runs PENDING for the record `id`; rejects when Redis did not answer in time. */
@@ -13,6 +13,8 @@ export interface AckReaderIo {
   readonly drop: (instance: string, seq: number) => void;
   /** The end of this instance's lease in the table (`Infinity` without a watch: its authority trusts without bound). */
   readonly leaseUntil: () => number;
+  /** A read's answer (`observed`, sent at `sentAt`), once taken into the lease (see Lease.endsTrust). */
+  readonly seen?: (observed: Observed, sentAt: number) => void;
 }
 
 export class AckReader {
@@ -56,7 +58,10 @@ export class AckReader {
       }
       const now = this.#runtime.now();
       const pending = pendingOf(answer);
-      if (pending !== undefined) lease.see(pending.generation, pending.id, pending.prev, sent, pending.line);
+      if (pending !== undefined) {
+        lease.see(pending.generation, pending.id, pending.prev, sent, pending.line);
+        this.#io.seen?.(pending, sentAt);
+      }
       const step =
         pending === undefined
           ? wait.unanswered(now)

@@ -70,6 +70,15 @@ export class Era {
   }
 
   /**
+   * Whether `observed`, the answer to a command sent at `sentAt`, comes from a server this instance has left since:
+   * another server than this era's, answering a command sent before the one whose answer began this era (a save
+   * sent before a failover, answered by the primary this instance no longer follows).
+   */
+  behind(observed: Observed, sentAt: number): boolean {
+    return !this.holds(observed) && sentAt < this.#left.before;
+  }
+
+  /**
    * Starts the era from a read's answer (`load()`), unless an answer already started it. A read is never judged
    * against the era as a renewal is: sent before a renewal, its answer may be taken in after it, and would then
    * look like a table that lost this instance's renewals.

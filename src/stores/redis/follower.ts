@@ -210,6 +210,7 @@ export class Follower {
             renewHeld: this.#io.renewHeld(),
           });
     if (step.trustUntil !== undefined) this.#link.trustUntil(step.trustUntil);
+    if (reply !== undefined && lease.endsTrust(heldId, reply, sentAt)) this.#link.trustUntil(-Infinity);
     if (step.report !== undefined) {
       this.#io.report(step.report);
       // The authority hears of a rollback as a reload that fails with ERR_STORE_ROLLBACK (onStoreError).

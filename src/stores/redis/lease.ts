@@ -213,7 +213,20 @@ export class Lease {
     return { ...line, ids: line.ids.filter((seen) => seen.id !== id) };
   }
 
-  /** The `renewal` answered with `reply`. */
+  /**
+   * Whether the trust in `heldId` ends now, after an answer taken in (`observed`, to a command sent at `sentAt`) whose
+   * record, the highest seen, replaced the held key on a server this instance has left since (a split brain's other
+   * side): that rotation waits for this instance's lease there, which renewals elsewhere do not extend.
+   */
+  endsTrust(heldId: string | undefined, observed: Observed, sentAt: number): boolean {
+    const { id } = observed;
+    if (heldId === undefined || id === heldId || id !== this.#highest.id || !this.era.behind(observed, sentAt))
+      return false;
+    this.#trustUntil = -Infinity;
+    return true;
+  }
+
+  /** The `renewal` answered with `reply` (then {@link endsTrust}). */
   renewed(reply: ConfirmReply, renewal: Renewal): LeaseStep {
     const { seq, sentAt, now, heldId, canWriteForward, renewHeld = true } = renewal;
     this.era.observe(reply, now, undefined, sentAt);

@@ -113,6 +113,20 @@ describe('Era', () => {
     expect(era.mayTrust(1300)).toBe(false);
   });
 
+  it('an answer of another server, to a command sent before the one that began the era, comes from a server left behind', () => {
+    const era = new Era(LEASE, DRIFT);
+    era.begin(seen('first', 0), 0);
+    era.observe(seen('first', 1), 10, undefined, 5);
+    // No change of server yet: an answer of another one is the start of one, not a server left behind.
+    expect(era.behind(seen('promoted', 0), 15)).toBe(false);
+    // A save sent at 20 to the primary; a failover; a renewal sent at 30 is answered by the promoted replica.
+    expect(era.observe(seen('promoted', 2), 40, undefined, 30)).toBe(true);
+    expect(era.behind(seen('first', 1), 20)).toBe(true);
+    // Not the era's own server, and not an answer to a command sent once the change was seen.
+    expect(era.behind(seen('promoted', 2), 20)).toBe(false);
+    expect(era.behind(seen('first', 1), 30)).toBe(false);
+  });
+
   it('an entry missing from another Redis is a loss', () => {
     const era = new Era(LEASE, DRIFT);
     era.begin(seen('first', 0), 0);

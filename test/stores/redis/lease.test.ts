@@ -488,6 +488,53 @@ describe('Lease: another server that holds the record still trusted', () => {
   });
 });
 
+describe('Lease: a newer record from the server an instance left', () => {
+  /**
+   * holdingFirst() ('a' at generation 1, trusted until 900); a failover, a renewal sent at 500 answered by the promoted
+   * replica, which holds 'a': trusted until 1400 there. Meanwhile a save of 'b', sent at 400, is on its way to the
+   * deposed primary, where another instance's rotation wrote 'c' over 'a'.
+   */
+  function promoted(): Lease {
+    const lease = holdingFirst();
+    const seq = lease.nextSeq();
+    const there = { ...answer(seq, 1, 'a', ''), runId: 'promoted' };
+    expect(lease.renewed(there, { seq, sentAt: 500, now: 501, heldId: 'a', canWriteForward: true })).toMatchObject({
+      trustUntil: 1400,
+    });
+    return lease;
+  }
+  const deposed = { generation: 2, id: 'c', prev: 'a', runId: 'run', epoch: 'epoch', ownSeq: 1 };
+
+  it("a save's conflict with a rotation there ends the trust in the held key: that rotation waited for the lease there only", () => {
+    const lease = promoted();
+    expect(lease.saveOver({ generation: 1, id: 'a' }, deposed)).toBeUndefined();
+    expect(lease.endsTrust('a', deposed, 400)).toBe(true);
+    expect(lease.trustUntil).toBe(-Infinity);
+  });
+
+  it('a renewal answered there, sent before the move was seen, showing that rotation: the same', () => {
+    const lease = promoted();
+    const seq = lease.nextSeq();
+    const step = lease.renewed(
+      { status: 'stale', ...deposed },
+      { seq, sentAt: 490, now: 510, heldId: 'a', canWriteForward: true },
+    );
+    expect(step.reload).toBe(true);
+    expect(lease.endsTrust('a', deposed, 490)).toBe(true);
+  });
+
+  it('ends nothing for the held key itself, an older record, an answer of the present server, or one sent after the move', () => {
+    const lease = promoted();
+    expect(lease.endsTrust('a', { ...deposed, generation: 1, id: 'a', prev: '' }, 400)).toBe(false);
+    lease.see(2, 'c', 'a');
+    expect(lease.endsTrust('a', { ...deposed, runId: 'promoted' }, 400)).toBe(false);
+    expect(lease.endsTrust('a', deposed, 500)).toBe(false);
+    expect(lease.endsTrust('c', deposed, 400)).toBe(false);
+    expect(lease.endsTrust('a', { ...deposed, generation: 1, id: 'z', prev: '' }, 400)).toBe(false);
+    expect(lease.trustUntil).toBe(1400);
+  });
+});
+
 describe('Lease: a record of another line of rotations', () => {
   // The instance saved 'h' over 'g' (generation 4); the other side of a split brain counted on from 'q' (2) to 'z'
   // (6) through records this instance never saw. 'z' has the higher generation, and never replaced 'h'.
