@@ -508,6 +508,51 @@ function splitSettings(faults: readonly Fault[]): Settings {
 }
 
 /**
+ * A split brain without `replicas` whose promoted replica keeps the record the instance alone there trusts. That
+ * instance's rotation, held on its way to the primary (a partition that holds what it sends), is followed by the
+ * failover and then by a rotation on the deposed side; it is frozen meanwhile, and renews the moment it resumes, on
+ * the promoted replica (the sentinels told its client while it was frozen), a renewal held behind its save. Both land
+ * together: the save conflicts with the deposed side's record, the renewal finds the record it trusts. Taken in
+ * first, the renewal renews that trust on the promoted replica (the very record), where the deposed side's rotation
+ * never looks: it resolves at its bound, a few milliseconds before that trust would end, and after the world's
+ * exception for an instance served by a deposed primary (a lease after it was last routed there).
+ */
+function splitConflictLate(rng: Prng, { instances, replicas }: Shape): Fault[] {
+  if (instances < 2 || replicas < 1) return [];
+  const alone = rng.int(1, instances - 1);
+  const rotating = (alone + rng.int(1, instances - 1)) % instances;
+  const others = Array.from({ length: instances + 8 }, (_, index) => index).filter((index) => index !== alone);
+  const rotateAt = rng.int(380, 420);
+  const failoverAt = rotateAt + rng.int(1, 3);
+  // After every client of the deposed side was told (within 40 ms), so that the rotation resolves after the world's
+  // exception for the instance alone, which was routed there until it was told.
+  const deposedAt = failoverAt + rng.int(40, 44);
+  // The renewal at resuming is sent late enough for its trust (a lease less the drift margin on the slow clock, 278
+  // ms) to outlast the rotation's bound (a lease and the drift margin on the fast clock, 320 ms after its save).
+  const resume = deposedAt + rng.int(45, 48);
+  // Within a command timeout of the save being sent (103 ms on the slow clock): its conflict is taken in.
+  const land = Math.min(resume + rng.int(2, 6), rotateAt + 100);
+  const heal = deposedAt + rng.int(345, 370);
+  return [
+    { at: rotateAt - 0.2, kind: 'partition', instance: alone, length: land - rotateAt + 0.2, drop: false, way: 'out' },
+    { at: rotateAt, kind: 'rotate', instance: alone },
+    { at: rotateAt + 0.2, kind: 'pause', instance: alone, length: resume - rotateAt - 0.2 },
+    { at: failoverAt, kind: 'failover', split: heal - failoverAt, side: others },
+    { at: deposedAt, kind: 'rotate', instance: rotating },
+  ];
+}
+
+/** The world of {@link splitConflictLate}: as {@link splitSettings}, the instance alone there the paused one. */
+function splitConflictLateSettings(faults: readonly Fault[]): Settings {
+  const alone = faults.find((fault) => fault.kind === 'pause');
+  const rates: Record<number, number> = {};
+  for (const fault of faults)
+    if (fault.kind === 'rotate')
+      rates[fault.instance] = fault.instance === alone?.instance ? 1 - RATE_SPREAD : 1 + RATE_SPREAD;
+  return { waitFor: 0, clocks: { spread: RATE_SPREAD, rates }, local: true };
+}
+
+/**
  * The instance table created under a rotation's acknowledgement read. Redis is stalled while the instances start, so
  * that every one reads no secret and all but one lose the race to create it (the rotating instance's read is held on
  * its way back until the creator's save has landed): they open without any renewal that Redis confirmed, and no table
@@ -692,6 +737,14 @@ export const SCENARIOS: readonly Scenario[] = [
     share: 0.04,
     faults: (rng, shape) => splitWriteBack(rng, shape, false),
     settings: splitSettings,
+    alone: true,
+  },
+  {
+    name: 'split-conflict-late',
+    salt: 0xc0f1a7e,
+    share: 0.035,
+    faults: splitConflictLate,
+    settings: splitConflictLateSettings,
     alone: true,
   },
   {
