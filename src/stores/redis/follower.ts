@@ -12,6 +12,7 @@ import {
   type LeaseStep,
   type Overwrite,
 } from './lease.js';
+import type { Observed } from './reply.js';
 
 export interface FollowerIo {
   /** Runs CONFIRM; `undefined` when Redis did not answer in time (or failed). */
@@ -27,6 +28,14 @@ export interface FollowerIo {
   /** Whether the store holds the record of `id` (to write it forward). */
   readonly holds: (id: string) => boolean;
   readonly report: (condition: Condition) => void;
+}
+
+/**
+ * After an answer (`observed`, to a command sent at `sentAt`) taken into `lease`: its record may end the trust in the
+ * key `link`'s authority holds (see Lease.endsTrust).
+ */
+export function endTrustOn(lease: Lease, link: StoreLink | undefined, observed: Observed, sentAt: number): void {
+  if (lease.endsTrust(link?.keyId, observed, sentAt)) link?.trustUntil(-Infinity);
 }
 
 export class Follower {

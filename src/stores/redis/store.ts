@@ -17,13 +17,13 @@ import {
   uncertainError,
   unresolvedError,
 } from './errors.js';
-import { Follower } from './follower.js';
+import { Follower, endTrustOn } from './follower.js';
 import { storeInternals, type WithInternals } from './internal.js';
 import { Lease, type Overwrite, type Seen } from './lease.js';
 import { Recollection, defaultGenerationFile, generationMemory } from './memory.js';
 import { resolveRedisOptions, type RedisSecretStoreOptions } from './options.js';
 import { ReplicaWait } from './replicas.js';
-import { loadOf, observation, type Observed } from './reply.js';
+import { loadOf, observation } from './reply.js';
 import { CONFIRM, DROP, LEAVE, LOAD, PENDING, SAVE, keyNames, saveArgs, type KeyNames } from './scripts.js';
 
 /** How many records (the held one, the one being saved) the store keeps to write forward after a rollback. */
@@ -116,7 +116,7 @@ export class RedisSecretStore implements SecretStore {
           void this.#client.run(DROP, [names.instances], [instance, String(seq)]).catch(() => undefined);
         },
         leaseUntil: () => (this.#link === undefined ? Infinity : this.#lease.leaseUntil),
-        seen: (observed, sentAt) => this.#seenOn(observed, sentAt),
+        seen: (observed, sentAt) => endTrustOn(this.#lease, this.#link, observed, sentAt),
       },
       ackPollInterval,
       key,
@@ -164,7 +164,7 @@ export class RedisSecretStore implements SecretStore {
       }
       const [generation, id] = [loaded?.generation ?? 0, loaded?.record.id ?? null];
       const sighting = this.#lease.see(generation, id, loaded?.prev ?? '', sent, loaded?.line);
-      this.#seenOn(head.observed, sentAt);
+      endTrustOn(this.#lease, this.#link, head.observed, sentAt);
       if (sighting === 'rollback') throw this.#reports.found(loaded ? 'rollback' : 'missing', this.#link !== undefined);
       if (sighting === 'adopted') {
         if (loaded === undefined) return undefined;
@@ -313,7 +313,7 @@ export class RedisSecretStore implements SecretStore {
         if (expected === 0 && over === undefined && this.#link === undefined) return;
         // Not another rotation (written forward, a marker, an older record): saved over, once. Seen either way.
         const again = lease.saveOver({ generation: expected, id: expectedId }, head.observed);
-        this.#seenOn(head.observed, sentAt);
+        endTrustOn(this.#lease, this.#link, head.observed, sentAt);
         if (again !== undefined && over === undefined) {
           await this.#saveNow(record, signal, again);
           return;
@@ -365,11 +365,6 @@ export class RedisSecretStore implements SecretStore {
     );
     const { status, observed } = observation(result.reply) ?? {};
     if (status === 'ok' && observed?.id) this.#lease.wrote(over.generation, observed.id, over.line);
-  }
-
-  /** After a read's or a save's answer taken into the lease: its record may end the trust in the held key. */
-  #seenOn(observed: Observed, sentAt: number): void {
-    if (this.#lease.endsTrust(this.#link?.keyId, observed, sentAt)) this.#link?.trustUntil(-Infinity);
   }
 
   #keep(record: SecretRecord): void {
