@@ -7,6 +7,7 @@ import { budget } from '../../../support/machine.js';
 import { SKIP_REASON, startRedis, type RedisServer } from '../../../support/redis-server.js';
 import { TIMING, acceptances, acceptingNow, eventually, member } from './instances.js';
 import { startProxy } from '../../../support/redis-proxy.js';
+import { markerOf } from '../../../../src/stores/redis/codec.js';
 import { outcomeOf } from './trials.js';
 
 /** Commands the clients sent (a script counts once, not once per call it makes inside). */
@@ -32,71 +33,91 @@ async function commandsSent(port: number): Promise<number> {
  */
 const CEILING_MS = Math.max(TIMING.renewInterval, Math.min(1000, TIMING.leaseMs / 4));
 
+/**
+ * One trial: Redis restarted empty while one instance is cut off; the instances that still trust their key write it
+ * back, a rotation follows, and no instance accepts the pre-restart token after it resolved. `'missed'` when every
+ * instance that met the empty server first had outlived its trust (the rollback marker stands instead).
+ */
+async function cutOffAndRestart(attempt: number): Promise<'done' | 'missed'> {
+  // The restart is a move: the empty server is started first and the front proxy sends every connection to it at
+  // once. A restart that took longer than the trust, as a kill and a spawn may on a loaded machine, would test the
+  // end of trust (the next test) and not the write-back.
+  const first = await startRedis();
+  const front = await startProxy(first.port);
+  const proxy = await startProxy(front.port);
+  let restarted: RedisServer | undefined;
+  try {
+    const key = `restart:cut:${attempt}`;
+    const a = await member(front.port, key);
+    const b = await member(front.port, key);
+    const c = await member(proxy.port, key);
+    const old = a.authority.issue();
+    expect((await c.authority.verify(old)).ok).toBe(true);
+    proxy.cut();
+    restarted = await startRedis();
+    front.moveTo(restarted.port);
+    await first.kill();
+    // The instances that still trust their key write it back; once the quarantine after the restart is over, they
+    // trust it again (polled: the quarantine's length is the store's business); then a rotation.
+    const probe = createClient({ url: restarted.url });
+    probe.on('error', () => undefined);
+    await probe.connect();
+    let stored: string | null = null;
+    expect(await eventually(async () => (stored = await probe.get(key)) !== null)).toBe(true);
+    probe.destroy();
+    if (markerOf(stored) !== undefined) return 'missed';
+    expect(await eventually(async () => (await a.authority.verify(old)).ok && (await b.authority.verify(old)).ok)).toBe(
+      true,
+    );
+    // The instance whose renewal meets the empty server first reports the rollback and writes its record back; one
+    // whose first renewal comes after that write-back finds its record in place, with nothing to report. So: at
+    // least one report between a and b, at most one each, and no other error.
+    const reports = [...a.errors, ...b.errors];
+    expect(reports.length).toBeGreaterThanOrEqual(1);
+    expect(reports.filter((code) => code !== 'ERR_STORE_ROLLBACK')).toEqual([]);
+    expect(a.errors.length).toBeLessThanOrEqual(1);
+    expect(b.errors.length).toBeLessThanOrEqual(1);
+    // A write-back still in flight from b may land after a's view of the record: the same record one generation
+    // on, which the rotation saves over (no ERR_SAVE_CONFLICT: no other rotation happened).
+    const rotation = await outcomeOf(a.authority.rotate());
+    // In the tick rotate() resolved in, the rotating instance accepts the new token.
+    const accepting = acceptingNow([a], rotation.token ?? '');
+    expect(rotation.outcome).toBe('resolved');
+    expect(accepting).toBe(1);
+    const fresh = rotation.token as string;
+    const after = await acceptances([a, b, c], old, 1500);
+    console.log(
+      `empty restart, one instance cut off: old token accepted ${after.accepted} of ${after.checks} checks after rotate() resolved`,
+    );
+    expect(after.accepted).toBe(0);
+    expect(after.checks).toBeGreaterThan(30);
+    expect((await b.authority.verify(fresh)).ok).toBe(true);
+    proxy.heal();
+    expect(await eventually(async () => (await c.authority.verify(fresh)).ok)).toBe(true);
+    return 'done';
+  } finally {
+    await proxy.close();
+    await front.close();
+    await first.kill();
+    await restarted?.kill();
+  }
+}
+
 describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore when Redis restarts empty', () => {
   it(
     'a cut-off instance and a restart: 0 pre-restart tokens accepted after rotate() resolved',
     async () => {
-      // The restart is a move: the empty server is started first and the front proxy sends every connection to it at
-      // once. A restart that took longer than the trust, as a kill and a spawn may on a loaded machine, would test the
-      // end of trust (the next test) and not the write-back.
-      const first = await startRedis();
-      const front = await startProxy(first.port);
-      const proxy = await startProxy(front.port);
-      let restarted: RedisServer | undefined;
-      try {
-        const key = 'restart:cut';
-        const a = await member(front.port, key);
-        const b = await member(front.port, key);
-        const c = await member(proxy.port, key);
-        const old = a.authority.issue();
-        expect((await c.authority.verify(old)).ok).toBe(true);
-        proxy.cut();
-        restarted = await startRedis();
-        front.moveTo(restarted.port);
-        await first.kill();
-        // The instances that still trust their key write it back; once the quarantine after the restart is over, they
-        // trust it again (polled: the quarantine's length is the store's business); then a rotation.
-        const probe = createClient({ url: restarted.url });
-        probe.on('error', () => undefined);
-        await probe.connect();
-        expect(await eventually(async () => (await probe.get(key)) !== null)).toBe(true);
-        probe.destroy();
-        expect(
-          await eventually(async () => (await a.authority.verify(old)).ok && (await b.authority.verify(old)).ok),
-        ).toBe(true);
-        // The instance whose renewal meets the empty server first reports the rollback and writes its record back; one
-        // whose first renewal comes after that write-back finds its record in place, with nothing to report. So: at
-        // least one report between a and b, at most one each, and no other error.
-        const reports = [...a.errors, ...b.errors];
-        expect(reports.length).toBeGreaterThanOrEqual(1);
-        expect(reports.filter((code) => code !== 'ERR_STORE_ROLLBACK')).toEqual([]);
-        expect(a.errors.length).toBeLessThanOrEqual(1);
-        expect(b.errors.length).toBeLessThanOrEqual(1);
-        // A write-back still in flight from b may land after a's view of the record: the same record one generation
-        // on, which the rotation saves over (no ERR_SAVE_CONFLICT: no other rotation happened).
-        const rotation = await outcomeOf(a.authority.rotate());
-        // In the tick rotate() resolved in, the rotating instance accepts the new token.
-        const accepting = acceptingNow([a], rotation.token ?? '');
-        expect(rotation.outcome).toBe('resolved');
-        expect(accepting).toBe(1);
-        const fresh = rotation.token as string;
-        const after = await acceptances([a, b, c], old, 1500);
-        console.log(
-          `empty restart, one instance cut off: old token accepted ${after.accepted} of ${after.checks} checks after rotate() resolved`,
-        );
-        expect(after.accepted).toBe(0);
-        expect(after.checks).toBeGreaterThan(30);
-        expect((await b.authority.verify(fresh)).ok).toBe(true);
-        proxy.heal();
-        expect(await eventually(async () => (await c.authority.verify(fresh)).ok)).toBe(true);
-      } finally {
-        await proxy.close();
-        await front.close();
-        await first.kill();
-        await restarted?.kill();
+      // The write-back needs the trust of an instance that meets the empty server to last until then. On a loaded
+      // machine a renewal can come too late (its event loop stalled past the trust): the instance then rightly writes
+      // the rollback marker instead, and the trial did not reach its precondition. It is run again, and counted.
+      let missed = 0;
+      while ((await cutOffAndRestart(missed)) === 'missed') {
+        missed += 1;
+        expect(missed).toBeLessThan(3);
       }
+      if (missed > 0) console.log(`empty restart, one instance cut off: ${missed} trial(s) missed the write-back`);
     },
-    budget(30_000),
+    budget(90_000),
   );
 
   it(
