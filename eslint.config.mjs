@@ -5,7 +5,7 @@ import tseslint from 'typescript-eslint';
 import prettier from 'eslint-config-prettier';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'bench/.build/', 'node_modules/', 'coverage/'] },
+  { ignores: ['dist/', 'packages/*/dist/', 'bench/.build/', 'node_modules/', 'coverage/'] },
   ...tseslint.configs.strictTypeChecked,
   ...tseslint.configs.stylisticTypeChecked,
   {
@@ -60,7 +60,7 @@ export default tseslint.config(
     ...tseslint.configs.disableTypeChecked,
   },
   {
-    files: ['test/**', 'bench/**', 'examples/**', 'scripts/**'],
+    files: ['test/**', 'bench/**', 'examples/**', 'scripts/**', 'packages/*/test/**', 'packages/*/examples/**'],
     rules: {
       // A test reads what a server sent (parsed JSON, a framework's internals) as it is, and a script the manifests
       // it edits: a wrong shape fails the assertion (or the script) that reads it, which says more than a type guard.
@@ -83,7 +83,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['test/**'],
+    files: ['test/**', 'packages/*/test/**'],
     rules: {
       // Look-alikes are what some tests hand to the code on purpose: a stub request, an error from another copy of
       // the package.

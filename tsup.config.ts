@@ -7,7 +7,7 @@ const shared: Options = {
   sourcemap: false,
   treeshake: true,
   removeNodeProtocol: false,
-  external: ['express', 'fastify', 'hono', 'koa', 'jose', 'redis', '@napi-rs/keyring'],
+  external: ['express', 'fastify', 'hono', 'koa', 'jose', 'redis', '@napi-rs/keyring', '@launcher-auth/redis'],
 };
 
 export default defineConfig([

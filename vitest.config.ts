@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
-import { entryPoints } from './scripts/entries.mjs';
+import { allEntryPoints } from './scripts/entries.mjs';
 import { budget, SLOWNESS } from './test/support/machine.js';
 
 /**
@@ -10,7 +10,8 @@ import { budget, SLOWNESS } from './test/support/machine.js';
  */
 const PROCESS = [
   'test/**/*.process.test.ts',
-  'test/stores/redis/**/*.test.ts',
+  'packages/redis/test/*.test.ts',
+  'packages/redis/test/faults/**/*.test.ts',
   'test/stores/keyring.test.ts',
   'test/stores/file.test.ts',
   'test/stores/file-race.test.ts',
@@ -30,7 +31,7 @@ const PROCESS = [
  * CI's simulated schedules (`npm run test:sim`): CPU only (about ten minutes of one core), so a project of their own that
  * `npm test` runs beside the others at a lower priority (scripts/test.mjs).
  */
-const SIMULATION = ['test/sim/simulation*.test.ts'];
+const SIMULATION = ['packages/redis/test/sim/simulation*.test.ts'];
 /** Run by their own configs: `npm run test:dist` after the build, `npm run test:browser`. */
 const ELSEWHERE = ['test/dist/**', 'test/browser/**', 'node_modules/**'];
 
@@ -38,7 +39,7 @@ export default defineConfig({
   resolve: {
     // The package's own names (package.json's `exports`) resolve to the sources, as tsconfig's `paths` do for tsc
     // and tsx.
-    alias: entryPoints().map(({ specifier, source }) => ({
+    alias: allEntryPoints().map(({ specifier, source }) => ({
       find: new RegExp(`^${specifier}$`),
       replacement: fileURLToPath(new URL(`./${source}`, import.meta.url)),
     })),
@@ -58,9 +59,13 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'quick',
-          include: ['test/**/*.test.ts'],
+          include: ['test/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
           exclude: [...ELSEWHERE, ...PROCESS, ...SIMULATION],
-          typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: './tsconfig.json' },
+          typecheck: {
+            enabled: true,
+            include: ['test/**/*.test-d.ts', 'packages/*/test/**/*.test-d.ts'],
+            tsconfig: './tsconfig.json',
+          },
         },
       },
       {
@@ -68,7 +73,7 @@ export default defineConfig({
         test: {
           name: 'simulation',
           include: SIMULATION,
-          setupFiles: ['test/sim/yield-cpu.ts'],
+          setupFiles: ['packages/redis/test/sim/yield-cpu.ts'],
           // Node imports the schedules' modules itself (tsx compiles the TypeScript), not vite's module runner, whose
           // every imported name is a property read on a module object: the simulator's hot loop crosses modules at
           // each step, and the same 400 schedules took about 12 % less CPU this way. Nothing here uses vi.mock.

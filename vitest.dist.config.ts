@@ -1,7 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
-const DIST = fileURLToPath(new URL('./dist/', import.meta.url));
+const DISTS = ['./dist/', './packages/redis/dist/'].map((folder) => fileURLToPath(new URL(folder, import.meta.url)));
+const quoted = (path: string): string => path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 // The built package, as a user gets it: no aliases, so `launcher-auth` and its subpaths resolve through
 // package.json `exports` (the package referencing itself) to dist/. `npm run test:dist` after `npm run build`.
@@ -9,7 +10,7 @@ export default defineConfig({
   test: {
     include: ['test/dist/**/*.test.ts'],
     testTimeout: 20_000,
-    // dist/ is loaded by Node itself, as a user's program loads it, not transformed by Vite.
-    server: { deps: { external: [new RegExp(`^${DIST.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`)] } },
+    // dist/ (and the workspace's) is loaded by Node itself, as a user's program loads it, not transformed by Vite.
+    server: { deps: { external: DISTS.map((dist) => new RegExp(`^${quoted(dist)}`)) } },
   },
 });

@@ -48,7 +48,7 @@ export type LauncherAuth = typeof import('launcher-auth');
 export type LauncherAuthNode = typeof import('launcher-auth/node');
 export type LauncherAuthExpress = typeof import('launcher-auth/express');
 export type LauncherAuthFastify = typeof import('launcher-auth/fastify');
-export type LauncherAuthRedis = typeof import('launcher-auth/redis');
+export type LauncherAuthRedis = typeof import('@launcher-auth/redis');
 
 /** The modules the benchmark loads, by their output name. */
 export const BUILT = ['index', 'node', 'express', 'fastify', 'redis'] as const;

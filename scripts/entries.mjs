@@ -8,13 +8,21 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 /** The condition under which each subpath names its source file. */
 export const SOURCE_CONDITION = 'launcher-auth-source';
 
+/** The npm workspaces of the repository (package.json's `workspaces`): each a package of its own, such as packages/redis. */
+export function workspaces() {
+  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+  return /** @type {string[]} */ (manifest.workspaces ?? []);
+}
+
 /**
- * Every subpath with a source: its specifier (`launcher-auth`, `launcher-auth/node`...), its build name (`index`,
- * `node`...: dist/<name>.js) and its source file relative to the repository (`src/adapters/node.ts`).
+ * Every subpath with a source of the package in `folder` (the repository itself by default): its specifier
+ * (`launcher-auth`, `launcher-auth/node`...), its build name (`index`, `node`...: dist/<name>.js) and its source
+ * file relative to the repository (`src/adapters/node.ts`, `packages/redis/src/index.ts`).
  * @returns {{ specifier: string; name: string; source: string }[]}
  */
-export function entryPoints() {
-  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+export function entryPoints(folder = '.') {
+  const prefix = folder === '.' ? '' : `${folder}/`;
+  const manifest = JSON.parse(readFileSync(new URL(`../${prefix}package.json`, import.meta.url), 'utf8'));
   /** @type {{ specifier: string; name: string; source: string }[]} */
   const entries = [];
   for (const [subpath, target] of Object.entries(manifest.exports)) {
@@ -23,10 +31,15 @@ export function entryPoints() {
     entries.push({
       specifier: subpath === '.' ? manifest.name : `${manifest.name}/${subpath.slice(2)}`,
       name: subpath === '.' ? 'index' : subpath.slice(2),
-      source: source.slice(2),
+      source: `${prefix}${source.slice(2)}`,
     });
   }
   return entries;
+}
+
+/** The entry points of the repository's package and of every workspace, which the tests and tsc resolve to sources. */
+export function allEntryPoints() {
+  return [...entryPoints(), ...workspaces().flatMap((folder) => entryPoints(folder))];
 }
 
 // `node scripts/entries.mjs` (part of `npm run lint`): tsconfig.json's `paths` must name the same sources. They are
@@ -39,7 +52,7 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   );
   /** @type {Record<string, string[]>} */
   const paths = config.config?.compilerOptions?.paths ?? {};
-  const expected = Object.fromEntries(entryPoints().map((entry) => [entry.specifier, [`./${entry.source}`]]));
+  const expected = Object.fromEntries(allEntryPoints().map((entry) => [entry.specifier, [`./${entry.source}`]]));
   if (JSON.stringify(paths) !== JSON.stringify(expected)) {
     console.error(
       `tsconfig.json: compilerOptions.paths must be, in this order, as package.json's exports name the sources:\n${JSON.stringify(expected, null, 2)}`,

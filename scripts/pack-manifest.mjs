@@ -8,7 +8,8 @@ import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { SOURCE_CONDITION } from './entries.mjs';
 
 const MANIFEST = 'package.json';
-const SAVED = 'node_modules/.package.json.before-pack';
+/** Beside the manifest, where `files` keeps it out of the package; git ignores it. */
+const SAVED = '.package.json.before-pack';
 const INSTALL_TIME = ['preinstall', 'install', 'postinstall', 'prepare', 'preprepare', 'postprepare'];
 
 /**
@@ -24,7 +25,7 @@ function replace(path, text) {
 const command = process.argv[2];
 if (command === 'strip') {
   // A fresh clone has neither the tools nor dist/: one line that says what to do, not a stack trace.
-  if (!existsSync('node_modules') || !existsSync('dist')) {
+  if (!existsSync('dist')) {
     console.error('launcher-auth: run `npm ci` first (it installs the tools and builds dist/), then `npm pack` again.');
     process.exit(1);
   }

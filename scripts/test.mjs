@@ -26,6 +26,8 @@ const STEPS = [
   'npm run test:dist',
   'publint --strict',
   'node scripts/attw.mjs',
+  'publint --strict packages/redis',
+  'node scripts/attw.mjs packages/redis',
 ];
 
 /** A child's exit code, once it has closed (a signal counts as a failure). */

@@ -1,15 +1,36 @@
 // The source's layers as ARCHITECTURE.md draws them, checked on the files themselves: each layer imports only
-// from the layers below it, and no source file grows past 400 lines.
+// from the layers below it, no source file grows past 400 lines, and a workspace package (packages/*) reaches the
+// core only through its public entry points, as any store author's package would.
 import { readFileSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const SRC = fileURLToPath(new URL('../src/', import.meta.url));
+const PACKAGES = fileURLToPath(new URL('../packages/', import.meta.url));
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? sources(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : [],
+    entry.name === 'node_modules' || entry.name === 'dist'
+      ? []
+      : entry.isDirectory()
+        ? sources(join(dir, entry.name))
+        : entry.name.endsWith('.ts')
+          ? [join(dir, entry.name)]
+          : [],
+  );
+}
+
+/**
+ * The imports of a workspace package's file (`path`, absolute) that reach into the core's sources: a relative path
+ * into src/, or a package subpath that is not one of the core's entry points (`launcher-auth/dist/...`).
+ */
+export function intoCore(path: string, text: string): string[] {
+  const specifiers = [...text.matchAll(/(?:from|import)\s*\(?\s*'([^']+)'/g)].map((match) => match[1] as string);
+  return specifiers.filter((specifier) =>
+    specifier.startsWith('.')
+      ? !relative(SRC, join(path, '..', specifier)).startsWith('..')
+      : /^launcher-auth\/(?!(?:node|express|fastify|fetch|hono|koa|testing|store-kit|keyring)$)/.test(specifier),
   );
 }
 
@@ -50,6 +71,36 @@ describe('the source layout', () => {
 
   it('no source file is over 400 lines', () => {
     const long = FILES.filter(({ text }) => text.trimEnd().split('\n').length > 400).map(({ path }) => path);
+    expect(long).toEqual([]);
+  });
+});
+
+describe('a workspace package', () => {
+  const files = sources(PACKAGES).map((path) => ({ path, text: readFileSync(path, 'utf8') }));
+
+  it('reads every file of packages/', () => {
+    expect(files.length).toBeGreaterThan(60);
+  });
+
+  it("imports the core only through its public entry points, never a path inside the core's src/", () => {
+    const offending = files.flatMap(({ path, text }) =>
+      intoCore(path, text).map((specifier) => `${relative(PACKAGES, path)} imports ${specifier}`),
+    );
+    expect(offending).toEqual([]);
+  });
+
+  it('the check finds a planted import of the core', () => {
+    const planted = join(PACKAGES, 'redis/src/planted.ts');
+    expect(intoCore(planted, "import { x } from '../../../src/authority/record.js';")).toHaveLength(1);
+    expect(intoCore(planted, "const y = await import('launcher-auth/dist/index.js');")).toHaveLength(1);
+    expect(intoCore(planted, "import { parseRecord } from 'launcher-auth/store-kit';")).toEqual([]);
+    expect(intoCore(planted, "import { LEASE } from './lease.js';")).toEqual([]);
+  });
+
+  it('no source file is over 400 lines', () => {
+    const long = files
+      .filter(({ path, text }) => /[/\\]src[/\\]/.test(path) && text.trimEnd().split('\n').length > 400)
+      .map(({ path }) => relative(PACKAGES, path));
     expect(long).toEqual([]);
   });
 });

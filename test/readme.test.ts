@@ -1,4 +1,4 @@
-// The README and the guides in docs/: their code blocks are the files in examples/readme/ (which tsc typechecks),
+// The README, the guides in docs/ and the README of each workspace package: their code blocks are the files in examples/readme/ (which tsc typechecks),
 // their links lead to files and headings that exist, and the README stays a front page.
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -12,7 +12,9 @@ const readme = read('README.md');
 const guides = readdirSync(new URL('docs/', root))
   .filter((name) => name.endsWith('.md'))
   .map((name) => `docs/${name}`);
-const pages = ['README.md', ...guides];
+/** The guide of each workspace package, which its npm page shows. */
+const packageGuides = ['packages/redis/README.md'];
+const pages = ['README.md', ...guides, ...packageGuides];
 const texts = new Map(pages.map((page) => [page, read(page)]));
 
 /** The bodies of the fenced blocks of these languages, in every page. */

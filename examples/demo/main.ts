@@ -30,7 +30,7 @@ export interface DemoOptions {
    */
   dataDir?: string;
   /**
-   * A Redis URL: keep the secret in Redis (`launcher-auth/redis`), shared by every demo started with the same URL.
+   * A Redis URL: keep the secret in Redis (`@launcher-auth/redis`), shared by every demo started with the same URL.
    * @default undefined (the secret file in `dataDir`)
    */
   redisUrl?: string;
@@ -169,7 +169,7 @@ export async function startDemo(options: DemoOptions = {}): Promise<Demo> {
 
 /** The store for `--redis`: the optional peer `redis` is loaded only then. */
 async function redisStore(url: string): Promise<{ store: SecretStore; client: { destroy(): void } }> {
-  const [{ createClient }, { RedisSecretStore }] = await Promise.all([import('redis'), import('launcher-auth/redis')]);
+  const [{ createClient }, { RedisSecretStore }] = await Promise.all([import('redis'), import('@launcher-auth/redis')]);
   const client = createClient({
     url,
     socket: { reconnectStrategy: (retries: number) => Math.min(retries * 50, 1000) },
@@ -237,7 +237,7 @@ const USAGE = `Usage: npm run demo [-- [--api-port <port>] [--settings-port <por
   --api-port <port>       automation API port on 127.0.0.1 (env LAUNCHER_API_PORT, default 7878; 0: any free port)
   --settings-port <port>  settings page port on 127.0.0.1 (env LAUNCHER_SETTINGS_PORT, default 7879)
   --data-dir <folder>     folder of the secret file (env LAUNCHER_DATA_DIR, default .data/demo)
-  --redis <url>           keep the secret in Redis instead (launcher-auth/redis), shared by every demo on that URL
+  --redis <url>           keep the secret in Redis instead (@launcher-auth/redis), shared by every demo on that URL
   --redis-env <NAME>      the same, the URL read from the environment variable NAME: the way for a URL with a
                           password, which --redis refuses (other local users can read a command line)
   --open                  open the settings page in the desktop's browser (through the redirect file)

@@ -1,5 +1,5 @@
 import { TokenAuthority } from 'launcher-auth';
-import { RedisSecretStore } from 'launcher-auth/redis';
+import { RedisSecretStore } from '@launcher-auth/redis';
 import { createCluster } from 'redis';
 
 // Any few nodes of the cluster: the client learns the rest, and which primary owns which hash slot.

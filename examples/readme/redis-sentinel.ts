@@ -1,5 +1,5 @@
 import { TokenAuthority } from 'launcher-auth';
-import { RedisSecretStore } from 'launcher-auth/redis';
+import { RedisSecretStore } from '@launcher-auth/redis';
 import { createSentinel } from 'redis';
 
 // The client asks the sentinels which server is the primary, and follows it through failovers.

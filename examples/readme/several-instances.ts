@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import { TokenAuthority } from 'launcher-auth';
 import { withAuth } from 'launcher-auth/node';
-import { RedisSecretStore } from 'launcher-auth/redis';
+import { RedisSecretStore } from '@launcher-auth/redis';
 import { createClient } from 'redis';
 
 const client = createClient({ url: process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379' }); // see SECURITY.md

@@ -1,6 +1,6 @@
-// Members of TokenAuthority that the HTTP gate calls and that no export of the package names: the symbol lives only
-// here, and the declarations leave these members out (`@internal`, stripped by the build). And the one check that
-// a value handed to an adapter or a settings helper is an authority.
+// Members of TokenAuthority that the HTTP gate calls (store-kit's `decideNow` too) and that no export of the package
+// names: the symbol lives only here, and the declarations leave these members out (`@internal`, stripped by the
+// build). And the one check that a value handed to an adapter or a settings helper is an authority.
 import type { Runtime } from './runtime.js';
 import type { TokenAuthority } from './token-authority.js';
 
@@ -27,8 +27,9 @@ export function assertAuthority(authority: unknown, where: string): asserts auth
 }
 
 /**
- * The option under which a simulator passes its own {@link Runtime} to `TokenAuthority.open()`; no export of the
- * package names it, so a host always runs on Node's clock and timers.
+ * The option under which a simulator passes its own {@link Runtime} to `TokenAuthority.open()`. Only
+ * `launcher-auth/store-kit` exports it (for a store's simulation tests); a host that never names it runs on Node's
+ * clock and timers.
  */
 export const runtimeOption: unique symbol = Symbol('launcher-auth.runtime');
 

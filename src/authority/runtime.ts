@@ -1,5 +1,6 @@
 // The process's monotonic clock, timers and randomness, as one object passed in: Node's own in production, a
-// simulated world's in test/sim/, so that the authority and the stores run unchanged under a seeded simulation.
+// simulated world's in a store's simulator (launcher-auth/store-kit exports it), so that the authority and the
+// stores run unchanged under a seeded simulation.
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 

@@ -1,5 +1,5 @@
 // The secret store that `token` and `rotate` work on: a file (--store), the OS keychain (--keyring) or Redis
-// (--redis, with the optional peer `redis` loaded only then), and how messages name it without its credentials.
+// (--redis, with the optional peers `@launcher-auth/redis` and `redis` loaded only then), and how messages name it without its credentials.
 import { statSync } from 'node:fs';
 import type { SecretStore } from '../authority/types.js';
 import { FileSecretStore } from '../stores/file/store.js';
@@ -141,11 +141,14 @@ async function redisStore(url: string, key: string | undefined, variable: string
   const flag = `${named}${key === undefined ? '' : ` --redis-key ${shellQuoted(key)}`}`;
 
   let createClient: typeof import('redis').createClient;
+  let RedisSecretStore: typeof import('@launcher-auth/redis').RedisSecretStore;
   try {
-    ({ createClient } = await import('redis'));
+    [{ createClient }, { RedisSecretStore }] = await Promise.all([import('redis'), import('@launcher-auth/redis')]);
   } catch (error) {
     if ((error as { code?: unknown } | null)?.code !== 'ERR_MODULE_NOT_FOUND') throw error;
-    throw new StoreSetupError('--redis needs the package redis beside launcher-auth: npm install redis');
+    throw new UsageError(
+      '--redis needs @launcher-auth/redis and redis installed beside launcher-auth (npm install @launcher-auth/redis redis).',
+    );
   }
   // One attempt: a command run by hand should say at once that Redis is not there, not retry in silence.
   const client = createClient({ url, socket: { reconnectStrategy: false, connectTimeout: REDIS_CONNECT_TIMEOUT_MS } });
@@ -159,7 +162,6 @@ async function redisStore(url: string, key: string | undefined, variable: string
   }
   let store: SecretStore;
   try {
-    const { RedisSecretStore } = await import('../stores/redis/index.js');
     store = new RedisSecretStore({ client, key: redisKey });
   } catch (error) {
     client.destroy();

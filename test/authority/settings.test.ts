@@ -12,7 +12,7 @@ import {
   type RegenerateResult,
   type SecretStore,
 } from 'launcher-auth';
-import { RedisSecretStore } from 'launcher-auth/redis';
+import { RedisSecretStore } from '@launcher-auth/redis';
 import { SKIP_REASON, connectedClient, startRedis } from '../support/redis-server.js';
 import { until } from '../support/async.js';
 

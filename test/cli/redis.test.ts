@@ -5,14 +5,16 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { TokenAuthority, isLauncherAuthError } from 'launcher-auth';
-import { RedisSecretStore } from 'launcher-auth/redis';
+import { RedisSecretStore } from '@launcher-auth/redis';
 import { EXIT } from '../../src/cli/main.js';
-import { encodeMarker } from '../../src/stores/redis/codec.js';
 import { SKIP_REASON, connectedClient, freePort, startRedis, type RedisServer } from '../support/redis-server.js';
 import { until } from '../support/poll.js';
 import { JWT_SHAPED, runCli } from './run.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/** The rollback marker as @launcher-auth/redis stores it: the record's place held by an id without a key. */
+const marker = (id: string, generation: number, prev: string): string =>
+  JSON.stringify({ rolledBack: true, id: `rollback:${id}`, generation, prev });
 const TSX_LOADER = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
 
 /** What rotate --redis says before it may wait a lease: why. */
@@ -124,7 +126,7 @@ describe.skipIf(SKIP_REASON !== undefined)(
       const client = await connectedClient(redis.url);
       onTestFinished(() => client.destroy());
       // What the instances write when Redis came back without the secret and none could write it back.
-      await client.set(key, encodeMarker('lost', 3, 'before'));
+      await client.set(key, marker('lost', 3, 'before'));
       const refused = await runCli('token', '--redis', redis.url, '--redis-key', key);
       expect(refused.code).toBe(EXIT.store);
       expect(refused.err).toMatch(/holds an older secret than one already in use/);
@@ -147,7 +149,7 @@ describe.skipIf(SKIP_REASON !== undefined)(
       const key = freshKey();
       const client = await connectedClient(redis.url);
       onTestFinished(() => client.destroy());
-      await client.set(key, encodeMarker('lost', 4, 'before'));
+      await client.set(key, marker('lost', 4, 'before'));
       const errors: string[] = [];
       const instanceClient = await connectedClient(redis.url);
       const instance = await TokenAuthority.open({
@@ -256,27 +258,29 @@ describe.skipIf(SKIP_REASON !== undefined)(
   },
 );
 
-describe('launcher-auth without the package redis installed', () => {
-  // A resolve hook that answers for `redis` as Node does for a package that is not installed.
+describe.each(['redis', '@launcher-auth/redis'])('launcher-auth without the package %s installed', (missing) => {
+  // A resolve hook that answers for the package as Node does for a package that is not installed.
   const hooks = `data:text/javascript,${encodeURIComponent(`
     export async function resolve(specifier, context, next) {
-      if (specifier === 'redis') throw Object.assign(new Error("Cannot find package 'redis'"), { code: 'ERR_MODULE_NOT_FOUND' });
+      if (specifier === ${JSON.stringify(missing)}) throw Object.assign(new Error('Cannot find package'), { code: 'ERR_MODULE_NOT_FOUND' });
       return next(specifier, context);
     }`)}`;
   const register = `data:text/javascript,${encodeURIComponent(`import { register } from 'node:module'; register(${JSON.stringify(hooks)});`)}`;
 
-  it('--store works (redis is loaded only for --redis), and --redis says which package to install', async () => {
+  it('--store works (the Redis packages are loaded only for --redis), and --redis says what to install', async () => {
     const usage = await child(['token', '--store'], [register]);
     expect(usage).toEqual({
       code: 2,
       out: '',
       err: 'launcher-auth: --store needs a value. See launcher-auth --help.\n',
     });
-    const missing = await child(['token', '--redis', 'redis://127.0.0.1:6379'], [register]);
-    expect(missing).toEqual({
-      code: EXIT.store,
+    const absent = await child(['token', '--redis', 'redis://127.0.0.1:6379'], [register]);
+    expect(absent).toEqual({
+      code: EXIT.usage,
       out: '',
-      err: 'launcher-auth: --redis needs the package redis beside launcher-auth: npm install redis\n',
+      err:
+        'launcher-auth: --redis needs @launcher-auth/redis and redis installed beside launcher-auth ' +
+        '(npm install @launcher-auth/redis redis). See launcher-auth --help.\n',
     });
   });
 });

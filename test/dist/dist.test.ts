@@ -1,6 +1,7 @@
 // The built package (dist/) as users load it: `import` and `require` of the root and of every subpath, resolved
 // through package.json `exports` (the package names itself). Run by `npm run test:dist` after `npm run build`.
 import { spawnSync } from 'node:child_process';
+import { realpathSync } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { createRequire } from 'node:module';
@@ -35,6 +36,8 @@ interface Format {
 const require = createRequire(import.meta.url);
 const DIST = fileURLToPath(new URL('../../dist/', import.meta.url));
 const SUBPATHS = ['node', 'express', 'fastify', 'fetch', 'hono', 'koa', 'testing'] as const;
+/** Entries with no Format of their own: loaded, not driven. */
+const OTHER_ENTRIES = ['launcher-auth/store-kit', 'launcher-auth/keyring', '@launcher-auth/redis'] as const;
 const ADAPTERS = ['node', 'express', 'fastify', 'fetch', 'hono', 'koa'] as const;
 
 let esm: Format;
@@ -315,8 +318,9 @@ describe.each(FORMAT_NAMES)('the adapters through %s', (name) => {
   });
 });
 
-describe('launcher-auth/redis, built', () => {
+describe('@launcher-auth/redis, built', () => {
   const REPO = fileURLToPath(new URL('../../', import.meta.url));
+  const REDIS_DIST = join(REPO, 'packages/redis/dist');
   // A child Node process in which loading `redis` (or @redis/*) throws: what a user without the peer sees.
   const BLOCK_ESM = `export async function resolve(specifier, context, next) {
     if (specifier === 'redis' || specifier.startsWith('@redis/')) throw new Error('redis was loaded');
@@ -336,18 +340,18 @@ describe('launcher-auth/redis, built', () => {
      require(${JSON.stringify(specifier)});`;
   const run = (args: string[]): number | null => spawnSync(process.execPath, args, { cwd: REPO, stdio: 'ignore' }).status;
 
-  it('import and require resolve it to dist/redis.*, exporting RedisSecretStore', async () => {
-    expect(require.resolve('launcher-auth/redis')).toBe(join(DIST, 'redis.cjs'));
-    expect(import.meta.resolve('launcher-auth/redis')).toBe(pathToFileURL(join(DIST, 'redis.js')).href);
-    const esmRedis = await import('launcher-auth/redis');
-    const cjsRedis = require('launcher-auth/redis') as typeof esmRedis;
+  it('import and require resolve it to its own dist/, exporting RedisSecretStore', async () => {
+    expect(realpathSync(require.resolve('@launcher-auth/redis'))).toBe(join(REDIS_DIST, 'index.cjs'));
+    expect(realpathSync(fileURLToPath(import.meta.resolve('@launcher-auth/redis')))).toBe(join(REDIS_DIST, 'index.js'));
+    const esmRedis = await import('@launcher-auth/redis');
+    const cjsRedis = require('@launcher-auth/redis') as typeof esmRedis;
     expect(typeof esmRedis.RedisSecretStore).toBe('function');
     expect(typeof cjsRedis.RedisSecretStore).toBe('function');
     expect(() => new cjsRedis.RedisSecretStore({ client: {} as never })).toThrow(TypeError);
   });
 
-  // launcher-auth/redis too: the store works on the client the host passes, and never imports redis itself.
-  it.each(['launcher-auth', 'launcher-auth/node', 'launcher-auth/testing', 'launcher-auth/redis'])('%s loads without redis, by import and require', (specifier) => {
+  // @launcher-auth/redis too: the store works on the client the host passes, and never imports redis itself.
+  it.each(['launcher-auth', 'launcher-auth/node', 'launcher-auth/testing', '@launcher-auth/redis'])('%s loads without redis, by import and require', (specifier) => {
     expect(run(['--input-type=module', '-e', esmChild(specifier)])).toBe(0);
     expect(run(['--input-type=commonjs', '-e', cjsChild(specifier)])).toBe(0);
   });
@@ -388,7 +392,7 @@ describe('every entry loads without the peers of the others', () => {
      require(${JSON.stringify(specifier)});`;
   const run = (args: string[]): number | null => spawnSync(process.execPath, args, { cwd: REPO, stdio: 'ignore' }).status;
 
-  it.each(['launcher-auth', ...SUBPATHS.map((subpath) => `launcher-auth/${subpath}`), 'launcher-auth/redis', 'launcher-auth/keyring'])(
+  it.each(['launcher-auth', ...SUBPATHS.map((subpath) => `launcher-auth/${subpath}`), ...OTHER_ENTRIES])(
     '%s, by import and require',
     (specifier) => {
       expect(run(['--input-type=module', '-e', esmChild(specifier)])).toBe(0);

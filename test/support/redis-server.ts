@@ -3,6 +3,7 @@
 import { spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { createClient } from 'redis';
+import { afterAll, beforeAll } from 'vitest';
 import { killGroup, spawnOwned } from './children.js';
 import { until } from './poll.js';
 
@@ -123,4 +124,20 @@ export async function connectedClient(url: string) {
   client.on('error', () => undefined);
   await client.connect();
   return client;
+}
+
+export type Client = Awaited<ReturnType<typeof connectedClient>>;
+
+/** One redis-server and one connected client for a whole suite, started before it and killed after. */
+export function sharedRedis(): { readonly server: RedisServer; readonly client: Client } {
+  const shared = {} as { server: RedisServer; client: Client };
+  beforeAll(async () => {
+    shared.server = await startRedis();
+    shared.client = await connectedClient(shared.server.url);
+  });
+  afterAll(async () => {
+    shared.client?.destroy();
+    await shared.server?.kill();
+  });
+  return shared;
 }

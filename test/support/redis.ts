@@ -10,11 +10,19 @@
 //                             proxies that cut() and heal(); the former primary's replication behind one as well
 //   startCluster(key)         a three-primary cluster with replicas, slot moves and failovers
 //   startProxy(port)          a TCP proxy in front of any of them: cut(), heal(), moveTo() another server
-//   member(), trials()        authorities on RedisSecretStore and fault trials (test/stores/redis/faults/)
-export { SKIP_REASON, connectedClient, freePort, missingTool, startRedis, type RedisServer } from './redis-server.js';
+//   member(), trials()        authorities on RedisSecretStore and fault trials (packages/redis/test/faults/)
+export {
+  SKIP_REASON,
+  connectedClient,
+  freePort,
+  missingTool,
+  sharedRedis,
+  startRedis,
+  type Client,
+  type RedisServer,
+} from './redis-server.js';
 export { startSentinel, SKIP_REASON as SENTINEL_SKIP_REASON, type SentinelDeployment } from './redis-sentinel.js';
 export { startSplitSentinel, type SplitSentinel } from './redis-sentinel-split.js';
 export { startFailbackSentinel, type FailbackSentinel } from './redis-sentinel-failback.js';
 export { startCluster, SKIP_REASON as CLUSTER_SKIP_REASON, type ClusterDeployment } from './redis-cluster.js';
 export { startProxy, type Proxy } from './redis-proxy.js';
-export { sharedRedis, type Client } from '../stores/redis/server.js';

@@ -1,0 +1,61 @@
+// The driver of a saved rotation's wait (ack-reader.ts): what it does with the record an acknowledgement read shows.
+import { describe, expect, it } from 'vitest';
+import type { Runtime } from 'launcher-auth/store-kit';
+import { AckReader } from '../src/ack-reader.js';
+import { AckWait } from '../src/acks.js';
+import { Lease } from '../src/lease.js';
+import type { Observed } from '../src/reply.js';
+
+const OPTIONS = { leaseMs: 1000, renewInterval: 100, driftMargin: 100 } as const;
+
+const observed = (generation: number, id: string | null, prev: string): Observed => ({
+  generation,
+  id,
+  prev,
+  runId: 'run',
+  epoch: 'epoch',
+  ownSeq: 1,
+});
+
+/** A PENDING answer as Redis sends it (REPLY_HEAD, then the instances waited on: none). */
+const pendingReply = (generation: number, id: string, prev: string): unknown[] => [
+  'ok',
+  generation,
+  id,
+  prev,
+  'run',
+  'epoch',
+  1,
+  '',
+];
+
+/** A clock that stands still: the first read decides, no timer runs. */
+const runtime: Runtime = { now: () => 10, timer: () => () => undefined, random: (bytes) => Buffer.alloc(bytes) };
+
+describe('AckReader: the record an acknowledgement read shows', () => {
+  it('a rotation that superseded the save is the newest record seen: Redis going back past it is a rollback', async () => {
+    const lease = new Lease(OPTIONS);
+    lease.see(1, 'a', '');
+    // This instance saved 'b' over 'a'; another rotation then saved 'c' over 'b' before every instance confirmed 'b'.
+    lease.wrote(2, 'b');
+    const wait = new AckWait(2, 'b', 0, observed(2, 'b', 'a'), lease.era, { ...OPTIONS, commandTimeout: 500 });
+    // A renewal on 'b' while it waits: this instance trusts 'b' (and could write it back after a rollback).
+    const renewal = { seq: lease.nextSeq(), sentAt: 1, now: 2, heldId: 'b', canWriteForward: true };
+    expect(lease.renewed({ status: 'ok', ...observed(2, 'b', 'a') }, renewal).trustUntil).toBe(901);
+    const io = {
+      pending: () => Promise.resolve(pendingReply(3, 'c', 'b')),
+      drop: () => undefined,
+      leaseUntil: () => 20,
+    };
+    const reader = new AckReader(io, 5, 'key', runtime);
+    await expect(reader.wait(wait, lease)).rejects.toMatchObject({ code: 'ERR_ROTATION_SUPERSEDED' });
+    expect(lease.highest).toEqual({ generation: 3, id: 'c' });
+    // Redis goes back to 'b' (it lost 'c'): never adopted, whatever its generation.
+    expect(lease.see(2, 'b', 'a')).toBe('rollback');
+    // Then restarts empty: 'b', which 'c' replaced, is not the record to write back; the marker is.
+    const seq = lease.nextSeq();
+    const step = lease.renewed({ status: 'stale', ...observed(0, null, '') }, { ...renewal, seq, sentAt: 15, now: 16 });
+    expect(step.writeForward).toBeUndefined();
+    expect(step.marker).toMatchObject({ expected: 0, expectedId: '', generation: 4 });
+  });
+});

@@ -1,0 +1,121 @@
+// The rotating instance's side of the Redis protocol (acks.ts), read by read: when a rotation resolves, and when a
+// table entry that never acknowledged may be removed (only once the lease behind it is certainly over).
+import { describe, expect, it } from 'vitest';
+import { AckWait, type PendingReply } from '../src/acks.js';
+import { Era } from '../src/era.js';
+import type { Observed } from '../src/reply.js';
+
+const OPTIONS = { leaseMs: 1000, driftMargin: 100, commandTimeout: 500 } as const;
+const STALE = OPTIONS.leaseMs + OPTIONS.driftMargin;
+
+const observed = (generation: number, id: string): Observed => ({
+  generation,
+  id,
+  prev: '',
+  runId: 'run',
+  epoch: 'epoch',
+  ownSeq: 1,
+});
+
+function pending(generation: number, id: string, waiting: PendingReply['waiting']): PendingReply {
+  return { ...observed(generation, id), waiting };
+}
+
+/** A wait for generation 2 ('b'), saved at `savedAt` by an instance that has known this Redis since 0. */
+function waitFor(savedAt: number): AckWait {
+  const era = new Era(OPTIONS.leaseMs, OPTIONS.driftMargin);
+  era.observe(observed(1, 'a'), 0);
+  return new AckWait(2, 'b', savedAt, observed(2, 'b'), era, OPTIONS);
+}
+
+describe('AckWait: entries of instances that never acknowledge', () => {
+  it('resolved at the bound: an entry first seen less than a lease ago is removed later, at first sight + the bound', () => {
+    const savedAt = 10_000;
+    const wait = waitFor(savedAt);
+    const dead = [['dead', 7]] as const;
+    // First seen 3 ms after the save: the renewal behind it ran before that read.
+    expect(wait.read(pending(2, 'b', dead), savedAt + 3, Infinity)).toEqual({ drop: [] });
+    // The read that resolves lands 1 ms after the bound: 2 ms too early to remove the entry.
+    const step = wait.read(pending(2, 'b', dead), wait.bound + 1, Infinity);
+    expect(step.outcome).toBe('resolved');
+    expect(step.drop).toEqual([]);
+    expect(step.dropAt).toEqual([['dead', 7, savedAt + 3 + STALE]]);
+  });
+
+  it('an entry seen unchanged for longer than a lease is removed at once', () => {
+    const savedAt = 10_000;
+    const wait = waitFor(savedAt);
+    wait.read(pending(2, 'b', [['dead', 7]]), savedAt + 3, Infinity);
+    const step = wait.read(pending(2, 'b', [['dead', 7]]), savedAt + 3 + STALE, Infinity);
+    expect(step).toEqual({ outcome: 'resolved', drop: [['dead', 7]], dropAt: [] });
+  });
+
+  it('an entry renewed since it was first seen is timed from the renewal seen last', () => {
+    const savedAt = 10_000;
+    const wait = waitFor(savedAt);
+    wait.read(pending(2, 'b', [['slow', 7]]), savedAt + 3, Infinity);
+    // Renewed (on another record, during a rollback) between two reads: a new lease began.
+    wait.read(pending(2, 'b', [['slow', 8]]), savedAt + 500, Infinity);
+    const step = wait.read(pending(2, 'b', [['slow', 8]]), wait.bound + 1, Infinity);
+    expect(step.outcome).toBe('resolved');
+    expect(step.drop).toEqual([]);
+    expect(step.dropAt).toEqual([['slow', 8, savedAt + 500 + STALE]]);
+  });
+
+  it('nothing is left to remove when every instance acknowledged', () => {
+    const wait = waitFor(10_000);
+    const step = wait.read(pending(2, 'b', []), 10_004, Infinity);
+    expect(step).toEqual({ outcome: 'resolved', drop: [] });
+  });
+});
+
+describe('AckWait: a record that is no longer there', () => {
+  it('replaced by a newer rotation: superseded', () => {
+    const wait = waitFor(10_000);
+    expect(wait.read(pending(3, 'c', []), 10_004, Infinity)).toEqual({ outcome: 'superseded', drop: [] });
+  });
+
+  it('gone back to an older record: lost', () => {
+    const wait = waitFor(10_000);
+    expect(wait.read(pending(1, 'a', []), 10_004, Infinity)).toEqual({ outcome: 'lost', drop: [] });
+  });
+
+  it('gone back to a record of another line, at a higher generation: lost, since that record never replaced this one', () => {
+    // Saved on the other side before this one: its line reaches back to generation 1 and names no record of 2 or more
+    // but its own side's, so it never replaced 'b'.
+    const wait = waitFor(10_000);
+    const other = {
+      ...pending(5, 'x', []),
+      prev: 'w',
+      line: {
+        floor: 1,
+        ids: [
+          { id: 'w', generation: 4 },
+          { id: 'a', generation: 1 },
+        ],
+      },
+    };
+    expect(wait.read(other, 10_004, Infinity)).toEqual({ outcome: 'lost', drop: [] });
+  });
+
+  it('replaced by a record of its own line at a higher generation: superseded', () => {
+    const wait = waitFor(10_000);
+    const newer = {
+      ...pending(4, 'd', []),
+      prev: 'c',
+      line: {
+        floor: 1,
+        ids: [
+          { id: 'c', generation: 3 },
+          { id: 'b', generation: 2 },
+        ],
+      },
+    };
+    expect(wait.read(newer, 10_004, Infinity)).toEqual({ outcome: 'superseded', drop: [] });
+  });
+
+  it('replaced by the rollback marker, even at a higher generation: lost, since no other secret is current', () => {
+    const wait = waitFor(10_000);
+    expect(wait.read(pending(3, 'rollback:x', []), 10_004, Infinity)).toEqual({ outcome: 'lost', drop: [] });
+  });
+});

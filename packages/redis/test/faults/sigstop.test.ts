@@ -1,0 +1,44 @@
+// Redis SIGSTOPped around rotate() for longer than a lease, 20 trials: every outcome true to its code once the dust
+// settles.
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { budget } from '../../../../test/support/machine.js';
+import { until } from '../../../../test/support/poll.js';
+import { SKIP_REASON } from '../../../../test/support/redis-server.js';
+import { FAULT_MS, PreconditionMissed, outcomeOf, trials } from './trials.js';
+
+/** Whether the process is stopped now, from its state letter in /proc (Linux); undefined elsewhere. */
+function stopped(pid: number | undefined): boolean | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'T';
+  } catch {
+    return undefined;
+  }
+}
+
+describe.skipIf(SKIP_REASON !== undefined)('rotate() while Redis is stopped (SIGSTOP for longer than a lease)', () => {
+  it(
+    '20 trials: each outcome matches the final state',
+    async () => {
+      const { tally, completed, retries } = await trials(20, 4, async ({ redis, members }) => {
+        const [a] = members;
+        const oldKeyId = a?.authority.keyId ?? '';
+        redis.process.kill('SIGSTOP');
+        const woken = new Promise((resolve) => setTimeout(resolve, FAULT_MS)).then(() => redis.process.kill('SIGCONT'));
+        // The fault took hold before rotate() began, or this trial tests nothing.
+        if (!(await until(() => stopped(redis.process.pid) !== false, 1000, 1))) {
+          await woken;
+          throw new PreconditionMissed('redis-server was not stopped yet');
+        }
+        const result = await outcomeOf(a?.authority.rotate() ?? Promise.reject(new Error('no instance')));
+        await woken;
+        return { ...result, oldKeyId };
+      });
+      console.log('SIGSTOP outcomes:', JSON.stringify(tally), `retries: ${retries}`);
+      expect(completed).toBe(20);
+      expect(retries).toBeLessThanOrEqual(10);
+    },
+    budget(140_000),
+  );
+});

@@ -1,0 +1,158 @@
+// The generation file (`generationFile`): where it goes, what it holds (a generation and an id, never a key), how
+// it is written (atomically, 0600 in a 0700 folder, never lowered, never over a damaged file), a damaged file
+// refused by name, a folder that cannot be written told once; and the option's checks.
+import { mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { TokenAuthority, isLauncherAuthError } from 'launcher-auth';
+import { RedisSecretStore } from '@launcher-auth/redis';
+import { deploymentOf } from '../src/connections.js';
+import { defaultGenerationFile, fileMemory, stateFolder } from '../src/memory.js';
+import { authErrorOf } from '../../../test/support/async.js';
+import { SKIP_REASON, sharedRedis } from '../../../test/support/redis-server.js';
+
+const POSIX = process.platform !== 'win32';
+
+async function folder(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'launcher-auth-memory-'));
+  onTestFinished(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+describe('where the generation file goes', () => {
+  it('the per-user state folder of each system, $XDG_STATE_HOME first', () => {
+    expect(stateFolder({ XDG_STATE_HOME: '/x/state' }, 'linux', '/home/u')).toBe('/x/state');
+    expect(stateFolder({ XDG_STATE_HOME: 'relative' }, 'linux', '/home/u')).toBe(join('/home/u', '.local', 'state'));
+    expect(stateFolder({}, 'linux', '/home/u')).toBe(join('/home/u', '.local', 'state'));
+    expect(stateFolder({}, 'darwin', '/Users/u')).toBe(join('/Users/u', 'Library', 'Application Support'));
+    expect(stateFolder({ LOCALAPPDATA: 'C:\\Users\\u\\AppData\\Local' }, 'win32', 'C:\\Users\\u')).toBe(
+      'C:\\Users\\u\\AppData\\Local',
+    );
+  });
+
+  it('one file per key and deployment, under launcher-auth/redis/', () => {
+    const file = defaultGenerationFile('launcher-auth:secret', '127.0.0.1:6379/0', '/state');
+    expect(file).toMatch(/^\/state\/launcher-auth\/redis\/[0-9a-f]{32}\.json$/);
+    expect(defaultGenerationFile('launcher-auth:secret', '127.0.0.1:6379/0', '/state')).toBe(file);
+    expect(defaultGenerationFile('other', '127.0.0.1:6379/0', '/state')).not.toBe(file);
+    expect(defaultGenerationFile('launcher-auth:secret', '127.0.0.1:6380/0', '/state')).not.toBe(file);
+    expect(defaultGenerationFile('launcher-auth:secret', '127.0.0.1:6379/1', '/state')).not.toBe(file);
+  });
+
+  it("names the deployment by the client's configuration, never its password", () => {
+    const plain = (options: object): object => ({ options, eval() {}, sendCommand() {}, duplicate() {} });
+    expect(deploymentOf(plain({ url: 'redis://user:pw@10.0.0.5:7000/3' }))).toBe('10.0.0.5:7000/3');
+    expect(deploymentOf(plain({ url: 'redis://10.0.0.5' }))).toBe('10.0.0.5:6379/0');
+    expect(deploymentOf(plain({ socket: { path: '/run/redis.sock' }, database: 2 }))).toBe('/run/redis.sock/2');
+    const cluster = (rootNodes: object[]): object => ({
+      _options: { rootNodes },
+      getNodeClientForKey() {},
+      nodeClient() {},
+      sendCommand() {},
+    });
+    const a = deploymentOf(cluster([{ url: 'redis://a:1' }, { socket: { host: 'b', port: 2 } }]));
+    expect(a).toBe('cluster a:1,b:2');
+    expect(deploymentOf(cluster([{ socket: { host: 'b', port: 2 } }, { url: 'redis://a:1' }]))).toBe(a);
+  });
+});
+
+describe('the generation file', () => {
+  it('holds the generation and the id only, 0600 in a 0700 folder, and reads them back', async () => {
+    const path = join(await folder(), 'state', 'launcher-auth', 'redis', 'g.json');
+    const told: string[] = [];
+    const memory = fileMemory(path, (message) => told.push(message));
+    expect(await memory.read()).toBeUndefined();
+    await memory.write({ generation: 3, id: 'abc' });
+    expect(JSON.parse(await readFile(path, 'utf8'))).toEqual({ generation: 3, id: 'abc' });
+    expect(await memory.read()).toEqual({ generation: 3, id: 'abc' });
+    if (POSIX) {
+      expect((await stat(path)).mode & 0o777).toBe(0o600);
+      expect((await stat(join(path, '..'))).mode & 0o777).toBe(0o700);
+    }
+    // No temporary file left beside it.
+    expect(await readdir(join(path, '..'))).toEqual(['g.json']);
+    expect(told).toEqual([]);
+  });
+
+  it('is never lowered by a process that remembers an older record', async () => {
+    const path = join(await folder(), 'g.json');
+    const first = fileMemory(path, () => undefined);
+    const second = fileMemory(path, () => undefined);
+    await first.write({ generation: 5, id: 'five' });
+    await second.write({ generation: 4, id: 'four' });
+    expect(await first.read()).toEqual({ generation: 5, id: 'five' });
+    await second.write({ generation: 6, id: 'six' });
+    expect(await first.read()).toEqual({ generation: 6, id: 'six' });
+  });
+
+  it('a damaged file: read() rejects with ERR_STORE_CORRUPT naming it; a write leaves it untouched and warns once', async () => {
+    const path = join(await folder(), 'g.json');
+    await writeFile(path, '{"generation":"x"}');
+    const told: string[] = [];
+    const memory = fileMemory(path, (message) => told.push(message));
+    const error = await authErrorOf(memory.read());
+    expect(error.code).toBe('ERR_STORE_CORRUPT');
+    expect(error.message).toContain(path);
+    await memory.write({ generation: 2, id: 'two' });
+    await memory.write({ generation: 3, id: 'three' });
+    expect(await readFile(path, 'utf8')).toBe('{"generation":"x"}');
+    expect(told).toHaveLength(1);
+    expect(told[0]).toContain(path);
+  });
+
+  it('a folder that cannot be created: one warning naming the file, then no memory', async () => {
+    // A file where the folder should be: refused whoever runs the test, root included.
+    const blocker = join(await folder(), 'blocker');
+    await writeFile(blocker, '');
+    const path = join(blocker, 'sub', 'g.json');
+    const told: string[] = [];
+    const memory = fileMemory(path, (message) => told.push(message));
+    await memory.write({ generation: 2, id: 'two' });
+    await memory.write({ generation: 3, id: 'three' });
+    expect(await memory.read()).toBeUndefined();
+    expect(told).toHaveLength(1);
+    expect(told[0]).toContain(path);
+  });
+});
+
+describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore with a generation file', () => {
+  const shared = sharedRedis();
+
+  it('refuses a bad `generationFile` with a TypeError naming it', () => {
+    const { client } = shared;
+    for (const bad of ['relative/g.json', '', 42, true, '/a\0b'])
+      expect(() => new RedisSecretStore({ client, generationFile: bad as never })).toThrow(/`generationFile`/);
+    expect(() => new RedisSecretStore({ client, generationFile: false })).not.toThrow();
+    expect(() => new RedisSecretStore({ client, generationFile: join(tmpdir(), 'g.json') })).not.toThrow();
+  });
+
+  it('open() on a damaged generation file rejects with ERR_STORE_CORRUPT naming it, and leaves it as it was', async () => {
+    const path = join(await folder(), 'g.json');
+    await writeFile(path, 'not json');
+    const store = new RedisSecretStore({ client: shared.client, key: 'memory:damaged', generationFile: path });
+    const error = await authErrorOf(TokenAuthority.open({ store }));
+    expect(isLauncherAuthError(error, 'ERR_STORE_CORRUPT')).toBe(true);
+    expect(error.message).toContain(path);
+    expect(await readFile(path, 'utf8')).toBe('not json');
+  });
+
+  it('remembers the record it trusted, and the one it saved; by default under $XDG_STATE_HOME', async () => {
+    const { client } = shared;
+    const key = 'memory:default';
+    const store = new RedisSecretStore({ client, key, leaseMs: 1000, renewInterval: 200, driftMargin: 100 });
+    const authority = await TokenAuthority.open({ store });
+    onTestFinished(() => authority.close());
+    const home = process.env['XDG_STATE_HOME'] ?? '';
+    const files = await readdir(join(home, 'launcher-auth', 'redis'));
+    const contents = await Promise.all(
+      files.map(async (name) => JSON.parse(await readFile(join(home, 'launcher-auth', 'redis', name), 'utf8'))),
+    );
+    expect(contents).toContainEqual({ generation: 1, id: authority.keyId });
+    await authority.rotate();
+    const after = await Promise.all(
+      files.map(async (name) => JSON.parse(await readFile(join(home, 'launcher-auth', 'redis', name), 'utf8'))),
+    );
+    expect(after).toContainEqual({ generation: 2, id: authority.keyId });
+  });
+});

@@ -1,0 +1,205 @@
+// Rotations on several in-process instances while Redis's topology changes under them (a Sentinel failover, a
+// Cluster slot move or failover): counts revoked tokens accepted after their rotate() resolved, and whether
+// service resumes. Counts and codes only: no token is ever printed.
+import { expect, onTestFinished } from 'vitest';
+import { TokenAuthority, isLauncherAuthError } from 'launcher-auth';
+import { RedisSecretStore, type RedisAnyClient, type RedisSecretStoreOptions } from '@launcher-auth/redis';
+import { checkSecretStore } from 'launcher-auth/testing';
+import { until } from '../../../test/support/poll.js';
+
+/** Short leases keep the tests quick; the margins stay proportionate. */
+export const FAST = { leaseMs: 1000, renewInterval: 200, driftMargin: 100 } as const;
+
+/**
+ * Asserts that checkSecretStore passes on `client` (an empty `key`). A short lease: a save that cannot prove who
+ * holds the key waits it out, and the kit saves many times.
+ */
+export async function expectConformance(client: RedisAnyClient, key: string): Promise<void> {
+  const short = { leaseMs: 300, renewInterval: 60, driftMargin: 30 };
+  const report = await checkSecretStore(() => new RedisSecretStore({ client, key, ...short }), { sameBacking: true });
+  expect(report.cases.filter((row) => !row.ok)).toEqual([]);
+  expect(report.ok).toBe(true);
+}
+
+/** `count` authorities on `key`, each with a client of its own (as separate processes would have), closed after the test. */
+export async function openInstances(
+  client: () => Promise<RedisAnyClient>,
+  key: string,
+  options: Partial<RedisSecretStoreOptions> = {},
+  count = 3,
+): Promise<TokenAuthority[]> {
+  const authorities: TokenAuthority[] = [];
+  onTestFinished(async () => {
+    await Promise.all(authorities.map((authority) => authority.close()));
+  });
+  for (let index = 0; index < count; index += 1) {
+    const store = new RedisSecretStore({ ...FAST, ...options, client: await client(), key });
+    authorities.push(await TokenAuthority.open({ store, saveTimeout: 5000 }));
+  }
+  return authorities;
+}
+
+export interface TopologyRun {
+  /** rotate() calls that resolved, before and after the change. */
+  readonly resolved: number;
+  readonly resolvedAfter: number;
+  /** rotate() rejections by code. */
+  readonly rejected: Readonly<Record<string, number>>;
+  /** Checks of a revoked token (on every instance) made after its revoking rotate() resolved, and how many passed. */
+  readonly checks: number;
+  readonly acceptedRevoked: number;
+  /** What the change reported (e.g. its duration). */
+  readonly change: unknown;
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Rotates on the instances in turn, one rotation at a time: `before` rotations, then `change()` while rotations go
+ * on, then until `after` more have resolved (bounded by `maxRotations`). A checker verifies, on every instance,
+ * each token revoked by a resolved rotation, from the moment it resolved to the end.
+ */
+export async function rotateThrough(
+  authorities: readonly TokenAuthority[],
+  change: () => Promise<unknown>,
+  { before = 5, after = 5, maxRotations = 400 } = {},
+): Promise<TopologyRun> {
+  const revoked: string[] = [];
+  const rejected: Record<string, number> = {};
+  let resolved = 0;
+  let resolvedAfter = 0;
+  let checks = 0;
+  let acceptedRevoked = 0;
+  let done = false;
+  const checker = (async () => {
+    while (!done) {
+      // The latest few revoked tokens: the older ones were checked already, and stay refused by the same rule.
+      for (const token of revoked.slice(-4)) {
+        for (const authority of authorities) {
+          checks += 1;
+          if ((await authority.verify(token)).ok) acceptedRevoked += 1;
+        }
+      }
+      await pause(2);
+    }
+  })();
+
+  let changed: Promise<unknown> | undefined;
+  let changeResult: unknown;
+  let changeDone = false;
+  try {
+    for (let round = 0; round < maxRotations; round += 1) {
+      if (resolved === before && changed === undefined) {
+        changed = change().then((result) => {
+          changeResult = result;
+          changeDone = true;
+        });
+      }
+      if (changeDone && resolvedAfter >= after) break;
+      // Every token any instance would hand out now: all are earlier than the rotation about to start.
+      const earlier = new Set(authorities.map((authority) => authority.issue()));
+      const rotating = authorities[round % authorities.length] as TokenAuthority;
+      const endedBeforeStart = changeDone;
+      try {
+        const token = await rotating.rotate();
+        resolved += 1;
+        if (endedBeforeStart) resolvedAfter += 1;
+        for (const old of earlier) if (old !== token) revoked.push(old);
+      } catch (error) {
+        const code = isLauncherAuthError(error) ? error.code : 'other';
+        rejected[code] = (rejected[code] ?? 0) + 1;
+        await pause(50);
+      }
+    }
+    await changed;
+    // Let the checker see the last revocation for a little while.
+    await pause(300);
+  } finally {
+    done = true;
+    await checker;
+  }
+  return { resolved, resolvedAfter, rejected, checks, acceptedRevoked, change: changeResult };
+}
+
+/** Whether every instance accepts the token of a fresh rotation within `ms` (it resolved: they must). */
+export async function resumed(authorities: readonly TokenAuthority[], ms = 10_000): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    const token = await (authorities[0] as TokenAuthority).rotate().catch(() => undefined);
+    if (token !== undefined) {
+      const results = await Promise.all(authorities.map((authority) => authority.verify(token)));
+      if (results.every((result) => result.ok)) return true;
+    }
+    await pause(100);
+  }
+  return false;
+}
+
+/**
+ * Rotations through `change` (see {@link rotateThrough}), then the claims: revoked tokens were checked and none was
+ * accepted, rotations resolved after the change, and a fresh rotation is accepted everywhere. Prints the counts.
+ */
+export async function expectSafeThrough(
+  label: string,
+  authorities: readonly TokenAuthority[],
+  change: () => Promise<unknown>,
+): Promise<TopologyRun> {
+  const run = await rotateThrough(authorities, change);
+  console.info(`${label}:`, JSON.stringify(run));
+  expect(run.checks).toBeGreaterThan(0);
+  expect(run.acceptedRevoked).toBe(0);
+  expect(run.resolvedAfter).toBeGreaterThanOrEqual(5);
+  expect(await resumed(authorities)).toBe(true);
+  return run;
+}
+
+/** Each instance's renewal number in the instance table `table`, as `client` reads it now. */
+export async function renewalNumbers(
+  client: { hGetAll(key: string): Promise<unknown> },
+  table: string,
+): Promise<number[]> {
+  const entries = (await client.hGetAll(table)) as Record<string, string>;
+  return Object.entries(entries)
+    .filter(([name]) => name !== '@epoch')
+    .map(([, entry]) => Number(entry.split(':', 1)[0]));
+}
+
+/**
+ * Checks each authority's own current token, round after round, until `stop()`, which resolves with how many
+ * checks were made and how many were refused.
+ */
+export function checkOwnTokens(authorities: readonly TokenAuthority[]): {
+  stop(): Promise<{ checks: number; refused: number }>;
+} {
+  let checks = 0;
+  let refused = 0;
+  let checking = true;
+  const checker = (async () => {
+    while (checking) {
+      for (const authority of authorities) {
+        checks += 1;
+        if (!(await authority.authenticate(`Bearer ${authority.issue()}`)).ok) refused += 1;
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  })();
+  return {
+    async stop() {
+      checking = false;
+      await checker;
+      return { checks, refused };
+    },
+  };
+}
+
+/** The default lease (5 s): a failover or a slot move takes a second or two, well within the last renewal's trust. */
+export const DEFAULT_LEASE = { leaseMs: 5000, renewInterval: 1000, driftMargin: 250 } as const;
+
+/** Three authorities on `key` with the default lease, once each accepts its own current token. */
+export async function openTrusting(client: () => Promise<RedisAnyClient>, key: string): Promise<TokenAuthority[]> {
+  const authorities = await openInstances(client, key, DEFAULT_LEASE);
+  const accepted = async (authority: TokenAuthority): Promise<boolean> =>
+    (await authority.authenticate(`Bearer ${authority.issue()}`)).ok;
+  expect(await until(async () => (await Promise.all(authorities.map(accepted))).every(Boolean))).toBe(true);
+  return authorities;
+}
