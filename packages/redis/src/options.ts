@@ -38,7 +38,8 @@ export interface RedisSecretStoreOptions {
   driftMargin?: number;
   /**
    * How long a command may take before the store reports Redis unavailable (`ERR_STORE_UNAVAILABLE`) or gives up
-   * on a renewal, in milliseconds.
+   * on a renewal, in milliseconds; less than `leaseMs + driftMargin`, so that a late answer still finds the trust
+   * it may have to end.
    * @default 2000
    */
   commandTimeout?: number;
@@ -147,6 +148,11 @@ export function resolveRedisOptions(options: RedisSecretStoreOptions): ResolvedR
   }
   if (renewInterval >= leaseMs - driftMargin) {
     throw new TypeError('RedisSecretStore: `renewInterval` must be less than `leaseMs - driftMargin`.');
+  }
+  // A late answer must still find the instance's trust in force when it arrives: an answer that comes after its
+  // command's timeout is ignored, and the trust it would have ended has then run out on its own.
+  if (commandTimeout >= leaseMs + driftMargin) {
+    throw new TypeError('RedisSecretStore: `commandTimeout` must be less than `leaseMs + driftMargin`.');
   }
   const { generationFile } = options;
   if (

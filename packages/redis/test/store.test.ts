@@ -72,6 +72,11 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore', () => {
     expect(() => new RedisSecretStore({ client, leaseMs: 1000, driftMargin: 600 })).toThrow(/`driftMargin`/);
     expect(() => new RedisSecretStore({ client, leaseMs: 1000, renewInterval: 950 })).toThrow(/`renewInterval`/);
     expect(() => new RedisSecretStore({ client, commandTimeout: 1.5 })).toThrow(/`commandTimeout`/);
+    // At the bound a late answer from a server the instance has left could arrive after the trust it must end.
+    expect(() => new RedisSecretStore({ client, ...FAST, commandTimeout: 1100 })).toThrow(
+      /`commandTimeout` must be less than `leaseMs \+ driftMargin`/,
+    );
+    expect(() => new RedisSecretStore({ client, ...FAST, commandTimeout: 1099 })).not.toThrow();
     for (const replicas of [{ count: 0 }, { count: 'most' }, true, {}]) {
       expect(() => new RedisSecretStore({ client, replicas: replicas as never })).toThrow(/`replicas.count`/);
     }
