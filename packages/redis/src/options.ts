@@ -40,7 +40,7 @@ export interface RedisSecretStoreOptions {
    * How long a command may take before the store reports Redis unavailable (`ERR_STORE_UNAVAILABLE`) or gives up
    * on a renewal, in milliseconds; less than `leaseMs + driftMargin`, so that a late answer still finds the trust
    * it may have to end.
-   * @default 2000
+   * @default 2000, or `leaseMs + driftMargin - 1` when that is less
    */
   commandTimeout?: number;
   /**
@@ -94,6 +94,9 @@ function milliseconds(name: string, value: unknown, fallback: number, min: numbe
   return value;
 }
 
+/** `commandTimeout` when not given and the lease allows it. */
+const DEFAULT_COMMAND_TIMEOUT = 2000;
+
 /** How many replicas `WAIT` must confirm: a number, or more than half of those the primary reports at save time. */
 export interface ReplicasWait {
   readonly count: number | 'majority';
@@ -140,7 +143,7 @@ export function resolveRedisOptions(options: RedisSecretStoreOptions): ResolvedR
   const leaseMs = milliseconds('leaseMs', options.leaseMs, 5000, 100);
   const driftMargin = milliseconds('driftMargin', options.driftMargin, 250, 0);
   const renewInterval = milliseconds('renewInterval', options.renewInterval, 1000, 1);
-  const commandTimeout = milliseconds('commandTimeout', options.commandTimeout, 2000, 1);
+
   const ackPollInterval = milliseconds('ackPollInterval', options.ackPollInterval, 5, 1);
   const replicas = replicasOption(options.replicas);
   if (driftMargin >= leaseMs / 2) {
@@ -150,7 +153,14 @@ export function resolveRedisOptions(options: RedisSecretStoreOptions): ResolvedR
     throw new TypeError('RedisSecretStore: `renewInterval` must be less than `leaseMs - driftMargin`.');
   }
   // A late answer must still find the instance's trust in force when it arrives: an answer that comes after its
-  // command's timeout is ignored, and the trust it would have ended has then run out on its own.
+  // command's timeout is ignored, and the trust it would have ended has then run out on its own. The default keeps
+  // below that bound for a short lease too.
+  const commandTimeout = milliseconds(
+    'commandTimeout',
+    options.commandTimeout,
+    Math.min(DEFAULT_COMMAND_TIMEOUT, leaseMs + driftMargin - 1),
+    1,
+  );
   if (commandTimeout >= leaseMs + driftMargin) {
     throw new TypeError('RedisSecretStore: `commandTimeout` must be less than `leaseMs + driftMargin`.');
   }

@@ -77,6 +77,8 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore', () => {
       /`commandTimeout` must be less than `leaseMs \+ driftMargin`/,
     );
     expect(() => new RedisSecretStore({ client, ...FAST, commandTimeout: 1099 })).not.toThrow();
+    // Not given, it keeps below the bound of a short lease.
+    expect(() => new RedisSecretStore({ client, ...FAST })).not.toThrow();
     for (const replicas of [{ count: 0 }, { count: 'most' }, true, {}]) {
       expect(() => new RedisSecretStore({ client, replicas: replicas as never })).toThrow(/`replicas.count`/);
     }
