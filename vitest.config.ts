@@ -28,10 +28,31 @@ const PROCESS = [
   'test/nest/**/*.test.ts',
 ];
 /**
- * CI's simulated schedules (`npm run test:sim`): CPU only (about ten minutes of one core), so a project of their own that
- * `npm test` runs beside the others at a lower priority (scripts/test.mjs).
+ * The simulator's schedules (`npm run test:sim`): CPU only, so a project of their own that `npm test` runs beside the
+ * others at a lower priority (scripts/test.mjs). How many: QUICK_SCHEDULES, or DEEP_SCHEDULES in the deep tier.
  */
 const SIMULATION = ['packages/redis/test/sim/simulation*.test.ts'];
+/**
+ * What only CI needs (`npm run test:deep`, test/README.md says why each): a clean install, several processes on
+ * Sentinel and Cluster, the CLI waiting out Redis leases. `npm test` leaves them out.
+ */
+const DEEP_ONLY = [
+  'test/install/**/*.test.ts',
+  'test/cli/redis.test.ts',
+  'packages/redis/test/instances.test.ts',
+  'packages/redis/test/split-brain.test.ts',
+  'packages/redis/test/failback.test.ts',
+  'packages/redis/test/sentinel.test.ts',
+  'packages/redis/test/cluster.test.ts',
+];
+/** Trials that `npm test` runs a few of and the deep tier at their full count (`deepOr()`, test/support/tier.ts). */
+const SCALED = [
+  'packages/redis/test/faults/overlap.test.ts',
+  'packages/redis/test/faults/sigstop.test.ts',
+  'packages/redis/test/faults/client-pause.test.ts',
+  'test/hardening/crash.test.ts',
+  'test/hardening/rotation-under-load.test.ts',
+];
 /** Run by their own configs: `npm run test:dist` after the build, `npm run test:browser`. */
 const ELSEWHERE = ['test/dist/**', 'test/browser/**', 'node_modules/**'];
 
@@ -86,6 +107,14 @@ export default defineConfig({
         test: {
           name: 'process',
           include: PROCESS,
+          exclude: [...ELSEWHERE, ...DEEP_ONLY],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'deep',
+          include: [...DEEP_ONLY, ...SCALED],
           exclude: ELSEWHERE,
         },
       },

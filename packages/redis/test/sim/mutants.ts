@@ -11,7 +11,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { MUTANTS, type Mutant } from './mutant-list.js';
-import { CI_SCHEDULES } from './plan.js';
+import { DEEP_SCHEDULES, QUICK_SCHEDULES } from './plan.js';
 
 const MAX_JOBS = 2;
 /** tsc checks again only what a mutant changed, after the first full check of a scratch copy. */
@@ -173,9 +173,13 @@ export function report(
           ? `**crashed** the simulator: ${verdict.message}`
           : `**SURVIVED** ${verdict.schedules} schedules. ${mutant.ifSurvives ?? 'Not explained: a gap to look at.'}`;
     const types = run.typechecks === undefined ? '' : ` | ${run.typechecks ? 'yes' : '**no**'}`;
+    // Each tier explores from seed 1: a mutant is caught by a tier whose count reaches its first failing seed.
+    const tiers = [QUICK_SCHEDULES, DEEP_SCHEDULES]
+      .map((reach) => (verdict.kind === 'caught' && verdict.seed <= reach ? 'yes' : '**no**'))
+      .join(' | ');
     const passed =
       run.skipped.length === 0 ? '' : ` (passed over seeds the unmutated code fails too: ${run.skipped.join(', ')})`;
-    return `| \`${mutant.id}\` | ${mutant.file.replace(/^src\//, '')} | ${cell(mutant.what)} | ${cell(result + passed)}${types} |`;
+    return `| \`${mutant.id}\` | ${mutant.file.replace(/^packages\/redis\/src\//, '')} | ${cell(mutant.what)} | ${tiers} | ${cell(result + passed)}${types} |`;
   });
   return [
     '# launcher-auth mutation report',
@@ -188,7 +192,7 @@ export function report(
     '',
     `- Date: ${new Date().toISOString()}`,
     `- Commit: ${commit}`,
-    `- Schedules per mutant: up to ${count.toLocaleString('en-US')} (CI's count: ${CI_SCHEDULES.toLocaleString('en-US')})`,
+    `- Schedules per mutant: up to ${count.toLocaleString('en-US')} (\`npm test\` explores seeds 1 to ${QUICK_SCHEDULES.toLocaleString('en-US')}, \`npm run test:deep\` 1 to ${DEEP_SCHEDULES.toLocaleString('en-US')})`,
     ...(argued === undefined
       ? []
       : [
@@ -198,8 +202,8 @@ export function report(
     `- Caught: ${caught} of ${runs.length}; total run time ${(seconds / 60).toFixed(1)} min, two mutants at a time`,
     ...(typecheck ? ['- Typecheck: `tsc --noEmit -p tsconfig.json` on each mutated tree'] : []),
     '',
-    `| mutant | file | the bug | result${typecheck ? ' | typechecks' : ''} |`,
-    `|---|---|---|---${typecheck ? '|---' : ''}|`,
+    `| mutant | file | the bug | caught by npm test | caught by test:deep | result${typecheck ? ' | typechecks' : ''} |`,
+    `|---|---|---|---|---|---${typecheck ? '|---' : ''}|`,
     ...rows,
     '',
   ].join('\n');
@@ -216,7 +220,7 @@ function git(...args: string[]): string {
 
 async function main(): Promise<void> {
   const only = option('only');
-  const count = Number(option('count') ?? CI_SCHEDULES);
+  const count = Number(option('count') ?? DEEP_SCHEDULES);
   if (!Number.isSafeInteger(count) || count < 1) throw new TypeError('--count needs a positive whole number');
   // A mutant whose survival its entry argues (equivalent, or a gap the world lacks) may run fewer schedules.
   const argued = option('argued') === undefined ? undefined : Number(option('argued'));

@@ -1,15 +1,17 @@
-// CI's schedules, split in parts (`simulation.test.ts` and `simulation.part*.test.ts`, one part each): more parts
-// than workers, so that a worker that finishes early takes the next one.
+// The tier's schedules (`npm test`: QUICK_SCHEDULES; `npm run test:deep`: DEEP_SCHEDULES), split in parts
+// (`simulation.test.ts` and `simulation.part*.test.ts`, one part each): more parts than workers, so that a worker
+// that finishes early takes the next one.
 import { describe, expect, it } from 'vitest';
 import { budget } from '../../../../test/support/machine.js';
-import { CI_SCHEDULES } from './plan.js';
+import { deepOr } from '../../../../test/support/tier.js';
+import { DEEP_SCHEDULES, QUICK_SCHEDULES } from './plan.js';
 import { explore } from './run.js';
 
 export const PARTS = 4;
 
 /** The test of part `part` (1 to {@link PARTS}): its seeds, every invariant held. */
 export function explorePart(part: number): void {
-  const count = CI_SCHEDULES / PARTS;
+  const count = deepOr(DEEP_SCHEDULES, QUICK_SCHEDULES) / PARTS;
   const from = (part - 1) * count + 1;
   describe(`the Redis protocol under deterministic simulation (part ${part} of ${PARTS})`, () => {
     it(
