@@ -32,10 +32,10 @@ export interface FollowerIo {
 
 /**
  * After an answer (`observed`, to a command sent at `sentAt`) taken into `lease`: its record may end the trust in the
- * key `link`'s authority holds (see Lease.endsTrust).
+ * key `link`'s authority holds (see Lease.endTrustAfter).
  */
 export function endTrustOn(lease: Lease, link: StoreLink | undefined, observed: Observed, sentAt: number): void {
-  if (lease.endsTrust(link?.keyId, observed, sentAt)) link?.trustUntil(-Infinity);
+  if (lease.endTrustAfter(link?.keyId, observed, sentAt)) link?.trustUntil(-Infinity);
 }
 
 export class Follower {
@@ -141,7 +141,7 @@ export class Follower {
     // waits out its instance's quarantine whenever the server changed.
     const started = this.#runtime.now();
     const until = started + 2 * (leaseMs + driftMargin);
-    for (let renewals = 0; !this.#stopped && this.#lease.highest.id === saving; renewals += 1) {
+    for (let renewals = 0; !this.#stopped && this.#lease.newest.id === saving; renewals += 1) {
       const now = this.#runtime.now();
       if (renewals > 0 && now >= until && this.#lease.era.mayTrust(now)) break;
       if (renewals > 0) await this.#sleep(this.#lease.nextDelay(this.#runtime.now()));
@@ -219,7 +219,7 @@ export class Follower {
             renewHeld: this.#io.renewHeld(),
           });
     if (step.trustUntil !== undefined) this.#link.trustUntil(step.trustUntil);
-    if (reply !== undefined && lease.endsTrust(heldId, reply, sentAt)) this.#link.trustUntil(-Infinity);
+    if (reply !== undefined && lease.endTrustAfter(heldId, reply, sentAt)) this.#link.trustUntil(-Infinity);
     if (step.report !== undefined) {
       this.#io.report(step.report);
       // The authority hears of a rollback as a reload that fails with ERR_STORE_ROLLBACK (onStoreError).

@@ -48,11 +48,11 @@ export interface Overwrite {
 }
 
 /**
- * How a record read from Redis compares with the highest one seen (see `Lease.see`):
- * - `adopted`: not older than the highest seen; it is the highest now if it is newer;
- * - `late`: older than the highest seen now, not older than the highest seen when the command was sent: Redis
+ * How a record read from Redis compares with the newest one seen (see `Lease.see`):
+ * - `adopted`: not older than the newest seen; it is the newest now if it is newer;
+ * - `late`: older than the newest seen now, not older than the newest seen when the command was sent: Redis
  *   answered before a newer record was written, and that record's own answer was taken in first;
- * - `rollback`: older than the highest seen when the command was sent: Redis went back.
+ * - `rollback`: older than the newest seen when the command was sent: Redis went back.
  */
 export type Sighting = 'adopted' | 'late' | 'rollback';
 
@@ -66,7 +66,7 @@ export interface Renewal {
   readonly now: number;
   /** The key the instance's authority held when it was sent. */
   readonly heldId: string;
-  /** This instance holds the highest record's key (its authority's current key) and the record itself. */
+  /** This instance holds the newest record's key (its authority's current key) and the record itself. */
   readonly canWriteForward: boolean;
   /**
    * Whether a renewal on the record being saved extends the trust in `heldId` (see `Lease.mayRenewWhileSaving`).

@@ -13,7 +13,7 @@ export interface LeaseOptions {
   readonly driftMargin: number;
 }
 
-/** How many records before the highest one an instance remembers as its own line. */
+/** How many records before the newest one an instance remembers as its own line. */
 const LINEAGE = 16;
 
 /** The prefix of the rollback marker's id (a value without a key, see codec.ts): no record id has it. */
@@ -22,17 +22,17 @@ export const MARKER_PREFIX = 'rollback:';
 export class Lease {
   readonly options: LeaseOptions;
   readonly era: Era;
-  #highest: Seen = { generation: 0, id: '' };
+  #newest: Seen = { generation: 0, id: '' };
   /**
-   * The records that came before the highest one on this instance's line of records (ids it held as the highest, and
+   * The records that came before the newest one on this instance's line of records (ids it held as the newest, and
    * what each replaced), newest last: a record Redis went back to that is among them is one no rotation replaced
    * on Redis since; any other is a record of another line (a split brain's other side, or a rotation made on a
    * Redis that had gone back), which may have revoked what this instance holds.
    */
-  readonly #lineage: string[] = [];
-  /** What the highest record supersedes, and the same for the last few records seen (for a save over one of them). */
-  #line: Line | undefined;
-  readonly #lines = new Map<string, Line>();
+  readonly #ancestors: string[] = [];
+  /** What the newest record supersedes, and the same for the last few records seen (for a save over one of them). */
+  #newestLine: Line | undefined;
+  readonly #recentLines = new Map<string, Line>();
   /** The end of the trust the last confirmed renewal granted (monotonic). */
   #trustUntil = -Infinity;
   /**
@@ -42,11 +42,11 @@ export class Lease {
   #leaseUntil = -Infinity;
   #seq = 0;
   /**
-   * The renewal in flight and the highest record seen when it was sent. Its answer is judged against that record:
+   * The renewal in flight and the newest record seen when it was sent. Its answer is judged against that record:
    * a record seen since (the instance's own save, a reload) may have been written after Redis ran the renewal, and
    * answers that arrive together are not always taken in the order Redis sent them.
    */
-  #sent: { readonly seq: number; readonly highest: Seen } = { seq: 0, highest: { generation: 0, id: '' } };
+  #sent: { readonly seq: number; readonly newest: Seen } = { seq: 0, newest: { generation: 0, id: '' } };
   #condition: Condition = 'ok';
   /** Consecutive renewals that did not end in trust: the backoff's exponent. */
   #failures = 0;
@@ -58,17 +58,17 @@ export class Lease {
     this.era = new Era(options.leaseMs, options.driftMargin);
   }
 
-  get highest(): Seen {
-    return this.#highest;
+  get newest(): Seen {
+    return this.#newest;
   }
 
   get condition(): Condition {
     return this.#condition;
   }
 
-  /** The generation a save by this instance must find (the highest seen). */
+  /** The generation a save by this instance must find (the newest seen). */
   get expectedGeneration(): number {
-    return this.#highest.generation;
+    return this.#newest.generation;
   }
 
   /** The end of the trust the last confirmed renewal granted (monotonic); `-Infinity` before any. */
@@ -83,15 +83,15 @@ export class Lease {
 
   /**
    * Whether renewals during a save from `heldId` may extend the trust in `heldId`: only when `heldId` is the
-   * highest record seen. An instance behind (a rotation overtook it) must not have the old key it holds renewed on
+   * newest record seen. An instance behind (a rotation overtook it) must not have the old key it holds renewed on
    * the strength of its own newer save. Nor one whose save goes `over` an older record of another line (see
    * {@link Lease.saveOver}): a rotation made on a Redis that went back, which may have revoked the held key and
    * resolved while this instance could not renew.
    */
   mayRenewWhileSaving(heldId: string, over?: Seen): boolean {
-    if (heldId !== this.#highest.id) return false;
+    if (heldId !== this.#newest.id) return false;
     if (over === undefined || over.id === '' || over.id === heldId || over.id.startsWith(MARKER_PREFIX)) return true;
-    return this.#lineage.includes(over.id);
+    return this.#ancestors.includes(over.id);
   }
 
   /**
@@ -99,33 +99,33 @@ export class Lease {
    * would bring back a key that a rotation replaced.
    */
   replaced(id: string): boolean {
-    return this.#revived(id, this.#highest);
+    return this.#revived(id, this.#newest);
   }
 
   /**
    * The renewal number to send with the next renewal, taken just before sending it: its answer is judged against
-   * the highest record seen by then.
+   * the newest record seen by then.
    */
   nextSeq(): number {
     this.#seq += 1;
-    this.#sent = { seq: this.#seq, highest: this.#highest };
+    this.#sent = { seq: this.#seq, newest: this.#newest };
     return this.#seq;
   }
 
   /**
    * Takes in a record (`id === null` when missing) that a read or a renewal showed, judged against `sent`: the
-   * highest record seen when the command was sent (the present one by default). Answers that arrive together are
+   * newest record seen when the command was sent (the present one by default). Answers that arrive together are
    * not always taken in the order Redis sent them, so a record seen since (the instance's own save, a
    * write-forward, another answer) may have been written after Redis ran this one. Only a newer record is adopted.
    */
-  see(generation: number, id: string | null, prev: string, sent: Seen = this.#highest, line?: Line): Sighting {
+  see(generation: number, id: string | null, prev: string, sent: Seen = this.#newest, line?: Line): Sighting {
     if (id !== null && line !== undefined) {
-      this.#lines.set(id, line);
-      if (this.#lines.size > 8) this.#lines.delete(this.#lines.keys().next().value ?? '');
+      this.#recentLines.set(id, line);
+      if (this.#recentLines.size > 8) this.#recentLines.delete(this.#recentLines.keys().next().value ?? '');
     }
     if (isRollback(sent, generation, id, prev, line) || this.#revived(id, sent)) return 'rollback';
-    if (isRollback(this.#highest, generation, id, prev, line) || this.#revived(id, this.#highest)) return 'late';
-    if (id !== null && (generation > this.#highest.generation || replaces(this.#highest, prev, line))) {
+    if (isRollback(this.#newest, generation, id, prev, line) || this.#revived(id, this.#newest)) return 'late';
+    if (id !== null && (generation > this.#newest.generation || replaces(this.#newest, prev, line))) {
       this.#raise({ generation, id }, prev, line);
     }
     return 'adopted';
@@ -133,29 +133,29 @@ export class Lease {
 
   /**
    * What a record `id` written over `expected` (its id '' when missing) supersedes: that record and this
-   * instance's highest one, each with its line, but never itself (a record written forward keeps its own line).
+   * instance's newest one, each with its line, but never itself (a record written forward keeps its own line).
    */
   lineFor(expected: Seen, id: string): Line {
-    const over = [{ seen: this.#highest, line: this.#line }];
-    if (expected.id !== this.#highest.id) over.push({ seen: expected, line: this.#lines.get(expected.id) });
+    const over = [{ seen: this.#newest, line: this.#newestLine }];
+    if (expected.id !== this.#newest.id) over.push({ seen: expected, line: this.#recentLines.get(expected.id) });
     const line = lineOver(over.filter(({ seen }) => seen.id !== ''));
     return { ...line, ids: line.ids.filter((seen) => seen.id !== id) };
   }
 
   /**
    * Whether the trust in `heldId` ends now, after an answer taken in (`observed`, to a command sent at `sentAt`) whose
-   * record, the highest seen, replaced the held key on a server this instance has left since (a split brain's other
+   * record, the newest seen, replaced the held key on a server this instance has left since (a split brain's other
    * side): that rotation waits for this instance's lease there, which renewals elsewhere do not extend.
    */
-  endsTrust(heldId: string | undefined, observed: Observed, sentAt: number): boolean {
+  endTrustAfter(heldId: string | undefined, observed: Observed, sentAt: number): boolean {
     const { id } = observed;
-    if (heldId === undefined || id === heldId || id !== this.#highest.id || !this.era.behind(observed, sentAt))
+    if (heldId === undefined || id === heldId || id !== this.#newest.id || !this.era.behind(observed, sentAt))
       return false;
     this.#trustUntil = -Infinity;
     return true;
   }
 
-  /** The `renewal` answered with `reply` (then {@link endsTrust}). */
+  /** The `renewal` answered with `reply` (then {@link endTrustAfter}). */
   renewed(reply: ConfirmReply, renewal: Renewal): LeaseStep {
     const { seq, sentAt, now, heldId, canWriteForward, renewHeld = true } = renewal;
     this.era.observe(reply, now, undefined, sentAt);
@@ -168,7 +168,7 @@ export class Lease {
       const over = (id: string): Overwrite => ({
         expected: expected.generation,
         expectedId: expected.id,
-        generation: Math.max(reply.generation, this.#highest.generation) + 1,
+        generation: Math.max(reply.generation, this.#newest.generation) + 1,
         line: this.lineFor(expected, id),
       });
       // Only while this instance's own trust lasts: then no newer rotation can have resolved since its last
@@ -176,8 +176,8 @@ export class Lease {
       // And only over a record of its own line (or none): another line's record was written by a rotation that
       // never waited for this lease (the other side of a split brain renews elsewhere), and writing the held
       // record over it could bring back a key that rotation revoked.
-      const ownLine = reply.id === null || reply.id === this.#highest.id || this.#lineage.includes(reply.id);
-      if (canWriteForward && ownLine && heldId === this.#highest.id && now < this.#trustUntil) {
+      const ownLine = reply.id === null || reply.id === this.#newest.id || this.#ancestors.includes(reply.id);
+      if (canWriteForward && ownLine && heldId === this.#newest.id && now < this.#trustUntil) {
         return { writeForward: over(heldId), ...this.#enter(condition) };
       }
       return { marker: over(''), ...this.#enter(condition) };
@@ -193,7 +193,7 @@ export class Lease {
       !this.era.mayTrust(now) &&
       now < this.#trustUntil &&
       reply.id === heldId &&
-      heldId === this.#highest.id
+      heldId === this.#newest.id
     ) {
       // Another server (a slot moved, a failover) holds the very record whose trust still lasts: a rotation that
       // revoked it would have waited for this instance's acknowledgement or lease. Nothing to quarantine (unless kept).
@@ -234,9 +234,9 @@ export class Lease {
     return sentAt + this.options.leaseMs - this.options.driftMargin;
   }
 
-  /** The record the answer of renewal `seq` is judged against: the highest seen when it was sent. */
+  /** The record the answer of renewal `seq` is judged against: the newest seen when it was sent. */
   protected sentHighest(seq: number): Seen {
-    return seq === this.#sent.seq ? this.#sent.highest : this.#highest;
+    return seq === this.#sent.seq ? this.#sent.newest : this.#newest;
   }
 
   /** A reload ended without a new key: a renewal that finds another record current asks for one again. */
@@ -286,29 +286,29 @@ export class Lease {
   /**
    * A save that expected `expected` found `observed` in Redis instead: the record to save over (once), when it holds
    * no key that another rotation made: `expected` written forward by another instance (the same record at a later
-   * generation), a rollback marker, or a record older than the highest seen (Redis went back). `undefined`: another
+   * generation), a rollback marker, or a record older than the newest seen (Redis went back). `undefined`: another
    * rotation came first. Taken in as seen either way: a record older than another rotation's, read next (a failover
    * to a replica that lacks it), is Redis going back.
    */
   saveOver(expected: Seen, observed: Pick<ConfirmReply, 'generation' | 'id' | 'prev' | 'line'>): Seen | undefined {
     const { generation, id, prev, line } = observed;
     const forward = expected.id !== '' && id === expected.id && generation > expected.generation;
-    const older = isRollback(this.#highest, generation, id, prev, line) || this.#revived(id, this.#highest);
-    this.see(generation, id, prev, this.#highest, line);
+    const older = isRollback(this.#newest, generation, id, prev, line) || this.#revived(id, this.#newest);
+    this.see(generation, id, prev, this.#newest, line);
     if (!forward && id?.startsWith(MARKER_PREFIX) !== true && !older) return undefined;
     return { generation, id: id ?? '' };
   }
 
   /**
-   * A record written forward or saved by this instance at `generation`, superseding `line`, is now the highest,
+   * A record written forward or saved by this instance at `generation`, superseding `line`, is now the newest,
    * unless a record that its line does not name was seen while the write was on its way (an answer that Redis sent
-   * before it went back, taken in after the write was sent): that record stays the highest, the written one a
+   * before it went back, taken in after the write was sent): that record stays the newest, the written one a
    * rollback to it.
    */
   wrote(generation: number, id: string, line?: Line): void {
-    const over = line?.ids.some((seen) => seen.id === this.#highest.id) === true;
-    if (!over && isRollback(this.#highest, generation, id, '', line)) return;
-    if (generation >= this.#highest.generation) this.#raise({ generation, id }, '', line);
+    const over = line?.ids.some((seen) => seen.id === this.#newest.id) === true;
+    if (!over && isRollback(this.#newest, generation, id, '', line)) return;
+    if (generation >= this.#newest.generation) this.#raise({ generation, id }, '', line);
   }
 
   /**
@@ -317,20 +317,20 @@ export class Lease {
    */
   #revived(id: string | null, than: Seen): boolean {
     if (id === null || id === than.id) return false;
-    const at = this.#lineage.indexOf(id);
-    const limit = than.id === this.#highest.id ? this.#lineage.length : this.#lineage.indexOf(than.id);
+    const at = this.#ancestors.indexOf(id);
+    const limit = than.id === this.#newest.id ? this.#ancestors.length : this.#ancestors.indexOf(than.id);
     return at !== -1 && at < limit;
   }
 
-  /** `record`, which replaced `prev` ('' when unknown), is the highest now; the one before joins the line. */
+  /** `record`, which replaced `prev` ('' when unknown), is the newest now; the one before joins the line. */
   #raise(record: Seen, prev: string, line: Line | undefined): void {
-    this.#line = line;
-    for (const id of [this.#highest.id, prev]) {
-      if (id === '' || id === record.id || this.#lineage.includes(id)) continue;
-      this.#lineage.push(id);
-      if (this.#lineage.length > LINEAGE) this.#lineage.shift();
+    this.#newestLine = line;
+    for (const id of [this.#newest.id, prev]) {
+      if (id === '' || id === record.id || this.#ancestors.includes(id)) continue;
+      this.#ancestors.push(id);
+      if (this.#ancestors.length > LINEAGE) this.#ancestors.shift();
     }
-    this.#highest = record;
+    this.#newest = record;
   }
 
   #enter(condition: Condition): { report?: Condition } {

@@ -11,7 +11,7 @@ export interface Seen {
 
 /**
  * The records a record supersedes (its predecessor, what that one superseded, and, for a record written over one
- * that went back, the writer's own highest record and its line), with this promise: every record it supersedes
+ * that went back, the writer's own newest record and its line), with this promise: every record it supersedes
  * whose generation is `floor` or more is in `ids`. Below `floor` it says nothing.
  */
 export interface Line {
@@ -40,13 +40,13 @@ export function lineOver(records: ReadonlyArray<{ readonly seen: Seen; readonly 
 }
 
 /**
- * Whether a record whose line is `line` is of another line than `highest`: its line reaches back to `highest`'s
- * generation and does not name it. Such a record never replaced `highest`, directly or through others, so the
- * rotation that wrote it did not wait for the instances that trust `highest`. `false` when the line is unknown.
+ * Whether a record whose line is `line` is of another line than `newest`: its line reaches back to `newest`'s
+ * generation and does not name it. Such a record never replaced `newest`, directly or through others, so the
+ * rotation that wrote it did not wait for the instances that trust `newest`. `false` when the line is unknown.
  */
-export function otherLine(highest: Seen, line: Line | undefined): boolean {
-  if (line === undefined || highest.generation < line.floor) return false;
-  return !line.ids.some(({ id }) => id === highest.id);
+export function otherLine(newest: Seen, line: Line | undefined): boolean {
+  if (line === undefined || newest.generation < line.floor) return false;
+  return !line.ids.some(({ id }) => id === newest.id);
 }
 
 /** The line as a stored record's `line` field: the floor, then each `id@generation`. */
@@ -71,25 +71,25 @@ export function parseLine(text: unknown): Line | undefined {
 }
 
 /**
- * Whether a record that replaced `prev` and supersedes `line` replaced `highest`, directly or through others. Its
+ * Whether a record that replaced `prev` and supersedes `line` replaced `newest`, directly or through others. Its
  * `prev` alone does not tell when it was saved over a record that went back (or over none): then its line names
- * the writer's own highest record, the key its rotation replaced.
+ * the writer's own newest record, the key its rotation replaced.
  */
-export function replaces(highest: Seen, prev: string, line: Line | undefined): boolean {
-  return prev === highest.id || line?.ids.some(({ id }) => id === highest.id) === true;
+export function replaces(newest: Seen, prev: string, line: Line | undefined): boolean {
+  return prev === newest.id || line?.ids.some(({ id }) => id === newest.id) === true;
 }
 
 /**
  * Whether a stored record (`generation`, `id`, the id it replaced `prev`, what it supersedes `line`; `id === null`
- * when missing) is older than `highest`: missing, a lower generation, another record of the same generation that
+ * when missing) is older than `newest`: missing, a lower generation, another record of the same generation that
  * did not replace it, or a record of another line (see line.ts) whatever its generation. A record that replaced
- * the highest one is its successor whatever its generation (a rotation made by an instance that had not seen a
+ * the newest one is its successor whatever its generation (a rotation made by an instance that had not seen a
  * write-forward, over that record or over one that went back).
  */
-export function isRollback(highest: Seen, generation: number, id: string | null, prev: string, line?: Line): boolean {
-  if (highest.generation === 0) return false;
+export function isRollback(newest: Seen, generation: number, id: string | null, prev: string, line?: Line): boolean {
+  if (newest.generation === 0) return false;
   if (id === null) return true;
-  if (id === highest.id) return generation < highest.generation;
-  if (replaces(highest, prev, line)) return false;
-  return generation <= highest.generation || otherLine(highest, line);
+  if (id === newest.id) return generation < newest.generation;
+  if (replaces(newest, prev, line)) return false;
+  return generation <= newest.generation || otherLine(newest, line);
 }

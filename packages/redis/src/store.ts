@@ -134,9 +134,9 @@ export class RedisSecretStore implements SecretStore {
     if (this.#reports.takeUntold()) throw rollbackError(this.key);
     // Before the first read: a record remembered from an earlier run makes an older one in Redis a rollback.
     await this.#memory.recall(this.#lease);
-    // Each answer is judged against the highest record seen when its read was sent (see Lease.see).
+    // Each answer is judged against the newest record seen when its read was sent (see Lease.see).
     for (;;) {
-      const [sent, sentAt] = [this.#lease.highest, this.#runtime.now()];
+      const [sent, sentAt] = [this.#lease.newest, this.#runtime.now()];
       const reply = await this.#run(
         LOAD,
         [this.#names.record, this.#names.instances],
@@ -162,7 +162,7 @@ export class RedisSecretStore implements SecretStore {
             this.#lease.see(marker.generation, marker.id, marker.prev, sent, marker.line);
             throw this.#reports.found('rollback', this.#link !== undefined);
           }
-          if (this.#lease.highest.generation === 0) this.#corrupt = true;
+          if (this.#lease.newest.generation === 0) this.#corrupt = true;
           throw error;
         }
       }
@@ -180,7 +180,7 @@ export class RedisSecretStore implements SecretStore {
       // renewal saw), whose answer was taken in first: not a rollback. A newer record this instance holds was in
       // Redis while this load() ran: returned without another round trip. One seen only by a renewal is read again;
       // a further read is late only if yet another record was seen meanwhile, so the reads end once rotations pause.
-      const newer = this.#records.get(this.#lease.highest.id);
+      const newer = this.#records.get(this.#lease.newest.id);
       if (newer !== undefined) return newer;
     }
   }
@@ -201,8 +201,8 @@ export class RedisSecretStore implements SecretStore {
       {
         confirm: async (heldId, savingId, seq) => {
           // Remembered before it is acknowledged: a rotation that counts this instance finds it in the file.
-          const highest = this.#lease.highest;
-          if (heldId === highest.id) await this.#memory.remember(highest);
+          const newest = this.#lease.newest;
+          if (heldId === newest.id) await this.#memory.remember(newest);
           try {
             const reply = await this.#run(
               CONFIRM,
@@ -265,7 +265,7 @@ export class RedisSecretStore implements SecretStore {
     };
   }
 
-  /** `over`: the record Redis holds, when it is not the highest seen (a rollback marker, an older record). */
+  /** `over`: the record Redis holds, when it is not the newest seen (a rollback marker, an older record). */
   async #saveNow(record: SecretRecord, signal: AbortSignal | undefined, over?: Seen): Promise<void> {
     const problem = recordProblem(record);
     if (problem !== undefined) {
@@ -281,8 +281,8 @@ export class RedisSecretStore implements SecretStore {
     // Not sent at all: certainly nothing changed.
     if (!this.#client.isOpen) throw notConnectedError(this.#endpoint);
     const lease = this.#lease;
-    const { generation: expected, id: expectedId } = over ?? lease.highest;
-    const generation = Math.max(expected, lease.highest.generation) + 1;
+    const { generation: expected, id: expectedId } = over ?? lease.newest;
+    const generation = Math.max(expected, lease.newest.generation) + 1;
     const heldId = this.#link?.keyId;
     // The held key is renewed on the new record while it is saved only when the held key is the newest seen.
     this.#savingId = record.id;
@@ -342,7 +342,7 @@ export class RedisSecretStore implements SecretStore {
       // A lease renewed on the saved record (unless a newer one or the marker was seen: this process was frozen while
       // other rotations went on), then trust in it from the moment the authority makes it current, even when it held
       // no trusted key before (the placeholder of an open() over the rollback marker).
-      const unresolved = unresolvedError(this.key, record.id, await this.#follower?.renewLeased(), lease.highest.id);
+      const unresolved = unresolvedError(this.key, record.id, await this.#follower?.renewLeased(), lease.newest.id);
       if (unresolved !== undefined) throw unresolved;
       this.#link?.trustUntil(lease.saveResolved(), record.id);
       await remembered;

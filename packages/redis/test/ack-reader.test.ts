@@ -49,7 +49,7 @@ describe('AckReader: the record an acknowledgement read shows', () => {
     };
     const reader = new AckReader(io, 5, 'key', runtime);
     await expect(reader.wait(wait, lease)).rejects.toMatchObject({ code: 'ERR_ROTATION_SUPERSEDED' });
-    expect(lease.highest).toEqual({ generation: 3, id: 'c' });
+    expect(lease.newest).toEqual({ generation: 3, id: 'c' });
     // Redis goes back to 'b' (it lost 'c'): never adopted, whatever its generation.
     expect(lease.see(2, 'b', 'a')).toBe('rollback');
     // Then restarts empty: 'b', which 'c' replaced, is not the record to write back; the marker is.

@@ -37,7 +37,7 @@ describe('Lease: renewal answers taken after a newer record', () => {
       lease.renewed(answer(seq, 1, 'a', ''), { seq, sentAt: 10, now: 11, heldId: 'a', canWriteForward: true }),
     ).toEqual({});
     expect(lease.condition).toBe('ok');
-    expect(lease.highest).toEqual({ generation: 2, id: 'b' });
+    expect(lease.newest).toEqual({ generation: 2, id: 'b' });
   });
 
   it("a renewal run before another instance's rotation, taken after the reload that read it, is not a rollback", () => {
@@ -171,7 +171,7 @@ describe('Lease: rollbacks seen by a renewal sent after the newer record', () =>
     expect(lease.see(3, 'c', 'b', { generation: 2, id: 'b' })).toBe('adopted');
     lease.wrote(3, 'b', step.writeForward?.line);
     // 'c' stays the highest: 'b' at 3 is a rollback to it, and 'c' never joins the records before it.
-    expect(lease.highest).toEqual({ generation: 3, id: 'c' });
+    expect(lease.newest).toEqual({ generation: 3, id: 'c' });
     expect(lease.replaced('c')).toBe(false);
     expect(lease.replaced('b')).toBe(true);
   });
@@ -182,7 +182,7 @@ describe('Lease: rollbacks seen by a renewal sent after the newer record', () =>
     const lease = holdingFirst();
     lease.wrote(2, 'a', lease.lineFor({ generation: 0, id: '' }, 'a'));
     lease.wrote(2, 'b', { floor: 0, ids: [{ id: 'a', generation: 1 }] });
-    expect(lease.highest).toEqual({ generation: 2, id: 'b' });
+    expect(lease.newest).toEqual({ generation: 2, id: 'b' });
   });
 
   it('a missing record', () => {
@@ -216,16 +216,16 @@ describe('Lease: rollbacks seen by a renewal sent after the newer record', () =>
 describe('Lease: records read by load(), judged against the highest seen when the read was sent', () => {
   it("a read run before the instance's own save, taken after the save's answer, is late, not a rollback", () => {
     const lease = holdingFirst();
-    const sent = lease.highest;
+    const sent = lease.newest;
     lease.wrote(2, 'b');
     expect(lease.see(1, 'a', '', sent)).toBe('late');
-    expect(lease.highest).toEqual({ generation: 2, id: 'b' });
+    expect(lease.newest).toEqual({ generation: 2, id: 'b' });
     expect(lease.condition).toBe('ok');
   });
 
   it('a read run before a write-forward, taken after its answer, is late', () => {
     const lease = holdingFirst();
-    const sent = lease.highest;
+    const sent = lease.newest;
     // The write-forward replaced a missing record: generation 2, no predecessor.
     lease.wrote(2, 'a');
     expect(lease.see(1, 'a', '', sent)).toBe('late');
@@ -234,7 +234,7 @@ describe('Lease: records read by load(), judged against the highest seen when th
 
   it("a read run before another instance's rotation, taken after a renewal that saw it, is late", () => {
     const lease = holdingFirst();
-    const sent = lease.highest;
+    const sent = lease.newest;
     const seq = lease.nextSeq();
     expect(
       lease.renewed(answer(seq, 2, 'b', 'a', 'stale'), {
@@ -247,12 +247,12 @@ describe('Lease: records read by load(), judged against the highest seen when th
     ).toEqual({ reload: true });
     expect(lease.see(1, 'a', '', sent)).toBe('late');
     // Read again: the newer record is adopted.
-    expect(lease.see(2, 'b', 'a', lease.highest)).toBe('adopted');
+    expect(lease.see(2, 'b', 'a', lease.newest)).toBe('adopted');
   });
 
   it("nothing stored yet, read before the instance's first save and taken after it: late", () => {
     const lease = new Lease(OPTIONS);
-    const sent = lease.highest;
+    const sent = lease.newest;
     lease.wrote(1, 'a');
     expect(lease.see(0, null, '', sent)).toBe('late');
     expect(lease.see(0, null, '')).toBe('rollback');
@@ -261,12 +261,12 @@ describe('Lease: records read by load(), judged against the highest seen when th
   it('a read older than the record held when it was sent is a rollback, whatever was seen since', () => {
     const lease = holdingFirst();
     lease.wrote(2, 'b');
-    const sent = lease.highest;
+    const sent = lease.newest;
     lease.wrote(3, 'c');
     expect(lease.see(1, 'a', '', sent)).toBe('rollback');
     expect(lease.see(2, 'x', 'a', sent)).toBe('rollback');
     expect(lease.see(0, null, '', sent)).toBe('rollback');
-    expect(lease.highest).toEqual({ generation: 3, id: 'c' });
+    expect(lease.newest).toEqual({ generation: 3, id: 'c' });
   });
 
   it('a record saved over a rolled-back or missing one, whose line names the held record, is its successor whatever its generation', () => {
@@ -275,14 +275,14 @@ describe('Lease: records read by load(), judged against the highest seen when th
     for (const generation of [2, 3]) {
       const lease = holdingFirst();
       lease.wrote(3, 'a', { floor: 0, ids: [] });
-      expect(lease.highest).toEqual({ generation: 3, id: 'a' });
+      expect(lease.newest).toEqual({ generation: 3, id: 'a' });
       const seq = lease.nextSeq();
       const step = lease.renewed(
         { ...answer(seq, generation, 'b', '', 'stale'), line: { floor: 0, ids: [{ id: 'a', generation: 1 }] } },
         { seq, sentAt: 10, now: 11, heldId: 'a', canWriteForward: true },
       );
       expect(step).toEqual({ reload: true });
-      expect(lease.highest).toEqual({ generation, id: 'b' });
+      expect(lease.newest).toEqual({ generation, id: 'b' });
       // Redis then comes back empty: the record written back is the successor, never the record it replaced.
       const next = lease.nextSeq();
       expect(
@@ -299,11 +299,11 @@ describe('Lease: records read by load(), judged against the highest seen when th
 
   it('a newer record, or a successor of the highest whatever its generation, is adopted', () => {
     const lease = holdingFirst();
-    const sent = lease.highest;
+    const sent = lease.newest;
     expect(lease.see(3, 'c', 'b', sent)).toBe('adopted');
-    expect(lease.highest).toEqual({ generation: 3, id: 'c' });
+    expect(lease.newest).toEqual({ generation: 3, id: 'c' });
     expect(lease.see(2, 'd', 'c')).toBe('adopted');
-    expect(lease.highest).toEqual({ generation: 2, id: 'd' });
+    expect(lease.newest).toEqual({ generation: 2, id: 'd' });
     expect(lease.see(2, 'd', 'c')).toBe('adopted');
   });
 });
@@ -340,7 +340,7 @@ describe('Lease: a save over a rollback, and the trust a resolved save grants', 
     lease.wrote(3, 'c');
     const expected = { generation: 3, id: 'c' };
     expect(lease.saveOver(expected, { generation: 4, id: 'c', prev: 'b' })).toEqual({ generation: 4, id: 'c' });
-    expect(lease.highest).toEqual({ generation: 4, id: 'c' });
+    expect(lease.newest).toEqual({ generation: 4, id: 'c' });
     expect(lease.saveOver(expected, { generation: 5, id: 'rollback:x', prev: 'c' })).toEqual({
       generation: 5,
       id: 'rollback:x',
@@ -363,7 +363,7 @@ describe('Lease: a save over a rollback, and the trust a resolved save grants', 
     const lease = holdingFirst();
     // The save over 'a' found another rotation's record 'b': it is not saved over, and it is the newest seen.
     expect(lease.saveOver({ generation: 1, id: 'a' }, { generation: 2, id: 'b', prev: 'a' })).toBe(undefined);
-    expect(lease.highest).toEqual({ generation: 2, id: 'b' });
+    expect(lease.newest).toEqual({ generation: 2, id: 'b' });
     // A failover to a replica that lacks 'b' (a split brain without `replicas`): 'a' read there is Redis going back.
     expect(lease.see(1, 'a', '')).toBe('rollback');
   });
@@ -508,7 +508,7 @@ describe('Lease: a newer record from the server an instance left', () => {
   it("a save's conflict with a rotation there ends the trust in the held key: that rotation waited for the lease there only", () => {
     const lease = promoted();
     expect(lease.saveOver({ generation: 1, id: 'a' }, deposed)).toBeUndefined();
-    expect(lease.endsTrust('a', deposed, 400)).toBe(true);
+    expect(lease.endTrustAfter('a', deposed, 400)).toBe(true);
     expect(lease.trustUntil).toBe(-Infinity);
   });
 
@@ -520,17 +520,17 @@ describe('Lease: a newer record from the server an instance left', () => {
       { seq, sentAt: 490, now: 510, heldId: 'a', canWriteForward: true },
     );
     expect(step.reload).toBe(true);
-    expect(lease.endsTrust('a', deposed, 490)).toBe(true);
+    expect(lease.endTrustAfter('a', deposed, 490)).toBe(true);
   });
 
   it('ends nothing for the held key itself, an older record, an answer of the present server, or one sent after the move', () => {
     const lease = promoted();
-    expect(lease.endsTrust('a', { ...deposed, generation: 1, id: 'a', prev: '' }, 400)).toBe(false);
+    expect(lease.endTrustAfter('a', { ...deposed, generation: 1, id: 'a', prev: '' }, 400)).toBe(false);
     lease.see(2, 'c', 'a');
-    expect(lease.endsTrust('a', { ...deposed, runId: 'promoted' }, 400)).toBe(false);
-    expect(lease.endsTrust('a', deposed, 500)).toBe(false);
-    expect(lease.endsTrust('c', deposed, 400)).toBe(false);
-    expect(lease.endsTrust('a', { ...deposed, generation: 1, id: 'z', prev: '' }, 400)).toBe(false);
+    expect(lease.endTrustAfter('a', { ...deposed, runId: 'promoted' }, 400)).toBe(false);
+    expect(lease.endTrustAfter('a', deposed, 500)).toBe(false);
+    expect(lease.endTrustAfter('c', deposed, 400)).toBe(false);
+    expect(lease.endTrustAfter('a', { ...deposed, generation: 1, id: 'z', prev: '' }, 400)).toBe(false);
     expect(lease.trustUntil).toBe(1400);
   });
 });
@@ -550,9 +550,9 @@ describe('Lease: a record of another line of rotations', () => {
   function holdingOwn(): Lease {
     const lease = new Lease(OPTIONS);
     expect(lease.see(2, 'q', '', undefined, { floor: 0, ids: [] })).toBe('adopted');
-    lease.wrote(3, 'g', lease.lineFor(lease.highest, 'g'));
-    lease.wrote(4, 'h', lease.lineFor(lease.highest, 'h'));
-    expect(lease.lineFor(lease.highest, 'next')).toEqual({
+    lease.wrote(3, 'g', lease.lineFor(lease.newest, 'g'));
+    lease.wrote(4, 'h', lease.lineFor(lease.newest, 'h'));
+    expect(lease.lineFor(lease.newest, 'next')).toEqual({
       floor: 0,
       ids: [
         { id: 'h', generation: 4 },
@@ -577,7 +577,7 @@ describe('Lease: a record of another line of rotations', () => {
     expect(step).toMatchObject({ marker: { expected: 6, expectedId: 'z', generation: 7 }, report: 'rollback' });
     expect(step.reload).toBeUndefined();
     expect(step.writeForward).toBeUndefined();
-    expect(lease.highest).toEqual({ generation: 4, id: 'h' });
+    expect(lease.newest).toEqual({ generation: 4, id: 'h' });
     // The marker supersedes both lines, so that a rotation over it is newer for every instance of either side.
     expect(step.marker?.line.ids.map(({ id }) => id)).toEqual(['z', 'm', 'h', 's', 'g', 'q']);
   });
@@ -625,7 +625,7 @@ describe('Lease: a record of another line of rotations', () => {
         { seq, sentAt: 10, now: 11, heldId: 'h', canWriteForward: true },
       );
       expect(step).toEqual({ reload: true });
-      expect(lease.highest).toEqual({ generation: 6, id: 'z' });
+      expect(lease.newest).toEqual({ generation: 6, id: 'z' });
     }
   });
 });

@@ -53,7 +53,7 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'other-line-taken-as-newer',
     file: LINE,
-    find: '  return !line.ids.some(({ id }) => id === highest.id);',
+    find: '  return !line.ids.some(({ id }) => id === newest.id);',
     replace: '  return false;',
     what: 'A record of another line with a higher generation is taken for newer (the other side of a split brain, which rotated more often).',
   },
@@ -81,9 +81,9 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'rollback-same-generation',
     file: LINE,
-    find: '  return generation <= highest.generation || otherLine(highest, line);\n}',
-    replace: '  return generation < highest.generation || otherLine(highest, line);\n}',
-    what: 'A rollback check that accepts another record of the same generation as the highest seen.',
+    find: '  return generation <= newest.generation || otherLine(newest, line);\n}',
+    replace: '  return generation < newest.generation || otherLine(newest, line);\n}',
+    what: 'A rollback check that accepts another record of the same generation as the newest seen.',
   },
   {
     id: 'no-backoff',
@@ -98,21 +98,21 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'write-forward-after-trust',
     file: LEASE,
-    find: 'if (canWriteForward && ownLine && heldId === this.#highest.id && now < this.#trustUntil) {',
-    replace: 'if (canWriteForward && ownLine && heldId === this.#highest.id) {',
+    find: 'if (canWriteForward && ownLine && heldId === this.#newest.id && now < this.#trustUntil) {',
+    replace: 'if (canWriteForward && ownLine && heldId === this.#newest.id) {',
     what: 'After a rollback, the held record is written forward even once its trust has run out.',
   },
   {
     id: 'write-forward-when-behind',
     file: LEASE,
-    find: 'if (canWriteForward && ownLine && heldId === this.#highest.id && now < this.#trustUntil) {',
+    find: 'if (canWriteForward && ownLine && heldId === this.#newest.id && now < this.#trustUntil) {',
     replace: 'if (canWriteForward && ownLine && now < this.#trustUntil) {',
     what: 'After a rollback, an instance writes forward the key it holds even when it has seen a newer record.',
   },
   {
     id: 'write-forward-other-line',
     file: LEASE,
-    find: 'const ownLine = reply.id === null || reply.id === this.#highest.id || this.#lineage.includes(reply.id);',
+    find: 'const ownLine = reply.id === null || reply.id === this.#newest.id || this.#ancestors.includes(reply.id);',
     replace: 'const ownLine = true;',
     what: "After a rollback, the held record is written forward over another line's record too (a split brain's other side).",
   },
@@ -235,11 +235,11 @@ export const MUTANTS: readonly Mutant[] = [
     id: 'conflict-not-seen',
     file: LEASE,
     find:
-      '    this.see(generation, id, prev, this.#highest, line);\n' +
+      '    this.see(generation, id, prev, this.#newest, line);\n' +
       '    if (!forward && id?.startsWith(MARKER_PREFIX) !== true && !older) return undefined;\n',
     replace:
       '    if (!forward && id?.startsWith(MARKER_PREFIX) !== true && !older) return undefined;\n' +
-      '    this.see(generation, id, prev, this.#highest, line);\n',
+      '    this.see(generation, id, prev, this.#newest, line);\n',
     what: "Another rotation's record that a save's conflict shows is forgotten: an older record read next, on another server, is trusted as the record the instance holds.",
   },
   {
@@ -356,7 +356,7 @@ export const MUTANTS: readonly Mutant[] = [
     id: 'held-from-lease',
     file: FOLLOWER,
     find: 'const heldId = this.#link.keyId;\n    const savingId',
-    replace: 'const heldId = lease.highest.id;\n    const savingId',
+    replace: 'const heldId = lease.newest.id;\n    const savingId',
     what:
       'CONFIRM acknowledges a record the authority does not hold: the renewal names the newest record the store ' +
       "has seen, not the authority's key.",
