@@ -41,6 +41,22 @@ export interface AckOptions {
   readonly commandTimeout: number;
 }
 
+/** A rotation whose compare-and-set was answered: what {@link AckWait} waits on. */
+export interface SavedRotation {
+  readonly generation: number;
+  readonly id: string;
+  /** When the compare-and-set was answered. */
+  readonly savedAt: number;
+  /** Its answer. */
+  readonly saveReply: Observed;
+  readonly era: Era;
+  readonly options: AckOptions;
+  /** The era's confirmed renewal number when the save was sent (see {@link Era.observe}); by default, now's. */
+  readonly confirmedAtSend?: number;
+  /** When the save was sent; by default `savedAt`. */
+  readonly sentAt?: number;
+}
+
 /**
  * One saved rotation of `generation` / `id`, whose compare-and-set was answered at `savedAt`. Every lease that
  * could let an instance trust an older key was granted before the save ran, so it ends before `savedAt +
@@ -57,26 +73,13 @@ export class AckWait {
   /** When each (instance, renewal number) waited on was first seen. */
   readonly #firstSeen = new Map<string, { seq: number; at: number }>();
 
-  /**
-   * `confirmedAtSend`: the era's confirmed renewal number when the save was sent; `sentAt`: when it was sent (see
-   * {@link Era.observe}).
-   */
-  constructor(
-    generation: number,
-    id: string,
-    savedAt: number,
-    saveReply: Observed,
-    era: Era,
-    options: AckOptions,
-    confirmedAtSend = era.confirmedSeq,
-    sentAt = savedAt,
-  ) {
+  constructor({ generation, id, savedAt, saveReply, era, options, confirmedAtSend, sentAt }: SavedRotation) {
     this.generation = generation;
     this.id = id;
     this.#options = options;
     this.bound = savedAt + options.leaseMs + options.driftMargin;
     this.#era = era;
-    era.observe(saveReply, savedAt, confirmedAtSend, sentAt);
+    era.observe(saveReply, savedAt, confirmedAtSend ?? era.confirmedSeq, sentAt ?? savedAt);
   }
 
   /** What a read sent now passes to {@link read} as `confirmedAtSend`. */

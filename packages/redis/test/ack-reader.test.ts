@@ -38,7 +38,14 @@ describe('AckReader: the record an acknowledgement read shows', () => {
     lease.see(1, 'a', '');
     // This instance saved 'b' over 'a'; another rotation then saved 'c' over 'b' before every instance confirmed 'b'.
     lease.wrote(2, 'b');
-    const wait = new AckWait(2, 'b', 0, observed(2, 'b', 'a'), lease.era, { ...OPTIONS, commandTimeout: 500 });
+    const wait = new AckWait({
+      generation: 2,
+      id: 'b',
+      savedAt: 0,
+      saveReply: observed(2, 'b', 'a'),
+      era: lease.era,
+      options: { ...OPTIONS, commandTimeout: 500 },
+    });
     // A renewal on 'b' while it waits: this instance trusts 'b' (and could write it back after a rollback).
     const renewal = { seq: lease.nextSeq(), sentAt: 1, now: 2, heldId: 'b', canWriteForward: true };
     expect(lease.renewed({ status: 'ok', ...observed(2, 'b', 'a') }, renewal).trustUntil).toBe(901);

@@ -25,7 +25,7 @@ function pending(generation: number, id: string, waiting: PendingReply['waiting'
 function waitFor(savedAt: number): AckWait {
   const era = new Era(OPTIONS.leaseMs, OPTIONS.driftMargin);
   era.observe(observed(1, 'a'), 0);
-  return new AckWait(2, 'b', savedAt, observed(2, 'b'), era, OPTIONS);
+  return new AckWait({ generation: 2, id: 'b', savedAt, saveReply: observed(2, 'b'), era, options: OPTIONS });
 }
 
 describe('AckWait: entries of instances that never acknowledge', () => {
