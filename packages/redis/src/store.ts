@@ -327,16 +327,9 @@ export class RedisSecretStore implements SecretStore {
       lease.wrote(generation, record.id, line);
       const remembered = this.#memory.remember({ generation, id: record.id });
       // The answer is taken into the era even when WAIT fails: a quarantine starts at the first answer of a new server.
-      const wait = new AckWait({
-        generation,
-        id: record.id,
-        savedAt,
-        saveReply: head.observed,
-        era: lease.era,
-        options: { ...lease.options, commandTimeout: this.#commandTimeout },
-        confirmedAtSend,
-        sentAt,
-      });
+      const saved = { generation, id: record.id, savedAt, saveReply: head.observed, confirmedAtSend, sentAt };
+      const options = { ...lease.options, commandTimeout: this.#commandTimeout };
+      const wait = new AckWait({ ...saved, era: lease.era, options });
       this.#replicas.check(result);
       await this.#acks.wait(wait, lease);
       // A lease renewed on the saved record (unless a newer one or the marker was seen: this process was frozen while
