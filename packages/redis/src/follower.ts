@@ -56,7 +56,7 @@ export class Follower {
   #reloadAgain = false;
   #renewAgain = false;
   #stopped = false;
-  /** Ends a wait of {@link renewLeased} when the follower stops. */
+  /** Ends a wait of {@link renewUntilLeased} when the follower stops. */
   #onStop: (() => void) | undefined;
 
   constructor(lease: Lease, link: StoreLink, io: FollowerIo, onChange: () => Promise<void>, runtime: Runtime) {
@@ -76,7 +76,7 @@ export class Follower {
       if (id !== this.#link.keyId && id !== this.#io.savingId() && !id.startsWith(MARKER_PREFIX)) this.reload();
     });
     // A reload that adopted a new key while subscribing has started a renewal already: one chain of renewals only.
-    await (this.#renewing ?? this.#renew());
+    await (this.#renewing ?? this.#renewAndSchedule());
   }
 
   /** Stops renewing and leaves the instance table; the promise settles once Redis answered (or did not in time). */
@@ -106,7 +106,7 @@ export class Follower {
       .then(() => {
         this.#reloading = undefined;
         // A new key adopted: acknowledge it now, not at the next renewal, so that the rotation resolves at once.
-        if (this.#link.keyId !== before && !this.#stopped) this.#renewNow();
+        if (this.#link.keyId !== before && !this.#stopped) this.#renewSoon();
         // None (Redis did not answer the read): the next renewal that finds another record asks again.
         else this.#lease.reloadEnded();
         if (this.#reloadAgain && !this.#stopped) {
@@ -117,15 +117,15 @@ export class Follower {
   }
 
   /** One renewal now, after the one in flight; settles once its answer was taken in (a saved rotation's last step). */
-  async renewOnce(): Promise<void> {
+  async #renewNext(): Promise<void> {
     while (this.#renewing !== undefined) await this.#renewing.catch(() => undefined);
     if (this.#stopped) return;
     this.#cancelTimer?.();
-    await this.#renew().catch(() => undefined);
+    await this.#renewAndSchedule().catch(() => undefined);
   }
 
   /**
-   * {@link renewOnce} until a renewal grants trust: again while its lease is over already (the process was frozen
+   * `#renewNext()` until a renewal grants trust: again while its lease is over already (the process was frozen
    * meanwhile, or cut off: then at the back-off's pace), after waiting out a quarantine first (the server changed
    * during the rotation: a slot move, a failover). The rotation resolves when its own instance accepts the new
    * token too. It stops when another record is the newest seen, and after two quarantines' time, though never inside
@@ -133,7 +133,7 @@ export class Follower {
    * lasts then: the rotation resolves only while it does (once it ran out, a rotation elsewhere may have replaced the
    * saved record without waiting for this instance).
    */
-  async renewLeased(): Promise<boolean> {
+  async renewUntilLeased(): Promise<boolean> {
     const saving = this.#io.savingId();
     const { leaseMs, driftMargin } = this.#lease.options;
     // Two quarantines at most: past that, or once another record (or the marker) is the newest, the caller decides.
@@ -155,7 +155,7 @@ export class Follower {
       // A renewal of the timer's in flight, sent since this began (after the save, at the same back-off), is this
       // one: another sent the moment it fails would double the pace at which a broken Redis is asked.
       if (this.#renewing !== undefined && this.#sentAt >= started) await this.#renewing.catch(() => undefined);
-      else await this.renewOnce();
+      else await this.#renewNext();
       const answered = this.#runtime.now();
       if (this.#lease.leaseUntil > answered && this.#lease.era.mayTrust(answered)) return true;
     }
@@ -174,30 +174,36 @@ export class Follower {
     });
   }
 
-  #renewNow(): void {
+  /** A renewal now, or right after the one in flight (a new key to acknowledge at once). */
+  #renewSoon(): void {
     if (this.#renewing !== undefined) {
       this.#renewAgain = true;
       return;
     }
     this.#cancelTimer?.();
-    void this.#renew();
+    void this.#renewAndSchedule();
   }
 
-  #renew(): Promise<void> {
-    const run = this.#renewOnce().finally(() => {
+  /** A renewal, then the timer of the next one (at the back-off's pace after a failure). */
+  #renewAndSchedule(): Promise<void> {
+    const run = this.#sendRenewal().finally(() => {
       this.#renewing = undefined;
       if (this.#stopped) return;
       const again = this.#renewAgain;
       this.#renewAgain = false;
       const runtime = this.#runtime;
       this.#cancelTimer?.();
-      this.#cancelTimer = runtime.timer(again ? 0 : this.#lease.nextDelay(runtime.now()), () => void this.#renew());
+      this.#cancelTimer = runtime.timer(
+        again ? 0 : this.#lease.nextDelay(runtime.now()),
+        () => void this.#renewAndSchedule(),
+      );
     });
     this.#renewing = run;
     return run;
   }
 
-  async #renewOnce(): Promise<void> {
+  /** One renewal (CONFIRM), its answer taken into the lease, and what that answer asks for done. */
+  async #sendRenewal(): Promise<void> {
     const lease = this.#lease;
     const heldId = this.#link.keyId;
     const savingId = this.#io.savingId();

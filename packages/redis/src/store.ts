@@ -335,7 +335,8 @@ export class RedisSecretStore implements SecretStore {
       // A lease renewed on the saved record (unless a newer one or the marker was seen: this process was frozen while
       // other rotations went on), then trust in it from the moment the authority makes it current, even when it held
       // no trusted key before (the placeholder of an open() over the rollback marker).
-      const unresolved = unresolvedError(this.key, record.id, await this.#follower?.renewLeased(), lease.newest.id);
+      const leased = await this.#follower?.renewUntilLeased();
+      const unresolved = unresolvedError(this.key, record.id, leased, lease.newest.id);
       if (unresolved !== undefined) throw unresolved;
       this.#link?.trustUntil(lease.saveResolved(), record.id);
       await remembered;

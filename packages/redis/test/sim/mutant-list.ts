@@ -130,7 +130,7 @@ export const MUTANTS: readonly Mutant[] = [
     replace: '',
     what: "A rotation across a change of server renews through its instance's quarantine instead of sleeping until it ends.",
     ifSurvives:
-      "Equivalent: renewLeased() returns only once a renewal left a lease and mayTrust(now) holds, or at its limit (two quarantines) outside any quarantine, so without the sleep the rotation still resolves only after its instance's quarantine, at the first renewal answered once it ended: at most one renewal delay later than with it, never inside it, and nothing is trusted earlier. Its renewals meanwhile take the place of the background ones (renewOnce() cancels their timer), at the same pace. The docs promise that a rotation waits out the quarantine (docs/several-instances.md), not how soon after it the rotation resolves. Before the limit also waited for the quarantine to end, this mutant resolved inside a third quarantine after three slot moves: gives-up-in-quarantine is that bug.",
+      "Equivalent: renewUntilLeased() returns only once a renewal left a lease and mayTrust(now) holds, or at its limit (two quarantines) outside any quarantine, so without the sleep the rotation still resolves only after its instance's quarantine, at the first renewal answered once it ended: at most one renewal delay later than with it, never inside it, and nothing is trusted earlier. Its renewals meanwhile take the place of the background ones (#renewNext() cancels their timer), at the same pace. The docs promise that a rotation waits out the quarantine (docs/several-instances.md), not how soon after it the rotation resolves. Before the limit also waited for the quarantine to end, this mutant resolved inside a third quarantine after three slot moves: gives-up-in-quarantine is that bug.",
   },
   {
     id: 'gives-up-in-quarantine',
@@ -151,8 +151,8 @@ export const MUTANTS: readonly Mutant[] = [
     file: FOLLOWER,
     find:
       '      if (this.#renewing !== undefined && this.#sentAt >= started) await this.#renewing.catch(() => undefined);\n' +
-      '      else await this.renewOnce();\n',
-    replace: '      await this.renewOnce();\n',
+      '      else await this.#renewNext();\n',
+    replace: '      await this.#renewNext();\n',
     what:
       "A rotation's renewals on its record run beside the timer's instead of in their place: one goes out the moment " +
       'the other fails, not at the back-off.',
