@@ -173,7 +173,8 @@ export function report(
           ? `**crashed** the simulator: ${verdict.message}`
           : `**SURVIVED** ${verdict.schedules} schedules. ${mutant.ifSurvives ?? 'Not explained: a gap to look at.'}`;
     const types = run.typechecks === undefined ? '' : ` | ${run.typechecks ? 'yes' : '**no**'}`;
-    // Each tier explores from seed 1: a mutant is caught by a tier whose count reaches its first failing seed.
+    // `npm test` explores from seed 1 and CI goes on to DEEP_SCHEDULES: a mutant is caught where its first failing
+    // seed is reached.
     const tiers = [QUICK_SCHEDULES, DEEP_SCHEDULES]
       .map((reach) => (verdict.kind === 'caught' && verdict.seed <= reach ? 'yes' : '**no**'))
       .join(' | ');
@@ -192,7 +193,7 @@ export function report(
     '',
     `- Date: ${new Date().toISOString()}`,
     `- Commit: ${commit}`,
-    `- Schedules per mutant: up to ${count.toLocaleString('en-US')} (\`npm test\` explores seeds 1 to ${QUICK_SCHEDULES.toLocaleString('en-US')}, \`npm run test:deep\` 1 to ${DEEP_SCHEDULES.toLocaleString('en-US')})`,
+    `- Schedules per mutant: up to ${count.toLocaleString('en-US')} (\`npm test\` explores seeds 1 to ${QUICK_SCHEDULES.toLocaleString('en-US')}; CI, \`npm test\` and then \`npm run test:deep\`, 1 to ${DEEP_SCHEDULES.toLocaleString('en-US')})`,
     ...(argued === undefined
       ? []
       : [
@@ -202,7 +203,7 @@ export function report(
     `- Caught: ${caught} of ${runs.length}; total run time ${(seconds / 60).toFixed(1)} min, two mutants at a time`,
     ...(typecheck ? ['- Typecheck: `tsc --noEmit -p tsconfig.json` on each mutated tree'] : []),
     '',
-    `| mutant | file | the bug | caught by npm test | caught by test:deep | result${typecheck ? ' | typechecks' : ''} |`,
+    `| mutant | file | the bug | caught by npm test | caught in CI | result${typecheck ? ' | typechecks' : ''} |`,
     `|---|---|---|---|---|---${typecheck ? '|---' : ''}|`,
     ...rows,
     '',
