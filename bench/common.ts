@@ -102,11 +102,11 @@ export function hookExit(): void {
  */
 export function startChild(
   command: { command: string; args: string[] },
-  options: { env?: NodeJS.ProcessEnv; stdout?: 'pipe' | 'inherit' } = {},
+  options: { env?: NodeJS.ProcessEnv; stdout?: 'pipe' | 'inherit'; cwd?: string } = {},
 ): ChildProcess {
   hookExit();
   return spawnOwned(command.command, command.args, {
-    cwd: REPO_DIR,
+    cwd: options.cwd ?? REPO_DIR,
     env: options.env ?? process.env,
     stdio: ['pipe', options.stdout ?? 'inherit', 'inherit'],
   });

@@ -5,8 +5,10 @@
 // Flags: --quick (short runs: a smoke check, not figures to quote), --only micro|http|rotate, --no-build (use
 // bench/.build/ as it is), --reps N and --duration S (HTTP repetitions and seconds per measured run; defaults 3 and 5),
 // --profile <case> [--seconds S] (instead of the benchmark: where the time of one hot path goes; see bench/profile.ts).
+// `npm run bench -- sim [--count N] [--from S] [--base PATH]`: the simulator against its baseline instead (bench/sim.ts),
+// its section of bench/RESULTS.md rewritten, the rest kept.
 import { execFileSync } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, release, tmpdir, totalmem, type as osType } from 'node:os';
 import { join } from 'node:path';
@@ -18,12 +20,42 @@ import { MICRO_ESTIMATE_SECONDS, runMicro } from './micro.js';
 import { PROFILE_CASES, runProfile, type ProfileCase } from './profile.js';
 import { markdown, stdoutTable, svgChart, type Results } from './report.js';
 import { runRotate } from './rotate.js';
+import { SIM_BASELINE, runSim, simMarkdown, simSectionOf, withSimSection } from './sim.js';
 
 const PARTS = ['micro', 'http', 'rotate'] as const;
 type Part = (typeof PARTS)[number];
 
 hookExit();
 const argv = process.argv.slice(2);
+const RESULTS = join(BENCH_DIR, 'RESULTS.md');
+if (argv[0] === 'sim') {
+  const result = await runSim(argv.slice(1));
+  const { baseline, current } = result;
+  process.stdout.write(
+    [
+      `simulator, schedules ${result.from} to ${result.from + result.count - 1}, CPU time (user + system) per tree:`,
+      `  ${SIM_BASELINE}:   ${baseline.perCpuSecond.toFixed(1)} schedules per CPU-second (${baseline.cpuSeconds.toFixed(1)} CPU s)`,
+      `  this tree: ${current.perCpuSecond.toFixed(1)} schedules per CPU-second (${current.cpuSeconds.toFixed(1)} CPU s)`,
+      `  ratio:     ${result.ratio.toFixed(2)}x`,
+      `  summary of ${SIM_BASELINE}: ${baseline.summary}`,
+      `  summary of this tree: ${current.summary}`,
+      result.same
+        ? '  the summaries are identical'
+        : '  THE SUMMARIES DIFFER: the two trees explored different schedules',
+      '',
+    ].join('\n'),
+  );
+  const section = simMarkdown(result, {
+    date: new Date().toISOString(),
+    load: loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' / '),
+    commit: commit(['test/sim']),
+  });
+  await writeFile(RESULTS, withSimSection(existsSync(RESULTS) ? readFileSync(RESULTS, 'utf8') : '', section));
+  progress('done', 'wrote the simulator section of bench/RESULTS.md');
+  process.exit(result.same ? 0 : 1);
+}
 const quick = argv.includes('--quick');
 const only = flag(argv, '--only');
 if (only !== undefined && !(PARTS as readonly string[]).includes(only)) {
@@ -67,8 +99,8 @@ async function buildLibrary(): Promise<void> {
 function git(args: string[]): string {
   return execFileSync('git', args, { cwd: REPO_DIR, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
 }
-/** HEAD, and whether the code measured differs from it (this run's own output files aside). */
-function commit(): string {
+/** HEAD, and whether the code measured (`measured` beside src/ and bench/) differs from it (this run's own output aside). */
+function commit(measured: readonly string[] = []): string {
   try {
     const changed = git([
       'status',
@@ -78,6 +110,7 @@ function commit(): string {
       'bench',
       'package.json',
       'tsup.config.ts',
+      ...measured,
       ':!bench/RESULTS.md',
       ':!bench/results.svg',
     ]);
@@ -151,7 +184,7 @@ try {
 results.settings.elapsedSec = (Date.now() - started) / 1000;
 
 process.stdout.write(`${stdoutTable(results)}\n`);
-await writeFile(join(BENCH_DIR, 'RESULTS.md'), markdown(results));
+await writeFile(RESULTS, withSimSection(markdown(results), simSectionOf(RESULTS)));
 const chart = join(BENCH_DIR, 'results.svg');
 if (results.http !== undefined) await writeFile(chart, svgChart(results.http, quick));
 progress(

@@ -1,0 +1,174 @@
+// `npm run bench -- sim`: the simulator's schedules per CPU-second against those of BASELINE (the commit before it
+// was made faster), side by side in one run: the same seeds in each tree, one tree after the other, each in a fresh
+// child process, CPU time (user + system, every thread) from the child itself. Fails when the summaries differ:
+// the two explored exactly the same schedules, or the figures compare nothing.
+//
+// Flags: --count N (default 1000), --from S (default 1), --base PATH (a checkout of BASELINE to use instead of a
+// temporary copy of its src/ and test/sim/).
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { REPO_DIR, flag, killGroup, progress, startChild } from './common.js';
+
+/** The simulator as it was before it was made faster. */
+export const SIM_BASELINE = '6207566';
+/** Each tree's entry point, from its root. */
+const RUNNER = 'test/sim/run.ts';
+/** What the baseline's runner needs of its tree. */
+const TREE = ['package.json', 'tsconfig.json', 'src', 'test/sim', 'test/support'];
+
+export interface SimRun {
+  readonly tree: string;
+  readonly cpuSeconds: number;
+  readonly perCpuSecond: number;
+  /** The runner's summary line without its wall-clock part. */
+  readonly summary: string;
+}
+
+export interface SimResult {
+  readonly from: number;
+  readonly count: number;
+  readonly baseline: SimRun;
+  readonly current: SimRun;
+  readonly ratio: number;
+  readonly same: boolean;
+}
+
+/** The runner writes this (its whole process's CPU time) when it exits: the same hook in both trees. */
+const CPU_HOOK = `data:text/javascript,${encodeURIComponent(
+  "import { writeFileSync } from 'node:fs';" +
+    "process.on('exit', () => { const { user, system } = process.cpuUsage();" +
+    ' writeFileSync(process.env.SIM_BENCH_CPU, String((user + system) / 1e6)); });',
+)}`;
+
+/** Runs `count` schedules from `from` with the runner of `root`, in a fresh child; its CPU time and its summary. */
+async function runTree(tree: string, root: string, from: number, count: number, out: string): Promise<SimRun> {
+  const child = startChild(
+    {
+      command: process.execPath,
+      args: [
+        '--import',
+        'tsx',
+        '--import',
+        CPU_HOOK,
+        join(root, RUNNER),
+        '--count',
+        String(count),
+        '--from',
+        String(from),
+      ],
+    },
+    { env: { ...process.env, SIM_BENCH_CPU: out }, stdout: 'pipe', cwd: root },
+  );
+  let stdout = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  const code = await new Promise<number | null>((done) => {
+    child.once('exit', (exitCode) => done(exitCode));
+    child.once('error', () => done(null));
+  });
+  killGroup(child);
+  const summary = stdout.split('\n').find((line) => /^\d+ schedules, \d+ events in /.test(line));
+  if (summary === undefined || code === null) throw new Error(`bench sim: the ${tree} runner failed:\n${stdout}`);
+  const cpuSeconds = Number(await readFile(out, 'utf8'));
+  return {
+    tree,
+    cpuSeconds,
+    perCpuSecond: count / cpuSeconds,
+    summary: summary.replace(/ in [\d.]+ s \(\d+ schedules\/s\)/, ''),
+  };
+}
+
+/** A copy of the baseline's src/ and test/sim/ (with what they import) in a temporary folder, on this node_modules. */
+function baselineTree(into: string): string {
+  const archive = execFileSync('git', ['archive', SIM_BASELINE, ...TREE], { cwd: REPO_DIR, maxBuffer: 1 << 30 });
+  execFileSync('tar', ['-x', '-C', into], { input: archive });
+  symlinkSync(join(REPO_DIR, 'node_modules'), join(into, 'node_modules'), 'dir');
+  return into;
+}
+
+export async function runSim(argv: readonly string[]): Promise<SimResult> {
+  const count = Number(flag(argv, '--count') ?? '1000');
+  const from = Number(flag(argv, '--from') ?? '1');
+  if (!Number.isSafeInteger(count) || count < 1) throw new TypeError('--count must be a whole number from 1');
+  if (!Number.isSafeInteger(from)) throw new TypeError('--from must be a whole number');
+  const work = await mkdtemp(join(tmpdir(), 'launcher-auth-bench-sim-'));
+  process.once('exit', () => rmSync(work, { recursive: true, force: true }));
+  try {
+    const given = flag(argv, '--base');
+    if (given !== undefined && !existsSync(join(given, RUNNER)))
+      throw new TypeError(`--base: no ${RUNNER} in ${given}`);
+    const base = given ?? baselineTree(work);
+    progress('sim', `schedules ${from} to ${from + count - 1}: ${SIM_BASELINE} (${base}), then this tree`);
+    const baseline = await runTree(SIM_BASELINE, base, from, count, join(work, 'baseline.cpu'));
+    progress('sim', `${SIM_BASELINE}: ${baseline.perCpuSecond.toFixed(1)} schedules per CPU-second`);
+    const current = await runTree('this tree', REPO_DIR, from, count, join(work, 'current.cpu'));
+    progress('sim', `this tree: ${current.perCpuSecond.toFixed(1)} schedules per CPU-second`);
+    return {
+      from,
+      count,
+      baseline,
+      current,
+      ratio: current.perCpuSecond / baseline.perCpuSecond,
+      same: baseline.summary === current.summary,
+    };
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+const HEADING = '## Simulator';
+
+/** The simulator's section of bench/RESULTS.md. */
+export function simMarkdown(result: SimResult, machine: { date: string; load: string; commit: string }): string {
+  const { baseline, current } = result;
+  const row = (run: SimRun): string =>
+    `| ${run.tree.padEnd(9)} | ${run.cpuSeconds.toFixed(1).padStart(8)} | ${run.perCpuSecond.toFixed(1).padStart(22)} |`;
+  return [
+    HEADING,
+    '',
+    `Written by \`npm run bench -- sim\` on ${machine.date} (commit ${machine.commit}, load average at start`,
+    `${machine.load}). Schedules ${result.from} to ${result.from + result.count - 1} in each tree, one after the`,
+    'other, each in a fresh child process (`node --import tsx test/sim/run.ts`), its CPU time (user + system) from',
+    `\`process.cpuUsage()\` at its exit, start-up included. ${SIM_BASELINE}: its \`src/\` and \`test/sim/\` as they were.`,
+    '',
+    '| tree      | CPU s    | schedules per CPU-second |',
+    '|-----------|---------:|-------------------------:|',
+    row(baseline),
+    row(current),
+    '',
+    `Ratio: **${result.ratio.toFixed(2)}×** the schedules per CPU-second of ${SIM_BASELINE}. Summaries ${result.same ? 'identical' : '**DIFFER**'}:`,
+    '',
+    '```',
+    `${SIM_BASELINE}:  ${baseline.summary}`,
+    `this tree: ${current.summary}`,
+    '```',
+    '',
+  ].join('\n');
+}
+
+/** `text` (bench/RESULTS.md) with its simulator section replaced by `section` (added before the method if none). */
+export function withSimSection(text: string, section: string | undefined): string {
+  const start = text.indexOf(`\n${HEADING}\n`);
+  let rest = text;
+  if (start !== -1) {
+    const end = text.indexOf('\n## ', start + HEADING.length + 2);
+    rest = text.slice(0, start + 1) + (end === -1 ? '' : text.slice(end + 1));
+  }
+  if (section === undefined) return rest;
+  const method = rest.indexOf('\n## Method\n');
+  return method === -1
+    ? `${rest.trimEnd()}\n\n${section}`
+    : `${rest.slice(0, method + 1)}${section}\n${rest.slice(method + 1)}`;
+}
+
+/** The simulator section of an existing bench/RESULTS.md, for a full run that rewrites the rest. */
+export function simSectionOf(path: string): string | undefined {
+  if (!existsSync(path)) return undefined;
+  const text = readFileSync(path, 'utf8');
+  const start = text.indexOf(`\n${HEADING}\n`);
+  if (start === -1) return undefined;
+  const end = text.indexOf('\n## ', start + HEADING.length + 2);
+  return text.slice(start + 1, end === -1 ? undefined : end + 1).trimEnd() + '\n';
+}
