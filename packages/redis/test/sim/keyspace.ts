@@ -4,7 +4,9 @@
 // holds it equal to a real redis-server. Where Lua 5.4 still differs from Redis's 5.1, the store's scripts do not
 // look: a float that holds an integer prints as `3.0` (Redis: `3`), and 5.1's deprecated functions are missing.
 import { createHash } from 'node:crypto';
-import { SimpleError } from 'redis';
+// node-redis's error class from its own module: the `redis` package's entry loads every module of node-redis and
+// of its four extensions, a fifth of a second at every start of the simulator, for this one class (the same one).
+import { SimpleError } from '@redis/client/dist/lib/errors.js';
 import { JSON_NULL, decode, encode } from './cjson.js';
 import {
   LUA_OK,
