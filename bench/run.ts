@@ -6,7 +6,7 @@
 // bench/.build/ as it is), --reps N and --duration S (HTTP repetitions and seconds per measured run; defaults 3 and 5),
 // --profile <case> [--seconds S] (instead of the benchmark: where the time of one hot path goes; see bench/profile.ts).
 // `npm run bench -- sim [--count N] [--from S] [--base PATH]`: the simulator against its baseline instead (bench/sim.ts),
-// its section of bench/RESULTS.md rewritten, the rest kept.
+// its section of bench/RESULTS.md rewritten, the rest kept; `--profile` for where its time goes.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -20,7 +20,7 @@ import { MICRO_ESTIMATE_SECONDS, runMicro } from './micro.js';
 import { PROFILE_CASES, runProfile, type ProfileCase } from './profile.js';
 import { markdown, stdoutTable, svgChart, type Results } from './report.js';
 import { runRotate } from './rotate.js';
-import { SIM_BASELINE, runSim, simMarkdown, simSectionOf, withSimSection } from './sim.js';
+import { SIM_BASELINE, profileSim, runSim, simMarkdown, simSectionOf, withSimSection } from './sim.js';
 
 const PARTS = ['micro', 'http', 'rotate'] as const;
 type Part = (typeof PARTS)[number];
@@ -28,6 +28,10 @@ type Part = (typeof PARTS)[number];
 hookExit();
 const argv = process.argv.slice(2);
 const RESULTS = join(BENCH_DIR, 'RESULTS.md');
+if (argv[0] === 'sim' && argv.includes('--profile')) {
+  process.stdout.write(await profileSim(argv.slice(1)));
+  process.exit(0);
+}
 if (argv[0] === 'sim') {
   const result = await runSim(argv.slice(1));
   const { baseline, current } = result;

@@ -4,10 +4,11 @@
 // the two explored exactly the same schedules, or the figures compare nothing.
 //
 // Flags: --count N (default 1000), --from S (default 1), --base PATH (a checkout of BASELINE to use instead of a
-// temporary copy of its src/ and test/sim/).
+// temporary copy of its src/ and test/sim/), --profile (instead: this tree alone under `node --cpu-prof`, and the
+// share of its CPU time that each part takes).
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_DIR, flag, killGroup, progress, startChild } from './common.js';
@@ -44,22 +45,17 @@ const CPU_HOOK = `data:text/javascript,${encodeURIComponent(
 )}`;
 
 /** Runs `count` schedules from `from` with the runner of `root`, in a fresh child; its CPU time and its summary. */
-async function runTree(tree: string, root: string, from: number, count: number, out: string): Promise<SimRun> {
+async function runTree(
+  tree: string,
+  root: string,
+  from: number,
+  count: number,
+  out: string,
+  nodeFlags: readonly string[] = [],
+): Promise<SimRun> {
+  const runner = [join(root, RUNNER), '--count', String(count), '--from', String(from)];
   const child = startChild(
-    {
-      command: process.execPath,
-      args: [
-        '--import',
-        'tsx',
-        '--import',
-        CPU_HOOK,
-        join(root, RUNNER),
-        '--count',
-        String(count),
-        '--from',
-        String(from),
-      ],
-    },
+    { command: process.execPath, args: [...nodeFlags, '--import', 'tsx', '--import', CPU_HOOK, ...runner] },
     { env: { ...process.env, SIM_BENCH_CPU: out }, stdout: 'pipe', cwd: root },
   );
   let stdout = '';
@@ -86,6 +82,84 @@ function baselineTree(into: string): string {
   execFileSync('tar', ['-x', '-C', into], { input: archive });
   symlinkSync(join(REPO_DIR, 'node_modules'), join(into, 'node_modules'), 'dir');
   return into;
+}
+
+interface CpuProfile {
+  readonly nodes: ReadonlyArray<{
+    readonly id: number;
+    readonly callFrame: { readonly functionName: string; readonly url: string };
+    readonly children?: readonly number[];
+  }>;
+  readonly samples: readonly number[];
+  readonly timeDeltas: readonly number[];
+}
+
+/**
+ * The part of the run a frame belongs to, or undefined for a built-in (counted with its nearest caller that has a
+ * part): the library's code (src/), the simulator's own, the Lua interpreter in WebAssembly, module loading.
+ */
+function partOf(url: string, name: string): string | undefined {
+  if (url.includes('/modules/esm/') || url.includes('/modules/cjs/')) return 'module loading';
+  if (url.includes('/test/sim/world.ts') || url.includes('/test/sim/lines.ts')) return 'test/sim: the invariants';
+  const sim = /\/test\/sim\/(keyspace|lua|cjson)\.ts/.test(url);
+  if (sim) return 'test/sim: the keyspace and the calls into Lua (keyspace, lua, cjson)';
+  if (url.includes('/test/sim/')) return 'test/sim: the world (scheduler, processes, Redis)';
+  if (url.includes('/src/')) return 'src/: the authority and the store';
+  if (url.startsWith('wasm://') || url.includes('/wasmoon/')) return 'Lua in WebAssembly';
+  if (url.includes('/node_modules/')) return 'other packages';
+  if (name === '(garbage collector)') return 'garbage collection';
+  return undefined;
+}
+
+/** The share of the profile's time each part took, largest first. */
+function shares(profile: CpuProfile): Array<readonly [string, number]> {
+  const parent = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const time = new Map<string, number>();
+  let total = 0;
+  profile.samples.forEach((sample, index) => {
+    const delta = profile.timeDeltas[index] ?? 0;
+    total += delta;
+    let part: string | undefined;
+    for (let at: number | undefined = sample; at !== undefined; at = parent.get(at)) {
+      const frame = byId.get(at)?.callFrame;
+      const found = frame === undefined ? undefined : partOf(frame.url, frame.functionName);
+      // Loading a module counts as loading, whichever module's code runs under it.
+      if (found === 'module loading') part = found;
+      part ??= found;
+    }
+    const name = part ?? 'other (microtasks, idle, built-ins outside the above)';
+    time.set(name, (time.get(name) ?? 0) + delta);
+  });
+  return [...time].map(([name, t]) => [name, t / total] as const).sort((a, b) => b[1] - a[1]);
+}
+
+/** This tree's simulator under `node --cpu-prof`: the share of its CPU time each part takes. */
+export async function profileSim(argv: readonly string[]): Promise<string> {
+  const count = Number(flag(argv, '--count') ?? '500');
+  const from = Number(flag(argv, '--from') ?? '1');
+  const work = await mkdtemp(join(tmpdir(), 'launcher-auth-bench-sim-'));
+  try {
+    const dir = join(work, 'profile');
+    progress('sim', `profiling schedules ${from} to ${from + count - 1} in this tree`);
+    const run = await runTree('this tree', REPO_DIR, from, count, join(work, 'cpu'), [
+      '--cpu-prof',
+      `--cpu-prof-dir=${dir}`,
+    ]);
+    const files = await readdir(dir);
+    const sizes = await Promise.all(files.map(async (file) => (await stat(join(dir, file))).size));
+    // The runner's own profile is the largest (tsx's loader thread writes a small one of its own).
+    const largest = files[sizes.indexOf(Math.max(...sizes))] ?? '';
+    const profile = JSON.parse(await readFile(join(dir, largest), 'utf8')) as CpuProfile;
+    return [
+      `${count} schedules, ${run.cpuSeconds.toFixed(1)} CPU s (${run.perCpuSecond.toFixed(1)} per CPU-second, under the profiler)`,
+      ...shares(profile).map(([name, share]) => `${(share * 100).toFixed(1).padStart(5)} %  ${name}`),
+      '',
+    ].join('\n');
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
 }
 
 export async function runSim(argv: readonly string[]): Promise<SimResult> {
