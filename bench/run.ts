@@ -5,7 +5,7 @@
 // Flags: --quick (short runs: a smoke check, not figures to quote), --only micro|http|rotate, --no-build (use
 // bench/.build/ as it is), --reps N and --duration S (HTTP repetitions and seconds per measured run; defaults 3 and 5),
 // --profile <case> [--seconds S] (instead of the benchmark: where the time of one hot path goes; see bench/profile.ts).
-// `npm run bench -- sim [--count N] [--from S] [--base PATH]`: the simulator against its baseline instead (bench/sim.ts),
+// `npm run bench -- sim [--count N] [--from S] [--reps N] [--base PATH]`: the simulator against its baseline instead (bench/sim.ts),
 // its section of bench/RESULTS.md rewritten, the rest kept; `--profile` for where its time goes.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
@@ -37,7 +37,7 @@ if (argv[0] === 'sim') {
   const { baseline, current } = result;
   process.stdout.write(
     [
-      `simulator, schedules ${result.from} to ${result.from + result.count - 1}, CPU time (user + system) per tree:`,
+      `simulator, schedules ${result.from} to ${result.from + result.count - 1} (${result.reps} time(s) each), CPU time (user + system) per tree:`,
       `  ${SIM_BASELINE}:   ${baseline.perCpuSecond.toFixed(1)} schedules per CPU-second (${baseline.cpuSeconds.toFixed(1)} CPU s)`,
       `  this tree: ${current.perCpuSecond.toFixed(1)} schedules per CPU-second (${current.cpuSeconds.toFixed(1)} CPU s)`,
       `  ratio:     ${result.ratio.toFixed(2)}x`,

@@ -4,7 +4,7 @@
 // the two explored exactly the same schedules, or the figures compare nothing.
 //
 // Flags: --count N (default 1000), --from S (default 1), --base PATH (a checkout of BASELINE to use instead of a
-// temporary copy of its src/ and test/sim/), --profile (instead: this tree alone under `node --cpu-prof`, and the
+// temporary copy of its src/ and test/sim/), --reps N (each tree N times, in turns), --profile (instead: this tree alone under `node --cpu-prof`, and the
 // share of its CPU time that each part takes).
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
@@ -34,6 +34,8 @@ export interface SimResult {
   readonly baseline: SimRun;
   readonly current: SimRun;
   readonly ratio: number;
+  /** How many times each tree ran the seeds (in turns); the CPU times add up. */
+  readonly reps: number;
   readonly same: boolean;
 }
 
@@ -165,6 +167,8 @@ export async function profileSim(argv: readonly string[]): Promise<string> {
 export async function runSim(argv: readonly string[]): Promise<SimResult> {
   const count = Number(flag(argv, '--count') ?? '1000');
   const from = Number(flag(argv, '--from') ?? '1');
+  const reps = Number(flag(argv, '--reps') ?? '1');
+  if (!Number.isSafeInteger(reps) || reps < 1) throw new TypeError('--reps must be a whole number from 1');
   if (!Number.isSafeInteger(count) || count < 1) throw new TypeError('--count must be a whole number from 1');
   if (!Number.isSafeInteger(from)) throw new TypeError('--from must be a whole number');
   const work = await mkdtemp(join(tmpdir(), 'launcher-auth-bench-sim-'));
@@ -174,18 +178,37 @@ export async function runSim(argv: readonly string[]): Promise<SimResult> {
     if (given !== undefined && !existsSync(join(given, RUNNER)))
       throw new TypeError(`--base: no ${RUNNER} in ${given}`);
     const base = given ?? baselineTree(work);
-    progress('sim', `schedules ${from} to ${from + count - 1}: ${SIM_BASELINE} (${base}), then this tree`);
-    const baseline = await runTree(SIM_BASELINE, base, from, count, join(work, 'baseline.cpu'));
-    progress('sim', `${SIM_BASELINE}: ${baseline.perCpuSecond.toFixed(1)} schedules per CPU-second`);
-    const current = await runTree('this tree', REPO_DIR, from, count, join(work, 'current.cpu'));
-    progress('sim', `this tree: ${current.perCpuSecond.toFixed(1)} schedules per CPU-second`);
+    progress(
+      'sim',
+      `schedules ${from} to ${from + count - 1}, ${reps} time(s) in each tree: ${SIM_BASELINE} (${base})`,
+    );
+    // Each repetition runs both trees, in turns (the baseline first, then this tree first, ...): a machine whose
+    // load changes during the run weighs on both alike. The CPU times add up; every summary must be the same.
+    const runs: SimRun[][] = [[], []];
+    for (let rep = 0; rep < reps; rep += 1) {
+      for (const which of rep % 2 === 0 ? [0, 1] : [1, 0]) {
+        const [tree, root] = which === 0 ? [SIM_BASELINE, base] : ['this tree', REPO_DIR];
+        const run = await runTree(tree, root, from, count, join(work, `${which}.${rep}.cpu`));
+        progress('sim', `${tree}: ${run.perCpuSecond.toFixed(1)} schedules per CPU-second`);
+        runs[which]?.push(run);
+      }
+    }
+    const total = (all: readonly SimRun[]): SimRun => {
+      const first = all[0] as SimRun;
+      const cpuSeconds = all.reduce((sum, run) => sum + run.cpuSeconds, 0);
+      const summary = all.every((run) => run.summary === first.summary) ? first.summary : 'differs between repetitions';
+      return { tree: first.tree, cpuSeconds, perCpuSecond: (count * all.length) / cpuSeconds, summary };
+    };
+    const baseline = total(runs[0] ?? []);
+    const current = total(runs[1] ?? []);
     return {
       from,
       count,
       baseline,
       current,
       ratio: current.perCpuSecond / baseline.perCpuSecond,
-      same: baseline.summary === current.summary,
+      reps,
+      same: baseline.summary === current.summary && !baseline.summary.startsWith('differs'),
     };
   } finally {
     rmSync(work, { recursive: true, force: true });
@@ -202,10 +225,10 @@ export function simMarkdown(result: SimResult, machine: { date: string; load: st
   return [
     HEADING,
     '',
-    `Written by \`npm run bench -- sim\` on ${machine.date} (commit ${machine.commit}, load average at start`,
-    `${machine.load}). Schedules ${result.from} to ${result.from + result.count - 1} in each tree, one after the`,
-    'other, each in a fresh child process (`node --import tsx test/sim/run.ts`), its CPU time (user + system) from',
-    `\`process.cpuUsage()\` at its exit, start-up included. ${SIM_BASELINE}: its \`src/\` and \`test/sim/\` as they were.`,
+    `Written by \`npm run bench -- sim\` on ${machine.date} (commit ${machine.commit}; load average at start`,
+    `${machine.load}). Schedules ${result.from} to ${result.from + result.count - 1}, ${result.reps} time(s) in each tree,`,
+    'in turns, each run in a fresh child process (`node --import tsx test/sim/run.ts`); CPU time is user + system',
+    `from \`process.cpuUsage()\` at the child's exit, start-up included. ${SIM_BASELINE}: its \`src/\` and \`test/sim/\`.`,
     '',
     '| tree      | CPU s    | schedules per CPU-second |',
     '|-----------|---------:|-------------------------:|',
