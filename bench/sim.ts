@@ -15,8 +15,11 @@ import { REPO_DIR, flag, killGroup, progress, startChild } from './common.js';
 
 /** The simulator as it was before it was made faster. */
 export const SIM_BASELINE = '6207566';
-/** Each tree's entry point, from its root. */
+/** The baseline's entry point, from its root. */
 const RUNNER = 'test/sim/run.ts';
+/** This tree's: where the Redis package keeps the simulator, or where the baseline kept it. */
+const CURRENT_RUNNER =
+  ['packages/redis/test/sim/run.ts', RUNNER].find((path) => existsSync(join(REPO_DIR, path))) ?? RUNNER;
 /** What the baseline's runner needs of its tree. */
 const TREE = ['package.json', 'tsconfig.json', 'src', 'test/sim', 'test/support'];
 
@@ -55,7 +58,13 @@ async function runTree(
   out: string,
   nodeFlags: readonly string[] = [],
 ): Promise<SimRun> {
-  const runner = [join(root, RUNNER), '--count', String(count), '--from', String(from)];
+  const runner = [
+    join(root, root === REPO_DIR ? CURRENT_RUNNER : RUNNER),
+    '--count',
+    String(count),
+    '--from',
+    String(from),
+  ];
   const child = startChild(
     { command: process.execPath, args: [...nodeFlags, '--import', 'tsx', '--import', CPU_HOOK, ...runner] },
     { env: { ...process.env, SIM_BENCH_CPU: out }, stdout: 'pipe', cwd: root },
