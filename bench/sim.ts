@@ -89,7 +89,16 @@ async function runTree(
 
 /** A copy of the baseline's src/ and test/sim/ (with what they import) in a temporary folder, on this node_modules. */
 function baselineTree(into: string): string {
-  const archive = execFileSync('git', ['archive', SIM_BASELINE, ...TREE], { cwd: REPO_DIR, maxBuffer: 1 << 30 });
+  let archive: Buffer;
+  try {
+    archive = execFileSync('git', ['archive', SIM_BASELINE, ...TREE], {
+      cwd: REPO_DIR,
+      maxBuffer: 1 << 30,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+  } catch {
+    throw new Error(`bench sim: ${SIM_BASELINE} is not in this clone (a shallow one?): fetch it, or pass --base PATH`);
+  }
   execFileSync('tar', ['-x', '-C', into], { input: archive });
   symlinkSync(join(REPO_DIR, 'node_modules'), join(into, 'node_modules'), 'dir');
   return into;
