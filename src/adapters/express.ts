@@ -93,7 +93,11 @@ export function expressAuth(authority: TokenAuthority, options?: AuthOptions): R
       return;
     }
     const authorization = authorizationFromRawHeaders(req.rawHeaders);
-    const decision = decide(authority, req.method, req.originalUrl, authorization, resolved, undefined, req.socket);
+    const decision = decide(
+      authority,
+      { method: req.method, target: req.originalUrl, authorization, peer: req.socket },
+      resolved,
+    );
     if (decision instanceof Promise) void decision.then((settled) => apply(req, res, next, settled, cors));
     else apply(req, res, next, decision, cors);
   };

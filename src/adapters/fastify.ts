@@ -134,7 +134,11 @@ const plugin: FastifyPluginAsync<FastifyAuthOptions> = async (fastify, options) 
       route = config?.[HEALTH_ROUTE] === true ? (request.routeOptions.url ?? '') : '';
     }
     const authorization = authorizationFromRawHeaders(request.raw.rawHeaders);
-    const decision = decide(authority, method, url, authorization, resolved, route, request.raw.socket);
+    const decision = decide(
+      authority,
+      { method, target: url, authorization, route, peer: request.raw.socket },
+      resolved,
+    );
     if (decision instanceof Promise) void decision.then((settled) => apply(request, reply, done, settled, cors));
     else apply(request, reply, done, decision, cors);
   });

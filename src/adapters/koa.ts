@@ -82,7 +82,11 @@ export function koaAuth(authority: TokenAuthority, options?: KoaAuthOptions): Mi
       return;
     }
     const authorization = authorizationFromRawHeaders(req.rawHeaders);
-    const pending = decide(authority, req.method, ctx.originalUrl, authorization, resolved, undefined, req.socket);
+    const pending = decide(
+      authority,
+      { method: req.method, target: ctx.originalUrl, authorization, peer: req.socket },
+      resolved,
+    );
     const decision = pending instanceof Promise ? await pending : pending;
     if (decision === undefined) {
       answer(ctx, UNAUTHORIZED_STATUS, unauthorizedHeaderList(resolved, cors));

@@ -125,7 +125,11 @@ function guard<Request extends NodeRequest, Response extends ServerResponse | Ht
       return;
     }
     const authorization = authorizationFromRawHeaders(req.rawHeaders);
-    const decision = decide(authority, req.method, req.url, authorization, resolved, undefined, req.socket);
+    const decision = decide(
+      authority,
+      { method: req.method, target: req.url, authorization, peer: req.socket },
+      resolved,
+    );
     if (decision instanceof Promise) void decision.then((settled) => apply(req, res, settled, cors));
     else apply(req, res, decision, cors);
   };

@@ -198,16 +198,23 @@ function reject(
   return undefined;
 }
 
-function settle(
-  result: VerifyResult,
-  method: string | undefined,
-  target: string | undefined,
-  options: ResolvedAuthOptions,
-  peer: Peer | undefined,
-): Decision {
+function settle(result: VerifyResult, request: GateRequest, options: ResolvedAuthOptions): Decision {
   if (result.ok) return result;
-  reject(method, target, result.reason, options, peer);
+  reject(request.method, request.target, result.reason, options, request.peer);
   return undefined;
+}
+
+/** One request as an adapter hands it to {@link decide}. */
+export interface GateRequest {
+  readonly method: string | undefined;
+  /** The request target (path and query) as the client sent it. */
+  readonly target: string | undefined;
+  /** The Authorization value, or every line of it (Node's `headersDistinct`), so that two lines are refused. */
+  readonly authorization: string | readonly string[] | undefined;
+  /** The route the framework matched, where it reports one (Fastify): the exemption then needs it to be the health path. */
+  readonly route?: string | undefined;
+  /** The socket, read only when the request is refused, for `onReject`. */
+  readonly peer?: Peer | undefined;
 }
 
 /**
@@ -215,24 +222,20 @@ function settle(
  * is good, `undefined` to answer {@link UNAUTHORIZED_STATUS}. Synchronous whenever no signature needs jose
  * (the current token, every cheap rejection), so an adapter can go on in the same tick. An adapter whose
  * framework reports the route that matched passes it as `route`: the exemption then also needs that route to
- * be the health path, so no other handler can be reached without a token. `peer` (the socket) is read only when
- * the request is refused, for `onReject`.
+ * be the health path, so no other handler can be reached without a token.
  */
 export function decide(
   authority: TokenAuthority,
-  method: string | undefined,
-  target: string | undefined,
-  authorization: string | readonly string[] | undefined,
+  request: GateRequest,
   options: ResolvedAuthOptions,
-  route?: string,
-  peer?: Peer,
 ): Decision | Promise<Decision> {
+  const { method, target, route } = request;
   if (isHealthRequest(method, target, options.healthPath) && (route === undefined || route === options.healthPath)) {
     return EXEMPT;
   }
-  const result = authority[authenticateNow](authorization);
-  if (result instanceof Promise) return result.then((settled) => settle(settled, method, target, options, peer));
-  return settle(result, method, target, options, peer);
+  const result = authority[authenticateNow](request.authorization);
+  if (result instanceof Promise) return result.then((settled) => settle(settled, request, options));
+  return settle(result, request, options);
 }
 
 /**

@@ -178,7 +178,11 @@ export function withUpgradeAuth<Request extends IncomingMessage = IncomingMessag
       authorization = offered.authorization;
       if (offered.protocols !== undefined) stripTokenEntry(req, offered.protocols);
     }
-    const decision = decide(authority, req.method, req.url, authorization, resolved, undefined, req.socket);
+    const decision = decide(
+      authority,
+      { method: req.method, target: req.url, authorization, peer: req.socket },
+      resolved,
+    );
     if (decision instanceof Promise) void decision.then((settled) => apply(req, socket, head, settled));
     else apply(req, socket, head, decision);
   };

@@ -83,7 +83,7 @@ export function webGuard(authority: TokenAuthority, options: AuthOptions | undef
       return new Response(null, { status: cors.answer.status, headers: pairs(cors.answer.headers) });
     }
     const rules = asksWebSocket(request.headers) ? upgrades : resolved;
-    const decision = await decide(authority, request.method, target, authorization, rules, undefined, peer);
+    const decision = await decide(authority, { method: request.method, target, authorization, peer }, rules);
     return outcome(decision, cors === undefined ? resolved.unauthorizedHeaders : pairs(cors.unauthorized));
   };
   const corsPass = (request: Request): readonly string[] | undefined => {
