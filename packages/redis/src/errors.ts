@@ -1,6 +1,6 @@
 // The store's errors that name its Redis key or server: never a value, a key's bytes or a password.
 import { LauncherAuthError } from 'launcher-auth';
-import { MARKER_PREFIX, type Condition } from './lease.js';
+import { MARKER_PREFIX } from './lease.js';
 
 /** The error for a store whose record went back, or was replaced by a rollback marker. */
 export function rollbackError(key: string): LauncherAuthError {
@@ -90,59 +90,4 @@ export function replicasOffError(key: string): LauncherAuthError {
       'promoted) can bring back the revoked secret on the instances that follow the promoted replica. Leave ' +
       "`replicas` at its default ({ count: 'majority' }) to close that window.",
   );
-}
-
-/**
- * How a rollback reaches the host, once per condition: a load() that rejects with it (the authority's reload hands
- * it to `onStoreError`) when the host has `onStoreError`, and a process warning when it has none.
- */
-export class RollbackReports {
-  readonly #key: string;
-  readonly #told = new Set<Condition>();
-  #untold = false;
-  /** What the last load() found before the store was watched: `open()` goes on refusing, and reports it. */
-  openedOver: Condition | undefined;
-
-  constructor(key: string) {
-    this.#key = key;
-  }
-
-  /** The condition a renewal found (on a change only); `reportsErrors`: the host passed `onStoreError`. */
-  entered(condition: Condition, reportsErrors: boolean): void {
-    if (condition !== 'rollback' && condition !== 'missing') {
-      this.#told.clear();
-      return;
-    }
-    if (this.#told.has(condition)) return;
-    this.#told.add(condition);
-    this.#untold = true;
-    if (!reportsErrors) this.warn();
-  }
-
-  /** open() found `condition` and reported it through `onStoreError` (when there is one): told already. */
-  opened(condition: Condition, reportsErrors: boolean): void {
-    this.#told.add(condition);
-    if (!reportsErrors) this.warn();
-  }
-
-  /** The error of a load() that found `condition`; `watched`: the store is watched (not open()'s first read). */
-  found(condition: Condition, watched: boolean): LauncherAuthError {
-    if (!watched) this.openedOver = condition;
-    return rollbackError(this.#key);
-  }
-
-  /** A load() begins: whether a rollback waits to be told by it (true once per report). */
-  takeUntold(): boolean {
-    this.openedOver = undefined;
-    const untold = this.#untold;
-    this.#untold = false;
-    return untold;
-  }
-
-  warn(): void {
-    process.emitWarning(rollbackError(this.#key).message, {
-      code: 'LAUNCHER_AUTH_STORE_ROLLBACK',
-      type: 'LauncherAuthWarning',
-    });
-  }
 }

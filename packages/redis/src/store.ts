@@ -13,7 +13,6 @@ import { answered, unavailable, type RedisConnection, type RunResult } from './c
 import { decodeRecord, encodeMarker, encodeRecord, markerOf } from './codec.js';
 import { connectionOf, deploymentOf } from './connections.js';
 import {
-  RollbackReports,
   conflictError,
   corruptError,
   notConnectedError,
@@ -21,6 +20,7 @@ import {
   uncertainError,
   unresolvedError,
 } from './errors.js';
+import { RollbackReports } from './rollback-reports.js';
 import { Follower, endTrustOn } from './follower.js';
 import { storeInternals, type WithInternals } from './internal.js';
 import { Lease, type Overwrite, type Seen } from './lease.js';
