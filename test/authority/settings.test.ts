@@ -123,14 +123,14 @@ describe('tokenView()', () => {
     const path = join(await tempDir(), 'secret.json');
     const authority = await opened(new FileSecretStore(path));
     const view = tokenView(authority);
-    expect(view.token === authority.issue()).toBe(true);
+    expect(view.token).toBeSameToken(authority.issue());
     expect(view.keyId).toBe(authority.keyId);
     expect(view.masked).toBe(`${'•'.repeat(12)}${authority.issue().slice(-4)}`);
     expect(view.lost).toBe(false);
 
     const { token } = await regenerateToken(authority);
     const after = tokenView(authority);
-    expect(after.token === token).toBe(true);
+    expect(after.token).toBeSameToken(token!);
     expect(after.keyId).not.toBe(view.keyId);
   });
 });

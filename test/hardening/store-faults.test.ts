@@ -288,6 +288,16 @@ describe.runIf(POSIX)('a full disk', () => {
   );
 });
 
+/** The file store, counting the loads that found a record: while the file is gone, none does. */
+class FindingFileStore extends FileSecretStore {
+  found = 0;
+  override async load(): Promise<SecretRecord | undefined> {
+    const record = await super.load();
+    if (record !== undefined) this.found += 1;
+    return record;
+  }
+}
+
 describe.runIf(POSIX)('the secret file deleted under a running authority', () => {
   // test/stores/file.test.ts shows the token kept and a file saved by someone else taken up; here the
   // authority's own next rotation brings the file back.
@@ -295,8 +305,9 @@ describe.runIf(POSIX)('the secret file deleted under a running authority', () =>
     const dir = await tempDir();
     const path = join(dir, 'secret.json');
     const errors: Error[] = [];
+    const store = new FindingFileStore(path);
     const authority = await opened({
-      store: new FileSecretStore(path),
+      store,
       onStoreError: (error) => void errors.push(error),
     });
     const { rotations } = observe(authority);
@@ -309,6 +320,7 @@ describe.runIf(POSIX)('the secret file deleted under a running authority', () =>
     await expectUnchanged(authority, keyId, token);
     expect(await readdir(dir)).toEqual([]);
     const errorsBefore = errors.length;
+    const foundBefore = store.found;
 
     const next = await authority.rotate();
     expect(await readdir(dir)).toEqual(['secret.json']);
@@ -320,8 +332,10 @@ describe.runIf(POSIX)('the secret file deleted under a running authority', () =>
     expect(await authority.verify(next)).toMatchObject({ ok: true, keyId: authority.keyId });
     const fresh = await opened({ store: new FileSecretStore(path) });
     expect(fresh.issue()).toBeSameToken(next);
-    // The reload that the authority's own save sets off finds the file whole: no new error.
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The reload that the authority's own save sets off (its watcher sees the file come back) finds the file whole:
+    // no new error, by the turn after that load.
+    expect(await until(() => store.found > foundBefore)).toBe(true);
+    await nextTurn();
     expect(errors).toHaveLength(errorsBefore);
     for (const error of errors) expect(isLauncherAuthError(error, 'ERR_STORE_IO')).toBe(true);
   });
@@ -418,11 +432,12 @@ describe('a save that hangs: saveTimeout', () => {
     expect(authority.issue()).toBeSameToken(tokenExternal);
     expect(await authority.verify(tokenExternal)).toMatchObject({ ok: true, keyId: 'external' });
 
-    // The second one fails late: the store and the authority keep the current secret.
+    // The second one fails late: the store and the authority keep the current secret. The reload it sets off reads
+    // an in-memory store: by the next turn of the event loop, whatever that reload does has been done.
     const loadsBeforeC = store.loads;
     hungC.reject(new Error('EIO: i/o error, write'));
     expect(await until(() => store.loads > loadsBeforeC)).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await nextTurn();
     expect(authority.keyId).toBe('external');
     expect(store.storedId).toBe('external');
     expect(store.saves).toBe(savesBefore + 1);
@@ -666,14 +681,20 @@ function storeError(code: 'ERR_SAVE_CONFLICT' | 'ERR_SAVE_UNCERTAIN' | 'ERR_ROTA
   return new LauncherAuthError(code, `the store says ${code}`);
 }
 
-/** After the outcome and some quiet, the authority holds `keyId`, `token` works, `issue()` returns it. */
+/**
+ * The store holds `keyId`, the authority holds it too, `token` works and `issue()` returns it: when the outcome
+ * arrives, and again after a change report has gone through the authority's queue (a reload of what the store
+ * holds), by which every reaction the outcome left queued has run.
+ */
 async function expectSettledOn(
   authority: TokenAuthority,
   store: CustomStore,
   keyId: string,
   token: string,
 ): Promise<void> {
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  expect(store.storedId).toBe(keyId);
+  await expectUnchanged(authority, keyId, token);
+  await store.report();
   expect(store.storedId).toBe(keyId);
   await expectUnchanged(authority, keyId, token);
 }

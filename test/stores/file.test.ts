@@ -720,7 +720,7 @@ describe.runIf(POSIX)('FileSecretStore: StrictModes (owner, links, folders)', ()
       expect(error.message).toMatch(problem);
     }
     expect(run.authority.keyId).toBe(id);
-    expect(run.authority.issue() === run.token).toBe(true);
+    expect(run.authority.issue()).toBeSameToken(run.token);
     expect(await run.authority.verify(run.token)).toMatchObject({ ok: true, keyId: id });
     expect(await run.authority.verify(await tokenOf(fixtureRecord(planted)))).toEqual({ ok: false, reason: 'invalid' });
   }
@@ -1112,9 +1112,14 @@ describe('FileSecretStore: save() with a signal', () => {
     let release = (): void => undefined;
     const answered = new Promise<void>((resolve) => (release = resolve));
     /** The file store, with its first save held back well past the authority's saveTimeout. */
+    /** The authority's change listener: calling it is a change report, which reloads through the authority's queue. */
+    let changed = (): Promise<void> => Promise.resolve();
     const store: SecretStore = {
       load: () => inner.load(),
-      watch: (onChange) => inner.watch(() => void onChange()),
+      watch: (onChange) => {
+        changed = onChange;
+        return inner.watch(() => void onChange());
+      },
       save: (record, options) => {
         if (!slowNext) return inner.save(record, options);
         slowNext = false;
@@ -1152,12 +1157,13 @@ describe('FileSecretStore: save() with a signal', () => {
     expect(late).toHaveLength(1);
     const outcome = await late[0];
     expect((outcome as DOMException).name).toBe('TimeoutError');
-    // Whatever the authority does about it once it settled (a reload in its queue) has run by the next rotation's
-    // turn; wait for the file to be quiet, then check.
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Whatever the authority does about it once it settled (a reload in its queue) has run when a change report,
+    // queued after it, has been dealt with.
+    await nextTurn();
+    await changed();
     expect((await new FileSecretStore(path).load())?.id).toBe(keyId);
     expect(authority.keyId).toBe(keyId);
-    expect(authority.issue() === t1).toBe(true);
+    expect(authority.issue()).toBeSameToken(t1);
     expect(await authority.verify(t1)).toMatchObject({ ok: true, keyId });
     expect(await authority.verify(t0)).toEqual({ ok: false, reason: 'rotated' });
     expect(errors).toEqual([]);
@@ -1187,7 +1193,7 @@ describe.runIf(POSIX)('FileSecretStore: watch() and changes from elsewhere', () 
       expect(noticed.at(-1)).toMatchObject({ keyId, previousKeyId: oldKeyId });
       delays.push((noticed.at(-1)?.at ?? Number.NaN) - Number(at));
 
-      expect(authority.issue() === oldToken).toBe(false);
+      expect(authority.issue()).not.toBeSameToken(oldToken);
       // A token of a key rotated away moments ago: refused, and told apart from a forgery for the host's log.
       expect(await authority.verify(oldToken)).toEqual({ ok: false, reason: 'rotated' });
       expect(await authority.authenticate(`Bearer ${oldToken}`)).toEqual({ ok: false, reason: 'rotated' });
@@ -1206,7 +1212,7 @@ describe.runIf(POSIX)('FileSecretStore: watch() and changes from elsewhere', () 
     const onDisk = await new FileSecretStore(path).load();
     expect(authority.keyId).toBe(onDisk?.id);
     const fresh = await TokenAuthority.open({ store: new FileSecretStore(path) });
-    expect(fresh.issue() === authority.issue()).toBe(true);
+    expect(fresh.issue()).toBeSameToken(authority.issue());
     await fresh.close();
   });
 
@@ -1269,7 +1275,7 @@ describe.runIf(POSIX)('FileSecretStore: watch() and changes from elsewhere', () 
     expect(isLauncherAuthError(errors[0], 'ERR_STORE_IO')).toBe(true);
     expect(errors[0]?.message.includes(keyText('deleted'))).toBe(false);
     expect(authority.keyId).toBe('deleted');
-    expect(authority.issue() === token).toBe(true);
+    expect(authority.issue()).toBeSameToken(token);
     expect(await authority.verify(token)).toMatchObject({ ok: true, keyId: 'deleted' });
     // The authority never recreates the file on its own.
     expect(await readdir(dir)).toEqual([]);
@@ -1353,10 +1359,14 @@ describe.runIf(POSIX)('FileSecretStore: a guessable key found by a reload', () =
       expect(error.message).toMatch(/every byte of the key has the same value/);
     }
     expect(authority.keyId).toBe('good-key');
-    expect(authority.issue() === token).toBe(true);
+    expect(authority.issue()).toBeSameToken(token);
     expect(await authority.verify(token)).toMatchObject({ ok: true, keyId: 'good-key' });
-    // Never overwritten: not by the reload, nor by the authority afterwards.
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Never overwritten: not by the reload, nor by the authority afterwards, up to a later change the watcher heard
+    // (the same bytes put in place again, refused again).
+    const errorsBefore = errors.length;
+    await writeFile(staged, zero, { mode: 0o600 });
+    await rename(staged, path);
+    expect(await until(() => errors.length > errorsBefore)).toBe(true);
     expect(await readFile(path, 'utf8')).toBe(zero);
     expect(await readdir(dir)).toEqual(['secret.json']);
   });
@@ -1451,7 +1461,7 @@ describe.runIf(POSIX)('FileSecretStore: failing saves', () => {
     expect(error.code).toBe('ERR_SAVE_UNCERTAIN');
     expect(isLauncherAuthError(error.cause, 'ERR_STORE_IO')).toBe(true);
     expect(authority.keyId).toBe('kept');
-    expect(authority.issue() === token).toBe(true);
+    expect(authority.issue()).toBeSameToken(token);
     expect(await authority.verify(token)).toMatchObject({ ok: true, keyId: 'kept' });
     expect(await readdir(dir)).toEqual(['secret.json']);
     expect(await readdir(path)).toEqual([]);

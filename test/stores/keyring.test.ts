@@ -164,13 +164,23 @@ describe.skipIf(missing !== undefined && !servicesRequired)(
       });
       onTestFinished(() => authority.close());
       const token = authority.issue();
-      process.env.DBUS_SESSION_BUS_ADDRESS = `unix:path=${join(service.home, 'no-such-bus')}`;
+      // A bus that hangs up on every connection: each poll's attempt to reach it is counted.
+      let attempts = 0;
+      const gone: Server = createServer((socket) => {
+        attempts += 1;
+        socket.destroy();
+      });
+      const path = join(service.home, 'closing-bus');
+      await new Promise<void>((resolve) => gone.listen(path, resolve));
+      onTestFinished(() => new Promise<void>((resolve) => gone.close(() => resolve())));
+      process.env.DBUS_SESSION_BUS_ADDRESS = `unix:path=${path}`;
       onTestFinished(() => {
         process.env.DBUS_SESSION_BUS_ADDRESS = service.address;
       });
       expect(await until(() => errors.length > 0, 15_000, 20)).toBe(true);
       // Several more polls fail meanwhile; only the first failure is reported.
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      const attemptsAtReport = attempts;
+      expect(await until(() => attempts >= attemptsAtReport + 3, 15_000, 20)).toBe(true);
       expect(errors).toHaveLength(1);
       expect(isLauncherAuthError(errors[0], 'ERR_STORE_UNAVAILABLE')).toBe(true);
       expect((await authority.verify(token)).ok).toBe(true);
