@@ -23,6 +23,7 @@ import {
 } from '../../examples/demo/main.ts';
 import { CONTENT_SECURITY_POLICY, launchFileHtml, refusalPage } from '../../examples/demo/settings.ts';
 import { budget } from '../support/machine.js';
+import { until } from '../support/poll.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 // tsx's loader by path, so that the child is one node process (a signal reaches the demo itself) and so that
@@ -154,12 +155,9 @@ async function streamsOn(authority: TokenAuthority, token: string): Promise<numb
   return getEventListeners(verified.signal, 'abort').length;
 }
 
-async function until(probe: () => Promise<boolean> | boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+/** Waits for `probe` with the suite's polling helper; a stuck run fails naming `what`. */
+async function waitFor(probe: () => Promise<boolean> | boolean, what: string): Promise<void> {
+  expect(await until(probe, 30_000, 20), `waiting for ${what}`).toBe(true);
 }
 
 /** The page key in the launch link's answer: a page that refreshes itself to `/#<page key>`. */
@@ -305,7 +303,7 @@ describe('the demo API (examples/demo/api.ts)', () => {
     expect(events.text()).toContain(`id: 1\nevent: launch\ndata: ${launched.body.toString('utf8')}\n\n`);
 
     events.leave();
-    await until(async () => (await streamsOn(authority, token)) === before, 'the stream to be released');
+    await waitFor(async () => (await streamsOn(authority, token)) === before, 'the stream to be released');
     // Launches after it left still work and reach no one.
     expect((await call(`${apiUrl}/apps/notes/launch`, { method: 'POST', token })).status).toBe(202);
   });
@@ -860,7 +858,7 @@ describe('npm run demo (examples/demo/main.ts)', { timeout: budget(60_000) }, ()
   it('prints the redirect file (never the launch key), the API URL, the token and a curl line that works; Ctrl-C ends the streams and exits 0', async () => {
     const dataDir = await tempDir();
     const run = await runMain(['--api-port', '0', '--settings-port', '0', '--data-dir', dataDir]);
-    await until(() => run.output().includes('\nTry it:\n') && run.output().endsWith('\n\n'), 'the banner');
+    await waitFor(() => run.output().includes('\nTry it:\n') && run.output().endsWith('\n\n'), 'the banner');
     const text = run.output();
     const apiUrl = /^ {2}Automation API {2}(http:\/\/127\.0\.0\.1:\d+)$/m.exec(text)?.[1];
     const launchFile = join(dataDir, LAUNCH_FILE);

@@ -15,6 +15,7 @@ import { KeychainSecretStore, type Keychain } from '../../examples/readme/secret
 import { WebSocket } from 'ws';
 import { FileSecretStore, TokenAuthority } from 'launcher-auth';
 import { budget } from '../support/machine.js';
+import { until } from '../support/poll.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 // tsx's loader by path: `--import tsx` would be resolved from the child's (empty) working folder.
@@ -119,20 +120,19 @@ function get(path: string, token?: string): Promise<{ status: number; body: stri
   });
 }
 
-async function until<T>(probe: () => Promise<T | undefined> | T | undefined, what: string): Promise<T> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const value = await Promise.resolve(probe()).catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+/** The first value `probe` gives (a rejection counts as none yet), polled by the suite's helper. */
+async function valueOf<T>(probe: () => Promise<T | undefined> | T | undefined, what: string): Promise<T> {
+  let value: T | undefined;
+  const found = async (): Promise<boolean> =>
+    (value = await Promise.resolve(probe()).catch(() => undefined)) !== undefined;
+  expect(await until(found, 20_000, 50), `waiting for ${what}`).toBe(true);
+  return value as T;
 }
 
 describe('README code blocks, run', { timeout: budget(60_000) }, () => {
   it('quick-start.ts listens on a free port, keeps its secret under secretPath(), and its curl line works', async () => {
     const { output } = await run('quick-start.ts');
-    const [, token = '', url = ''] = await until(
+    const [, token = '', url = ''] = await valueOf(
       () => /Bearer ([\w.-]+)" (http:\/\/127\.0\.0\.1:\d+\/)$/m.exec(output()) ?? undefined,
       'the curl line',
     );
@@ -162,7 +162,7 @@ describe('README code blocks, run', { timeout: budget(60_000) }, () => {
     '%s serves on a free port: the printed curl line works',
     async (name) => {
       const { output } = await run(name);
-      const [, token = '', path = ''] = await until(
+      const [, token = '', path = ''] = await valueOf(
         () => /Bearer ([\w.-]+)" (http:\/\/127\.0\.0\.1:\d+\/\S*)$/m.exec(output()) ?? undefined,
         'the curl line',
       );
@@ -180,9 +180,9 @@ describe('README code blocks, run', { timeout: budget(60_000) }, () => {
 
   it('long-lived.ts answers /health and refuses the event stream without a token', async () => {
     const { output } = await run('long-lived.ts');
-    port = Number(await until(() => /^http:\/\/127\.0\.0\.1:(\d+)\/$/m.exec(output())?.[1], 'the address'));
+    port = Number(await valueOf(() => /^http:\/\/127\.0\.0\.1:(\d+)\/$/m.exec(output())?.[1], 'the address'));
     expect(port).not.toBe(7878);
-    expect(await until(() => get('/health'), 'the server')).toEqual({ status: 200, body: 'ok' });
+    expect(await valueOf(() => get('/health'), 'the server')).toEqual({ status: 200, body: 'ok' });
     expect(await get('/events')).toEqual({ status: 401, body: '' });
   });
 
@@ -215,7 +215,7 @@ describe('README code blocks, run', { timeout: budget(60_000) }, () => {
 
   it('browser-websocket.ts opens a socket for the token entry, with its own protocol, and refuses one without', async () => {
     const { output } = await run('browser-websocket.ts');
-    port = Number(await until(() => /^WebSocket on ws:\/\/127\.0\.0\.1:(\d+)\/ /m.exec(output())?.[1], 'the server'));
+    port = Number(await valueOf(() => /^WebSocket on ws:\/\/127\.0\.0\.1:(\d+)\/ /m.exec(output())?.[1], 'the server'));
     expect(port).not.toBe(7878);
     // The block's secret file, in its working folder: the token a settings page would show.
     const reader = await TokenAuthority.open({

@@ -10,7 +10,7 @@ import { expressAuth } from 'launcher-auth/express';
 import { fastifyAuth } from 'launcher-auth/fastify';
 import { withAuth } from 'launcher-auth/node';
 import { checkServer, type CheckReport } from 'launcher-auth/testing';
-import { until as poll } from '../support/poll.js';
+import { until } from '../support/poll.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -64,11 +64,6 @@ async function silentHost(): Promise<{
   });
   const { url, sockets } = await listening(server);
   return { url, connections: () => connections, open: () => sockets.size, beforeFirstClose: () => beforeFirstClose };
-}
-
-/** Waits until `condition` holds (the suite's polling helper, every 50 ms), and asserts that it did. */
-async function until(condition: () => boolean): Promise<void> {
-  expect(await poll(condition, 10_000, 50)).toBe(true);
 }
 
 const failed = (report: CheckReport): string[] => report.cases.filter((row) => !row.ok).map((row) => row.name);
@@ -373,7 +368,7 @@ describe('checkServer never hangs or throws on a misbehaving server', () => {
     ).toBe(true);
     // All at once: every case had its connection before the deadline (one after another, a single one would).
     expect(connections()).toBe(12);
-    await until(() => open() === 0);
+    expect(await until(() => open() === 0, 10_000, 50)).toBe(true);
     // One deadline for the run, not one per case: every case had connected before the first was given up (one
     // after another, each with its own deadline, one case would have).
     expect(beforeFirstClose()).toBe(12);
