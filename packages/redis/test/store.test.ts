@@ -24,9 +24,7 @@ import {
   type RedisServer,
 } from '../../../test/support/redis-server.js';
 import { budget } from '../../../test/support/machine.js';
-
-/** Short leases keep the tests quick; the margins stay proportionate. */
-const FAST = { leaseMs: 1000, renewInterval: 200, driftMargin: 100 } as const;
+import { FAST, renewed } from './topology.js';
 
 describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore', () => {
   const shared = sharedRedis();
@@ -293,8 +291,14 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore', () => {
     async () => {
       const key = uniqueKey();
       // No poll after the first few (ackPollInterval): only the announcement on `key:acked` can end the wait before
-      // the bound (leaseMs + driftMargin after the save), at which a rotation resolves whoever acknowledged.
-      const slow = { leaseMs: 4_000, renewInterval: 200, driftMargin: 400, ackPollInterval: 60_000 } as const;
+      // the bound (leaseMs + driftMargin after the save), at which a rotation resolves whoever acknowledged. The lease
+      // is stretched by the machine factor, as the work that races half of it is slowed by the load.
+      const slow = {
+        leaseMs: budget(4_000),
+        renewInterval: budget(200),
+        driftMargin: budget(400),
+        ackPollInterval: 60_000,
+      } as const;
       const proxy = await startProxy(server.port);
       const viaProxy = await connectedClient(`redis://127.0.0.1:${proxy.port}`);
       const listener = client.duplicate();
@@ -312,29 +316,33 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore', () => {
         await a.close();
         await b.close();
       });
-      // A rotation resolves early only on a table known for longer than any lease.
-      await new Promise((resolve) => setTimeout(resolve, slow.leaseMs + slow.driftMargin + 200));
-      // b hears of the rotation only after a's quick first reads (1, 2 and 4 ms after the save) are over.
+      // A rotation resolves early only on a table known for longer than any lease: both renewed for longer.
+      const renewalsPastALease = Math.ceil((slow.leaseMs + slow.driftMargin) / slow.renewInterval) + 1;
+      expect(await renewed(client, key, renewalsPastALease)).toBe(true);
+      /** Scripts Redis ran: the save, the acknowledgement reads and the renewals. */
+      const scripts = async (): Promise<number> =>
+        [...(await client.info('commandstats')).matchAll(/^cmdstat_(?:eval|evalsha):calls=(\d+)/gm)].reduce(
+          (sum, [, calls]) => sum + Number(calls),
+          0,
+        );
+      // b hears of the rotation only after a's quick first reads (1, 2 and 4 ms after the save) are over: Redis ran
+      // the save and those three reads (or a renewal of a's in place of one) before b is heard again.
+      const scriptsAtCut = await scripts();
       proxy.cut();
       const rotating = a.rotate();
       // Half the bound, from the same clock as the store's own: a rotation that waited for the bound ends after it.
       const halfBound = new Promise<string>((resolve) =>
         setTimeout(() => resolve('half the bound'), (slow.leaseMs + slow.driftMargin) / 2),
       );
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(await until(async () => (await scripts()) >= scriptsAtCut + 4, 10_000, 1)).toBe(true);
       proxy.heal();
-      // Woken by b's acknowledgement, some 300 ms in: first of the two events.
+      // Woken by b's acknowledgement: first of the two events.
       expect(await Promise.race([rotating.then(() => 'rotation'), halfBound])).toBe('rotation');
       const fresh = await rotating;
       expect(b.keyId).toBe(a.keyId);
       expect((await b.verify(fresh)).ok).toBe(true);
       // Each instance announces a record once: when it first acknowledges it, never at a later renewal. Several
       // renewals of both (scripts Redis ran) give the announcement its chances to repeat.
-      const scripts = async (): Promise<number> =>
-        [...(await client.info('commandstats')).matchAll(/^cmdstat_(?:eval|evalsha):calls=(\d+)/gm)].reduce(
-          (sum, [, calls]) => sum + Number(calls),
-          0,
-        );
       const scriptsBefore = await scripts();
       expect(await until(async () => (await scripts()) >= scriptsBefore + 10, 10_000, 50)).toBe(true);
       expect(announced.filter((id) => id === a.keyId)).toHaveLength(2);
@@ -355,12 +363,7 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore', () => {
       // b dies without leaving: its connection is gone, its entry stays.
       other.destroy();
       await a.rotate();
-      let left = await entries();
-      for (let attempt = 0; attempt < 100 && left > 1; attempt += 1) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        left = await entries();
-      }
-      expect(left).toBe(1);
+      expect(await until(async () => (await entries()) === 1, 10_000, 50)).toBe(true);
       await b.close();
     },
     budget(15_000),

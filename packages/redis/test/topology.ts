@@ -165,6 +165,37 @@ export async function renewalNumbers(
 }
 
 /**
+ * Waits until every instance of `key` that renews at all has renewed `times` more times since this call, as Redis's
+ * instance table shows. A renewal timer never fires early, so at least `times` renewal intervals have then passed on
+ * each live instance's own clock: a wait measured in the store's own events, whatever the machine's load. An entry
+ * that stops renewing (a killed or cut-off instance) is not waited for. False at a deadline only a stuck run reaches.
+ */
+export async function renewed(
+  client: { hGetAll(key: string): Promise<unknown> },
+  key: string,
+  times: number,
+): Promise<boolean> {
+  const table = `{${key}}:instances`;
+  const numbers = async (): Promise<Map<string, number>> =>
+    new Map(
+      Object.entries((await client.hGetAll(table)) as Record<string, string>)
+        .filter(([name]) => name !== '@epoch')
+        .map(([name, entry]) => [name, Number(entry.split(':', 1)[0])]),
+    );
+  const first = await numbers();
+  return until(
+    async () => {
+      const now = await numbers();
+      for (const [name, number] of now) if (!first.has(name)) first.set(name, number);
+      const advanced = [...now].filter(([name, number]) => number > (first.get(name) ?? number));
+      return advanced.length > 0 && advanced.every(([name, number]) => number >= (first.get(name) ?? 0) + times);
+    },
+    30_000,
+    20,
+  );
+}
+
+/**
  * Checks each authority's own current token, round after round, until `stop()`, which resolves with how many
  * checks were made and how many were refused.
  */

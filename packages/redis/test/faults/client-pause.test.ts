@@ -10,7 +10,7 @@ describe.skipIf(SKIP_REASON !== undefined)('rotate() while Redis is paused (CLIE
   it(
     '20 trials: each outcome matches the final state',
     async () => {
-      const { tally, completed, retries } = await trials(20, 4, async ({ redis, members }) => {
+      const { tally, completed, retries } = await trials(20, 4, 10, async ({ redis, members }) => {
         const [a] = members;
         const oldKeyId = a?.authority.keyId ?? '';
         const probe = createClient({ url: redis.url });
@@ -29,8 +29,8 @@ describe.skipIf(SKIP_REASON !== undefined)('rotate() while Redis is paused (CLIE
         }
       });
       console.log('CLIENT PAUSE outcomes:', JSON.stringify(tally), `retries: ${retries}`);
+      // At most 10 trials may miss their precondition: more, and fewer than 20 complete.
       expect(completed).toBe(20);
-      expect(retries).toBeLessThanOrEqual(10);
     },
     budget(140_000),
   );

@@ -5,9 +5,8 @@ import { TokenAuthority, isLauncherAuthError } from 'launcher-auth';
 import { RedisSecretStore } from '@launcher-auth/redis';
 import { budget } from '../../../../test/support/machine.js';
 import { connectedClient } from '../../../../test/support/redis-server.js';
+import { until } from '../../../../test/support/poll.js';
 import { decideNow } from 'launcher-auth/store-kit';
-
-export { until as eventually } from '../../../../test/support/poll.js';
 
 /**
  * The store's timing in these tests: a short lease, so that a fault outlasts it in seconds, stretched by the
@@ -23,6 +22,12 @@ export const TIMING = {
 } as const;
 
 export type Timing = Readonly<Record<keyof typeof TIMING, number>>;
+
+/**
+ * A number of renewals whose intervals add up to more than a lease and its drift margin: once every live instance
+ * has renewed this many times ({@link renewed}), any lease granted before has run out on its own clock.
+ */
+export const RENEWALS_PAST_A_LEASE = Math.ceil((TIMING.leaseMs + TIMING.driftMargin) / TIMING.renewInterval) + 1;
 
 export interface Member {
   readonly authority: TokenAuthority;
@@ -52,21 +57,30 @@ export function acceptingNow(members: readonly Member[], token: string): number 
   }).length;
 }
 
-/** Checks `token` on every member for `ms` milliseconds; how many checks accepted it. */
+/**
+ * Checks each of `tokens` on every member, round after round, until `done()` holds (an event: trust back in the last
+ * key, a rotation resolved, a number of renewals): how many checks accepted one, how many were made, and whether
+ * `done()` came (false only at a deadline a stuck run reaches).
+ */
 export async function acceptances(
   members: readonly Member[],
-  token: string,
-  ms: number,
-): Promise<{ accepted: number; checks: number }> {
+  tokens: readonly string[],
+  done: () => boolean | Promise<boolean>,
+): Promise<{ accepted: number; checks: number; ended: boolean }> {
   let accepted = 0;
   let checks = 0;
-  const deadline = performance.now() + ms;
-  while (performance.now() < deadline) {
-    for (const { authority } of members) {
-      checks += 1;
-      if ((await authority.verify(token)).ok) accepted += 1;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
-  return { accepted, checks };
+  const ended = await until(
+    async () => {
+      for (const { authority } of members) {
+        for (const token of tokens) {
+          checks += 1;
+          if ((await authority.verify(token)).ok) accepted += 1;
+        }
+      }
+      return done();
+    },
+    30_000,
+    2,
+  );
+  return { accepted, checks, ended };
 }
