@@ -3,6 +3,7 @@
 // (eslint-config-prettier turns off the rules it would fight). `npm run lint` runs both.
 import tseslint from 'typescript-eslint';
 import prettier from 'eslint-config-prettier';
+import testRules from './scripts/eslint-test-rules.mjs';
 
 export default tseslint.config(
   { ignores: ['dist/', 'packages/*/dist/', 'bench/.build/', 'node_modules/', 'coverage/'] },
@@ -91,6 +92,23 @@ export default tseslint.config(
       // Tokens and headers are ASCII: spreading one into characters is how the mutation tests edit it.
       '@typescript-eslint/no-misused-spread': 'off',
     },
+  },
+  {
+    // The rules test/README.md states (scripts/eslint-test-rules.mjs). test/support/ holds the one polling helper and
+    // the suite's deadlines; test/sim/ runs on simulated time; the soak is a run of its own, timed by design; a
+    // fixture is a program a test starts, whose loop runs until the test kills it.
+    files: ['test/**/*.ts'],
+    ignores: ['test/support/**', 'test/sim/**', 'test/soak/**', 'test/**/fixtures/**'],
+    plugins: { 'launcher-auth-tests': testRules },
+    rules: {
+      'launcher-auth-tests/no-wall-clock-wait': 'error',
+      'launcher-auth-tests/no-token-identity': 'error',
+      'launcher-auth-tests/no-polling-loop': 'error',
+    },
+  },
+  {
+    plugins: { 'launcher-auth-tests': testRules },
+    rules: { 'launcher-auth-tests/disable-reason': 'error' },
   },
   {
     files: ['examples/nest/**', 'test/nest/**', 'examples/readme/nest-express.ts', 'examples/readme/nest-fastify.ts'],

@@ -9,6 +9,8 @@ const quoted = (path: string): string => path.replace(/[.*+?^${}()|[\]\\]/g, '\\
 export default defineConfig({
   test: {
     include: ['test/dist/**/*.test.ts'],
+    // toBeSameToken, as in the other tiers.
+    setupFiles: ['test/support/matchers.ts'],
     testTimeout: 20_000,
     // dist/ (and the workspace's) is loaded by Node itself, as a user's program loads it, not transformed by Vite.
     server: { deps: { external: DISTS.map((dist) => new RegExp(`^${quoted(dist)}`)) } },

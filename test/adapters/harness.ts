@@ -41,6 +41,7 @@ import { fetchAuth } from '../../src/adapters/fetch.js';
 import { honoAuth, type HonoMaybeAuthEnv } from '../../src/adapters/hono.js';
 import { koaAuth, type KoaMaybeAuthState } from '../../src/adapters/koa.js';
 import { withAuth, withContinueAuth, withUpgradeAuth } from '../../src/adapters/node.js';
+import { deadline, within } from '../support/poll.js';
 import { expectationFor, requestText, type AdapterCase, type Tokens } from './cases.js';
 
 const express4 = express4Untyped as typeof express;
@@ -676,11 +677,11 @@ function exchange(
     let offset = 0;
     let closed = false;
     let settled = false;
-    const timer = setTimeout(() => fail(new Error(`rawRequest: no complete answer within ${timeout} ms`)), timeout);
+    const cancel = deadline(timeout, () => fail(new Error(`rawRequest: no complete answer within ${timeout} ms`)));
 
     const settle = (): void => {
       settled = true;
-      clearTimeout(timer);
+      cancel();
       socket.destroy();
     };
     const fail = (error: Error): void => {
@@ -820,15 +821,6 @@ export async function checkCase(
     expect(host.counts).toEqual(before);
   }
   return res;
-}
-
-/** `promise`, or a rejection naming `what` once `ms` have passed: a hang fails the test instead of stalling it. */
-export function within<T>(promise: Promise<T>, what: string, ms = 5_000): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: still pending after ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 /** The status of a WebSocket handshake's refusal, or `undefined` if the socket opened (then it is closed). */

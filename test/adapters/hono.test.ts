@@ -16,9 +16,9 @@ import {
   rawPipeline,
   rawRequest,
   sendFramed,
-  within,
   type RawResponse,
 } from './harness.js';
+import { within } from '../support/poll.js';
 
 function websocket(target: string, extra = ''): string {
   return (

@@ -13,10 +13,10 @@ import {
   rawPipeline,
   rawRequest,
   startHost,
-  within,
   type Host,
   type RawResponse,
 } from './harness.js';
+import { until, within } from '../support/poll.js';
 
 interface Stream {
   response: IncomingMessage;
@@ -122,8 +122,7 @@ describe.each(HOST_KINDS)('%s: an SSE stream', (kind) => {
     stream.destroy();
     await gone;
     // The server notices the disconnect on its own schedule: poll a count, not a clock.
-    for (let i = 0; i < 200 && host.openStreams !== 0; i += 1) await new Promise((r) => setTimeout(r, 10));
-    expect(host.openStreams).toBe(0);
+    expect(await until(() => host.openStreams === 0, 2_000, 10)).toBe(true);
   });
 });
 

@@ -73,7 +73,7 @@ describe('regenerateToken() on a FileSecretStore', () => {
       message: 'Could not regenerate the token: nothing changed, and the current token still works.',
       current: true,
     });
-    expect(result.token === before).toBe(true);
+    expect(result.token).toBeSameToken(before);
     expect(await authority.verify(before)).toMatchObject({ ok: true });
   });
 
@@ -93,7 +93,7 @@ describe('regenerateToken() on a FileSecretStore', () => {
         'The secret store has not confirmed the regeneration yet: the token shown works for now; check again in a moment.',
       current: true,
     });
-    expect(result.token === before).toBe(true);
+    expect(result.token).toBeSameToken(before);
     expect(await authority.verify(before)).toMatchObject({ ok: true });
     expect(await readdir(path)).toEqual([]);
   });
@@ -157,7 +157,7 @@ describe.skipIf(SKIP_REASON !== undefined)('regenerateToken() on RedisSecretStor
     }
     // Every instance ends on one token, the one each result gave, and refuses the token from before.
     expect(await until(() => a.keyId === b.keyId, 5_000)).toBe(true);
-    for (const result of results) expect(result.token === a.issue()).toBe(true);
+    for (const result of results) expect(result.token).toBeSameToken(a.issue());
     expect(await b.verify(a.issue())).toMatchObject({ ok: true });
     expect((await a.verify(before)).ok).toBe(false);
     expect((await b.verify(before)).ok).toBe(false);

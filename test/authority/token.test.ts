@@ -108,7 +108,7 @@ describe('the launcher token', () => {
         await b.close();
       });
       expect(a.issue()).toBeSameToken(b.issue());
-      expect(a.issue() === (issuer === undefined ? authority : withIssuer).issue()).toBe(true);
+      expect(a.issue()).toBeSameToken((issuer === undefined ? authority : withIssuer).issue());
     }
   });
 

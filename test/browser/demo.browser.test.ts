@@ -195,7 +195,7 @@ describe('the demo settings page in chromium', () => {
     // Show: the page's token is the launcher's, and the API takes it.
     await page.getByRole('button', { name: 'Show', exact: true }).click();
     const old = (await tokenBox.textContent()) ?? '';
-    expect(old === authority.issue()).toBe(true);
+    expect(old).toBeSameToken(authority.issue());
     const hide = page.getByRole('button', { name: 'Hide', exact: true });
     expect(await hide.getAttribute('aria-pressed')).toBe('true');
     await page.getByRole('button', { name: 'Copy', exact: true }).click();
@@ -236,7 +236,7 @@ describe('the demo settings page in chromium', () => {
     await dialog.getByRole('button', { name: 'Cancel', exact: true }).click();
     await dialog.waitFor({ state: 'hidden' });
     expect(rotations).toBe(0);
-    expect(authority.issue() === old).toBe(true);
+    expect(authority.issue()).toBeSameToken(old);
 
     // Confirmed: the page shows the new token at once, unmasked, for the user to hand to their scripts.
     await page.getByRole('button', { name: 'Regenerate token', exact: true }).click();
@@ -245,7 +245,7 @@ describe('the demo settings page in chromium', () => {
     const fresh = (await tokenBox.textContent()) ?? '';
     expect(rotations).toBe(1);
     expect(fresh === old).toBe(false);
-    expect(fresh === authority.issue()).toBe(true);
+    expect(fresh).toBeSameToken(authority.issue());
 
     const refused = await call(`${apiUrl}/apps`, old);
     expect(refused.status).toBe(401);
@@ -258,17 +258,21 @@ describe('the demo settings page in chromium', () => {
     // A regeneration whose outcome the launcher cannot know yet: the page shows the token that works now, says
     // so, and looks again; when the store's record lands (here half a second later), it shows the new token.
     const real = authority.rotate.bind(authority);
+    let landLate = (): void => undefined;
     authority.rotate = async () => {
-      setTimeout(() => void real(), 500);
+      landLate = () => void real();
       throw new LauncherAuthError('ERR_SAVE_UNCERTAIN', 'The outcome is not known yet.');
     };
     await page.getByRole('button', { name: 'Regenerate token', exact: true }).click();
     await dialog.getByRole('button', { name: 'Regenerate', exact: true }).click();
     await page.getByText('The secret store has not confirmed the regeneration yet', { exact: false }).waitFor();
-    expect((await tokenBox.textContent()) === fresh).toBe(true);
+    expect(await tokenBox.textContent()).toBeSameToken(fresh);
+    // The save lands only now, once the page has said it was not confirmed.
+    landLate();
     await page.getByText('The regeneration did happen', { exact: false }).waitFor({ timeout: 10_000 });
     const landed = (await tokenBox.textContent()) ?? '';
-    expect(landed === authority.issue() && landed !== fresh).toBe(true);
+    expect(landed).toBeSameToken(authority.issue());
+    expect(landed).not.toBeSameToken(fresh);
     expect(rotations).toBe(2);
 
     // A restart signs the browser out: the open tab, when it looks again, shows the refusal page in place of the

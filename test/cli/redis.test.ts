@@ -138,7 +138,7 @@ describe.skipIf(SKIP_REASON !== undefined)(
         err: `launcher-auth: the secret in Redis at ${redis.url} under the key "${key}" was lost (Redis went back to an older state), so every token is refused; a new one replaces it.\n${WAIT_NOTE}`,
       });
       const instance = await running(key);
-      expect(instance.issue() === rotated.raw().out.trim()).toBe(true);
+      expect(instance.issue()).toBeSameToken(rotated.raw().out.trim());
       expect((await instance.verify(instance.issue())).ok).toBe(true);
       expect((await runCli('token', '--redis', redis.url, '--redis-key', key)).raw().out === rotated.raw().out).toBe(
         true,
@@ -243,7 +243,7 @@ describe.skipIf(SKIP_REASON !== undefined)(
         '--init',
       );
       expect(created).toMatchObject({ code: EXIT.ok, out: '<token>\n', err: '' });
-      expect((await running(key)).issue() === created.raw().out.trim()).toBe(true);
+      expect((await running(key)).issue()).toBeSameToken(created.raw().out.trim());
     });
 
     it('as a child process: rotate prints the token and the process ends by itself', async () => {

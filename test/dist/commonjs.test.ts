@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { deadline } from '../support/poll.js';
 
 const EXAMPLE = fileURLToPath(new URL('../../examples/readme/commonjs.cjs', import.meta.url));
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -36,17 +37,17 @@ describe('the CommonJS quick start', () => {
     child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
 
     const line = await new Promise<RegExpExecArray>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('no curl line within 15 s')), 15_000);
+      const cancel = deadline(15_000, () => reject(new Error('no curl line in time')));
       const look = (): void => {
         const match = /^curl -H "Authorization: Bearer ([\w.-]+)" (http:\/\/127\.0\.0\.1:\d+\/)$/m.exec(output);
         if (match !== null) {
-          clearTimeout(timer);
+          cancel();
           resolve(match);
         }
       };
       child.stdout?.on('data', look);
       child.once('exit', (code) => {
-        clearTimeout(timer);
+        cancel();
         reject(new Error(`the example exited with ${code} before printing its curl line`));
       });
     });

@@ -138,7 +138,7 @@ describe.each(FORMAT_NAMES)('the core through %s', (name) => {
     if (process.platform !== 'win32') expect((await stat(path)).mode & 0o777).toBe(0o600);
     const again = await root.TokenAuthority.open({ store: new root.FileSecretStore(path) });
     onTestFinished(() => again.close());
-    expect(again.issue() === authority.issue()).toBe(true);
+    expect(again.issue()).toBeSameToken(authority.issue());
     expect(await again.verify(authority.issue())).toMatchObject({ ok: true, keyId: authority.keyId });
   });
 
@@ -159,7 +159,7 @@ describe('across the two formats', () => {
       await viaImport.close();
       await viaRequire.close();
     });
-    expect(viaImport.issue() === viaRequire.issue()).toBe(true);
+    expect(viaImport.issue()).toBeSameToken(viaRequire.issue());
     expect(await viaRequire.verify(viaImport.issue())).toMatchObject({ ok: true, keyId: 'dist' });
   });
 

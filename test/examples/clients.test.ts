@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { MemorySecretStore, TokenAuthority } from 'launcher-auth';
 import { createApiServer } from '../../examples/demo/api.ts';
+import { deadline } from '../support/poll.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const PYTHON = '/usr/bin/python3';
@@ -31,10 +32,10 @@ function runScript(command: string, script: string, env: Record<string, string>)
     let err = '';
     child.stdout.on('data', (chunk: Buffer) => void (out += chunk.toString('utf8')));
     child.stderr.on('data', (chunk: Buffer) => void (err += chunk.toString('utf8')));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    const cancel = deadline(15_000, () => child.kill('SIGKILL'));
     child.on('error', reject);
     child.on('close', (code) => {
-      clearTimeout(timer);
+      cancel();
       resolve({ code, out, err });
     });
   });

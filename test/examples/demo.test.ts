@@ -640,7 +640,8 @@ describe('the settings server (examples/demo/settings.ts)', () => {
       expect(info.message).toMatch(/^[A-Z].*\.$/);
       expect(info.token).toBeSameToken(authority.issue());
       expect(info.keyId).toBe(authority.keyId);
-      expect(info.token === before).toBe(!changed);
+      if (changed) expect(info.token).not.toBeSameToken(before);
+      else expect(info.token).toBeSameToken(before);
       expect((await call(`${apiUrl}/apps`, { token: info.token })).status).toBe(200);
     },
   );
@@ -867,7 +868,7 @@ describe('npm run demo (examples/demo/main.ts)', { timeout: budget(60_000) }, ()
     const curl = /^ {2}curl -H "Authorization: Bearer (\S+)" (http:\/\/127\.0\.0\.1:\d+\/apps)$/m.exec(text);
     expect(apiUrl !== undefined && launchUrl !== undefined && token !== undefined && curl !== null).toBe(true);
     if (apiUrl === undefined || launchUrl === undefined || token === undefined || curl === null) return;
-    expect(curl[1] === token).toBe(true);
+    expect(curl[1]).toBeSameToken(token);
     // The token on its line and in the curl line, nowhere else.
     expect(text.split(token).length - 1).toBe(2);
     expect(curl[2]).toBe(`${apiUrl}/apps`);

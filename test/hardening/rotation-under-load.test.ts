@@ -8,6 +8,7 @@ import { MemorySecretStore, TokenAuthority } from 'launcher-auth';
 import { HOST_KINDS, startHost, type Host } from '../adapters/harness.js';
 import { budget } from '../support/machine.js';
 import { deepOr } from '../support/tier.js';
+import { until } from '../support/poll.js';
 import { reportFigures } from './fixtures/support.js';
 
 const ROTATIONS = deepOr(200, 25);
@@ -86,7 +87,8 @@ describe.each(HOST_KINDS)('%s adapter', (kind) => {
           // Each generation stays current until a whole request with its token has fitted in (however slow the
           // machine), then a short pause: the run sees requests answered while their token was current every time.
           const generation = tokens.length - 1;
-          while (freshAnswers[generation] === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+          expect(await until(() => freshAnswers[generation] !== 0, 20_000, 1)).toBe(true);
+          // eslint-disable-next-line launcher-auth-tests/no-wall-clock-wait -- how long a generation stays current is what varies
           await new Promise((resolve) => setTimeout(resolve, 4 + (rotations.length % 8)));
         }
         rotating = false;

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { get } from '../support/get.js';
+import { deadline } from '../support/poll.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CHECK = 'test/runtimes/check.ts';
@@ -54,10 +55,10 @@ function run(command: string, args: string[]): Promise<Ran> {
     let err = '';
     child.stdout.on('data', (chunk: Buffer) => void (out += chunk.toString('utf8')));
     child.stderr.on('data', (chunk: Buffer) => void (err += chunk.toString('utf8')));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 25_000);
+    const cancel = deadline(25_000, () => child.kill('SIGKILL'));
     child.on('error', reject);
     child.on('close', (code) => {
-      clearTimeout(timer);
+      cancel();
       resolve({ code, out, err });
     });
   });

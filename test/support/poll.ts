@@ -24,3 +24,22 @@ export async function until(condition: () => boolean | Promise<boolean>, timeout
 export function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
+
+/**
+ * Calls `expire` once `ms` (a quiet machine's figure, stretched by the machine factor) have passed, unless the
+ * returned function is called first: a deadline that only a stuck run reaches (a child that never exits, an answer
+ * that never comes), never a wait for something to happen.
+ */
+export function deadline(ms: number, expire: () => void): () => void {
+  const timer = setTimeout(expire, budget(ms));
+  return () => clearTimeout(timer);
+}
+
+/** `promise`, or a rejection naming `what` at a deadline only a stuck run reaches: a hang fails instead of stalling. */
+export function within<T>(promise: Promise<T>, what: string, ms = 5_000): Promise<T> {
+  let cancel = (): void => undefined;
+  const expired = new Promise<never>((_, reject) => {
+    cancel = deadline(ms, () => reject(new Error(`${what}: still pending after ${budget(ms)} ms`)));
+  });
+  return Promise.race([promise, expired]).finally(cancel);
+}

@@ -338,6 +338,7 @@ describe('checkServer never hangs or throws on a misbehaving server', () => {
     const url = await listen((_req, res) => {
       // Headers at once, then one byte every 20 ms: an idle timeout alone would never fire.
       res.writeHead(200, { 'content-type': 'text/plain' });
+      // eslint-disable-next-line launcher-auth-tests/no-wall-clock-wait -- the server under test drips, slowly on purpose
       const timer = setInterval(() => res.write('.'), 20);
       timers.add(timer);
       res.on('close', () => {

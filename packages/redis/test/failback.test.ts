@@ -20,8 +20,6 @@ import { command, field, waitFor, type SentinelClient } from '../../../test/supp
 /** Long enough that A and B come back and write the newer record over P's within C's quarantine, even when loaded. */
 const LEASE = { leaseMs: budget(3000), renewInterval: budget(300), driftMargin: budget(200) } as const;
 
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** The id of the record (or marker) a stored value holds; never its key. */
 function idOf(value: string | null): string {
   return value === null ? 'none' : String((JSON.parse(value) as { id?: unknown }).id);
@@ -103,8 +101,8 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore through a Sentinel 
       let checksOnCAfterReach = 0;
       let writtenOver = olderId;
       let done = false;
-      const checker = (async () => {
-        while (!done) {
+      const checker = until(
+        async () => {
           for (const authority of [a, b, c]) {
             const ok = (await authority.verify(olderToken)).ok;
             checks += 1;
@@ -115,9 +113,11 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore through a Sentinel 
               if (cReachedP) checksOnCAfterReach += 1;
             }
           }
-          await pause(2);
-        }
-      })();
+          return done;
+        },
+        300_000,
+        2,
+      );
       try {
         abSide.cut();
         await deployment.failover(p);

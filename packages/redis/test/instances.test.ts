@@ -1,6 +1,7 @@
 // Strict revocation across instances, proven with real processes on a real redis-server: three instances, each
 // node:http through withAuth on one RedisSecretStore key. Counts and outcomes only; no timed assertions.
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
@@ -15,6 +16,7 @@ import {
   type RedisServer,
 } from '../../../test/support/redis-server.js';
 import { budget } from '../../../test/support/machine.js';
+import { until } from '../../../test/support/poll.js';
 
 const LEASE = 1000;
 let keys = 0;
@@ -111,12 +113,7 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore across instance pro
       // Its very first request after it wakes.
       expect(await statusWith(c.port, old)).toBe(401);
       const { token } = await currentToken(key);
-      let accepted = false;
-      for (let attempt = 0; attempt < 100 && !accepted; attempt += 1) {
-        accepted = (await statusWith(c.port, token)) === 200;
-        if (!accepted) await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      expect(accepted).toBe(true);
+      expect(await until(async () => (await statusWith(c.port, token)) === 200, 5_000, 50)).toBe(true);
       expect(await statusWith(c.port, old)).toBe(401);
     },
     budget(30_000),
@@ -133,19 +130,15 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore across instance pro
         c.process.kill('SIGSTOP');
         a.send('rotate');
         await a.next(['rotating']);
+        // eslint-disable-next-line launcher-auth-tests/no-wall-clock-wait -- where the kill lands inside rotate() is what varies
         await new Promise((resolve) => setTimeout(resolve, delay));
         await a.kill();
         c.process.kill('SIGCONT');
         const { token: stored } = await currentToken(key);
         const candidates = [old, stored];
         // Both survivors settle on the stored key: bounded polling, then exact outcomes.
-        const settled = async (instance: Instance): Promise<boolean> => {
-          for (let attempt = 0; attempt < 100; attempt += 1) {
-            if ((await statusWith(instance.port, stored)) === 200) return true;
-            await new Promise((resolve) => setTimeout(resolve, 50));
-          }
-          return false;
-        };
+        const settled = (instance: Instance): Promise<boolean> =>
+          until(async () => (await statusWith(instance.port, stored)) === 200, 5_000, 50);
         expect(await settled(b)).toBe(true);
         expect(await settled(c)).toBe(true);
         for (const instance of [b, c]) {
@@ -178,27 +171,25 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore across instance pro
       for (const instance of instances) expect(await statusWith(instance.port, token)).toBe(200);
 
       await own.kill();
-      const refusedEverywhere = async (): Promise<boolean> => {
-        for (let attempt = 0; attempt < 100; attempt += 1) {
-          const statuses = await Promise.all(instances.map((instance) => statusWith(instance.port, token)));
-          if (statuses.every((status) => status === 401)) return true;
-          await new Promise((resolve) => setTimeout(resolve, 50));
-        }
-        return false;
-      };
-      expect(await refusedEverywhere()).toBe(true);
-      // Still refused a while later: nothing can renew a lease without Redis.
-      await new Promise((resolve) => setTimeout(resolve, LEASE));
+      const statuses = async (): Promise<number[]> =>
+        Promise.all(instances.map((instance) => statusWith(instance.port, token)));
+      expect(await until(async () => (await statuses()).every((status) => status === 401), 5_000, 50)).toBe(true);
+      // Still refused a lease later, by the instances' own clocks: a listener on Redis's port hangs up on each of
+      // their reconnections, which come at most every 50 ms per connection (instance.ts's reconnectStrategy; two
+      // connections each, the second for pub/sub), so this many mean a lease has passed for every instance.
+      let reconnections = 0;
+      const hangUp = createServer((socket) => {
+        reconnections += 1;
+        socket.destroy();
+      });
+      await new Promise<void>((resolve) => hangUp.listen(own.port, '127.0.0.1', resolve));
+      const leaseOfReconnections = 2 * instances.length * (Math.ceil(LEASE / 50) + 1);
+      expect(await until(() => reconnections >= leaseOfReconnections, 20_000, 20)).toBe(true);
+      await new Promise<void>((resolve) => hangUp.close(() => resolve()));
       for (const instance of instances) expect(await statusWith(instance.port, token)).toBe(401);
 
       own = await startRedis({ dir, port: own.port });
-      let resumed = false;
-      for (let attempt = 0; attempt < 200 && !resumed; attempt += 1) {
-        const statuses = await Promise.all(instances.map((instance) => statusWith(instance.port, token)));
-        resumed = statuses.every((status) => status === 200);
-        if (!resumed) await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      expect(resumed).toBe(true);
+      expect(await until(async () => (await statuses()).every((status) => status === 200), 10_000, 50)).toBe(true);
     },
     budget(40_000),
   );

@@ -5,7 +5,7 @@ import { Agent, request } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { MemorySecretStore, TokenAuthority, type SecretRecord } from 'launcher-auth';
 import { killGroup, spawnOwned } from '../../../test/support/children.js';
-import { budget } from '../../../test/support/machine.js';
+import { deadline } from '../../../test/support/poll.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 const INSTANCE = fileURLToPath(new URL('./fixtures/instance.ts', import.meta.url));
@@ -41,20 +41,26 @@ export async function startInstance(url: string, key: string, leaseMs: number): 
     stderr += chunk;
   });
   child.once('exit', () => wake?.());
+  /** The next line with one of `prefixes`, woken by each line and by the exit; fails at the exit or a deadline. */
   const next = async (prefixes: string[], timeout = 20_000): Promise<string> => {
-    const deadline = Date.now() + budget(timeout);
-    for (;;) {
-      const index = lines.findIndex((line) => prefixes.some((prefix) => line.startsWith(prefix)));
-      if (index !== -1) return lines.splice(0, index + 1).pop() as string;
-      if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
-        throw new Error(
-          `instance gave no "${prefixes.join('|')}" line (exit ${child.exitCode ?? child.signalCode}): ${stderr.slice(-800)}`,
-        );
+    let expired = false;
+    const cancel = deadline(timeout, () => {
+      expired = true;
+      wake?.();
+    });
+    try {
+      for (;;) {
+        const index = lines.findIndex((line) => prefixes.some((prefix) => line.startsWith(prefix)));
+        if (index !== -1) return lines.splice(0, index + 1).pop() as string;
+        if (child.exitCode !== null || child.signalCode !== null || expired) {
+          throw new Error(
+            `instance gave no "${prefixes.join('|')}" line (exit ${child.exitCode ?? child.signalCode}): ${stderr.slice(-800)}`,
+          );
+        }
+        await new Promise<void>((resolve) => (wake = resolve));
       }
-      await new Promise<void>((resolve) => {
-        wake = resolve;
-        setTimeout(resolve, 50);
-      });
+    } finally {
+      cancel();
     }
   };
   const ready = await next(['ready']).catch((error: unknown) => {

@@ -28,8 +28,6 @@ interface SplitRun {
   readonly acceptedAfterPromotion: number;
 }
 
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /**
  * One split on a fresh deployment, every instance with `replicas` as given (left out: the default): a rotation
  * before the split, A's rotation during it, then the checks once the sentinels promoted R and B and C trust it.
@@ -56,17 +54,19 @@ async function splitRun(replicas?: RedisSecretStoreOptions['replicas']): Promise
   let checks = 0;
   let acceptedRevoked = 0;
   let done = false;
-  const checker = (async () => {
-    while (!done) {
+  const checker = until(
+    async () => {
       for (const token of [...revoked]) {
         for (const authority of authorities) {
           checks += 1;
           if ((await authority.verify(token)).ok) acceptedRevoked += 1;
         }
       }
-      await pause(2);
-    }
-  })();
+      return done;
+    },
+    300_000,
+    2,
+  );
   try {
     const initial = a.issue();
     const before = await a.rotate();

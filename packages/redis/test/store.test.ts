@@ -332,6 +332,7 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore', () => {
       const rotating = a.rotate();
       // Half the bound, from the same clock as the store's own: a rotation that waited for the bound ends after it.
       const halfBound = new Promise<string>((resolve) =>
+        // eslint-disable-next-line launcher-auth-tests/no-wall-clock-wait -- the event a rotation that waited for the bound comes after
         setTimeout(() => resolve('half the bound'), (slow.leaseMs + slow.driftMargin) / 2),
       );
       expect(await until(async () => (await scripts()) >= scriptsAtCut + 4, 10_000, 1)).toBe(true);

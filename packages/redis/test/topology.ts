@@ -52,7 +52,10 @@ export interface TopologyRun {
   readonly change: unknown;
 }
 
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** After a rejected rotation, room for the change under way (a failover answers nothing for a while). */
+const backoff = (): Promise<void> =>
+  // eslint-disable-next-line launcher-auth-tests/no-wall-clock-wait -- paces the rotations, waits for nothing
+  new Promise((resolve) => setTimeout(resolve, 50));
 
 /**
  * Rotates on the instances in turn, one rotation at a time: `before` rotations, then `change()` while rotations go
@@ -71,8 +74,9 @@ export async function rotateThrough(
   let checks = 0;
   let acceptedRevoked = 0;
   let done = false;
-  const checker = (async () => {
-    while (!done) {
+  let rounds = 0;
+  const checker = until(
+    async () => {
       // The latest few revoked tokens: the older ones were checked already, and stay refused by the same rule.
       for (const token of revoked.slice(-4)) {
         for (const authority of authorities) {
@@ -80,9 +84,12 @@ export async function rotateThrough(
           if ((await authority.verify(token)).ok) acceptedRevoked += 1;
         }
       }
-      await pause(2);
-    }
-  })();
+      rounds += 1;
+      return done;
+    },
+    300_000,
+    2,
+  );
 
   let changed: Promise<unknown> | undefined;
   let changeResult: unknown;
@@ -108,12 +115,13 @@ export async function rotateThrough(
       } catch (error) {
         const code = isLauncherAuthError(error) ? error.code : 'other';
         rejected[code] = (rejected[code] ?? 0) + 1;
-        await pause(50);
+        await backoff();
       }
     }
     await changed;
-    // Let the checker see the last revocation for a little while.
-    await pause(300);
+    // Let the checker see the last revocation for a number of its rounds.
+    const roundsAtEnd = rounds;
+    await until(() => rounds >= roundsAtEnd + 20, 10_000, 2);
   } finally {
     done = true;
     await checker;
@@ -121,18 +129,18 @@ export async function rotateThrough(
   return { resolved, resolvedAfter, rejected, checks, acceptedRevoked, change: changeResult };
 }
 
-/** Whether every instance accepts the token of a fresh rotation within `ms` (it resolved: they must). */
-export async function resumed(authorities: readonly TokenAuthority[], ms = 10_000): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    const token = await (authorities[0] as TokenAuthority).rotate().catch(() => undefined);
-    if (token !== undefined) {
+/** Whether every instance accepts the token of a fresh rotation, tried until one is (it resolved: they must). */
+export function resumed(authorities: readonly TokenAuthority[], ms = 10_000): Promise<boolean> {
+  return until(
+    async () => {
+      const token = await (authorities[0] as TokenAuthority).rotate().catch(() => undefined);
+      if (token === undefined) return false;
       const results = await Promise.all(authorities.map((authority) => authority.verify(token)));
-      if (results.every((result) => result.ok)) return true;
-    }
-    await pause(100);
-  }
-  return false;
+      return results.every((result) => result.ok);
+    },
+    ms,
+    100,
+  );
 }
 
 /**

@@ -25,6 +25,7 @@ describe.skipIf(SKIP_REASON !== undefined)('rotate() while Redis is stopped (SIG
         const [a] = members;
         const oldKeyId = a?.authority.keyId ?? '';
         redis.process.kill('SIGSTOP');
+        // eslint-disable-next-line launcher-auth-tests/no-wall-clock-wait -- how long the fault lasts is the scenario
         const woken = new Promise((resolve) => setTimeout(resolve, FAULT_MS)).then(() => redis.process.kill('SIGCONT'));
         // The fault took hold before rotate() began, or this trial tests nothing.
         if (!(await until(() => stopped(redis.process.pid) !== false, 1000, 1))) {
