@@ -23,7 +23,6 @@ const PROCESS = [
   'test/hardening/rotation-under-load.test.ts',
   'test/cli/**/*.test.ts',
   'test/examples/**/*.test.ts',
-  'test/install/**/*.test.ts',
   'test/runtimes/**/*.test.ts',
   'test/nest/**/*.test.ts',
 ];
@@ -81,12 +80,8 @@ export default defineConfig({
         test: {
           name: 'quick',
           include: ['test/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
+          // The type tests (`*.test-d.ts`) are checked once, by `npm run typecheck`: tsconfig.json includes test/.
           exclude: [...ELSEWHERE, ...PROCESS, ...SIMULATION],
-          typecheck: {
-            enabled: true,
-            include: ['test/**/*.test-d.ts', 'packages/*/test/**/*.test-d.ts'],
-            tsconfig: './tsconfig.json',
-          },
         },
       },
       {
