@@ -52,6 +52,8 @@ const SCALED = [
   'test/hardening/crash.test.ts',
   'test/hardening/rotation-under-load.test.ts',
 ];
+/** `npm test` (scripts/test.mjs) names a file here for each vitest run, and adds up the counts it finds there. */
+const REPORT = process.env['LAUNCHER_AUTH_TEST_REPORT'];
 /** Run by their own configs: `npm run test:dist` after the build, `npm run test:browser`. */
 const ELSEWHERE = ['test/dist/**', 'test/browser/**', 'node_modules/**'];
 
@@ -71,6 +73,7 @@ export default defineConfig({
     hookTimeout: budget(20_000),
     setupFiles: ['test/support/matchers.ts', 'test/support/state-home.ts'],
     expect: { requireAssertions: true },
+    reporters: REPORT === undefined ? ['default'] : ['default', ['json', { outputFile: REPORT }]],
     // Most long files wait on real processes and timers (Redis faults, a clean install, leases), not on the CPU:
     // four at once fit a 2-core machine, where vitest's default would run them one after another.
     maxWorkers: 4,
