@@ -124,7 +124,7 @@ describe('refusals without an HMAC', () => {
     const current = authority.issue();
     const other = await new SignJWT({ sub: 'x' }).setProtectedHeader({ alg: 'HS256' }).sign(keyOf('someone else'));
     const forged = withSignatureOf(current, other);
-    expect(forged === current).toBe(false);
+    expect(forged).not.toBeSameToken(current);
     expect(forged.length).toBe(current.length);
     for (const { result, hmacs: count } of await answers(authority, forged)) {
       expect(result).toEqual(INVALID);
@@ -138,7 +138,7 @@ describe('refusals without an HMAC', () => {
     // 43 characters encode 32 bytes and 2 spare bits, which must be zero: 'B' sets one. '!' is no base64url at all.
     for (const last of ['B', '!']) {
       const forged = `${current.slice(0, -1)}${last}`;
-      expect(forged === current).toBe(false);
+      expect(forged).not.toBeSameToken(current);
       for (const { result, hmacs: count } of await answers(authority, forged)) {
         expect(result).toEqual(MALFORMED);
         expect(count).toBe(0);

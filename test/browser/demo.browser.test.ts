@@ -244,7 +244,7 @@ describe('the demo settings page in chromium', () => {
     await page.getByText('New token created: the previous token no longer works.', { exact: false }).waitFor();
     const fresh = (await tokenBox.textContent()) ?? '';
     expect(rotations).toBe(1);
-    expect(fresh === old).toBe(false);
+    expect(fresh).not.toBeSameToken(old);
     expect(fresh).toBeSameToken(authority.issue());
 
     const refused = await call(`${apiUrl}/apps`, old);
