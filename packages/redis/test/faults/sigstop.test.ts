@@ -1,11 +1,14 @@
-// Redis SIGSTOPped around rotate() for longer than a lease, 20 trials: every outcome true to its code once the dust
-// settles.
+// Redis SIGSTOPped around rotate() for longer than a lease, 20 trials in the deep tier (4 in `npm test`): every
+// outcome true to its code once the dust settles.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { budget } from '../../../../test/support/machine.js';
 import { until } from '../../../../test/support/poll.js';
 import { SKIP_REASON } from '../../../../test/support/redis-server.js';
+import { deepOr } from '../../../../test/support/tier.js';
 import { FAULT_MS, PreconditionMissed, outcomeOf, trials } from './trials.js';
+
+const TRIALS = deepOr(20, 4);
 
 /** Whether the process is stopped now, from its state letter in /proc (Linux); undefined elsewhere. */
 function stopped(pid: number | undefined): boolean | undefined {
@@ -19,9 +22,9 @@ function stopped(pid: number | undefined): boolean | undefined {
 
 describe.skipIf(SKIP_REASON !== undefined)('rotate() while Redis is stopped (SIGSTOP for longer than a lease)', () => {
   it(
-    '20 trials: each outcome matches the final state',
+    `${TRIALS} trials: each outcome matches the final state`,
     async () => {
-      const { tally, completed, retries } = await trials(20, 4, 10, async ({ redis, members }) => {
+      const { tally, completed, retries } = await trials(TRIALS, 4, 10, async ({ redis, members }) => {
         const [a] = members;
         const oldKeyId = a?.authority.keyId ?? '';
         redis.process.kill('SIGSTOP');
@@ -37,8 +40,8 @@ describe.skipIf(SKIP_REASON !== undefined)('rotate() while Redis is stopped (SIG
         return { ...result, oldKeyId };
       });
       console.log('SIGSTOP outcomes:', JSON.stringify(tally), `retries: ${retries}`);
-      // At most 10 trials may miss their precondition: more, and fewer than 20 complete.
-      expect(completed).toBe(20);
+      // At most 10 trials may miss their precondition: more, and fewer than TRIALS complete.
+      expect(completed).toBe(TRIALS);
     },
     budget(140_000),
   );
