@@ -95,10 +95,16 @@ export default tseslint.config(
   },
   {
     // The rules test/README.md states (scripts/eslint-test-rules.mjs). test/support/ holds the one polling helper and
-    // the suite's deadlines; test/sim/ runs on simulated time; the soak is a run of its own, timed by design; a
+    // the suite's deadlines; packages/*/test/sim/ runs on simulated time; the soak is a run of its own, timed by design; a
     // fixture is a program a test starts, whose loop runs until the test kills it.
-    files: ['test/**/*.ts'],
-    ignores: ['test/support/**', 'test/sim/**', 'test/soak/**', 'test/**/fixtures/**'],
+    files: ['test/**/*.ts', 'packages/*/test/**/*.ts'],
+    ignores: [
+      'test/support/**',
+      'test/soak/**',
+      'test/**/fixtures/**',
+      'packages/*/test/sim/**',
+      'packages/*/test/fixtures/**',
+    ],
     plugins: { 'launcher-auth-tests': testRules },
     rules: {
       'launcher-auth-tests/no-wall-clock-wait': 'error',
