@@ -1,29 +1,29 @@
 // @ts-check
-// `npm test`: lint, typecheck, the quick tier, the real-process tier, build, the built package, publint and attw,
-// one after another, as `&&` would run them; and beside them, from the start, the simulator's schedules
-// (`npm run test:sim`), whose workers lower their own CPU priority (test/sim/yield-cpu.ts). The steps above leave
-// a core idle much of the time (lint and typecheck use one; the real-process tier waits on servers and timers):
-// the simulation takes what they leave and yields to them the rest of the time. Its output is printed whole at the
-// end, so the two never interleave. Each step prints its wall time; the run ends with one line, `N passed, N failed`,
-// the tests vitest counted in every step (a step that fails without a count of its own, lint say, counts as one).
+// `npm test`: every check a change must pass, in two lanes side by side, each one step after another as `&&` would
+// run them: the checks (lint, typecheck, build, the built packages), which keep about one core busy, and the tests
+// (the quick tier, then the real-process tier), which wait on processes and servers much of the time. Beside them,
+// from the start, the simulator's schedules (`npm run test:sim`), whose workers lower their own CPU priority
+// (packages/redis/test/sim/yield-cpu.ts). Then publint and attw on both packages: `npm pack` rewrites package.json
+// for a moment (scripts/pack-manifest.mjs), so they run once nothing else reads it. A step's output is printed
+// whole when it ends, with its wall time, so that the lanes never interleave; the run ends with one line,
+// `N passed, N failed`, the tests vitest counted in every step (a step that fails without a count of its own, lint
+// say, counts as one).
 //
 // Every step and the simulation lead process groups of their own, so that a failing step, Ctrl-C or SIGTERM ends
 // the whole of each (npm, the shell, vitest and every worker it started), not its first process only.
 //
-// LAUNCHER_AUTH_TEST_STEPS (a JSON array of commands) and LAUNCHER_AUTH_TEST_SIMULATION (one command) replace the
-// steps and the simulation: test/scripts/test-run.test.ts runs this script on stand-ins of its own.
+// LAUNCHER_AUTH_TEST_STEPS (a JSON array of commands, run as one lane, or of such arrays, lanes side by side) and LAUNCHER_AUTH_TEST_SIMULATION (one
+// command) replace the steps and the simulation: test/npm-test.test.ts runs this script on stand-ins of its own.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const STEPS = [
-  'npm run lint',
-  'npm run typecheck',
-  'npm run test:quick',
-  'npm run test:process',
-  'npm run build',
-  'npm run test:dist',
+const LANES = [
+  ['npm run lint', 'npm run typecheck', 'npm run build', 'npm run test:dist'],
+  ['npm run test:quick', 'npm run test:process'],
+];
+const AFTER = [
   'publint --strict',
   'node scripts/attw.mjs',
   'publint --strict packages/redis',
@@ -31,7 +31,17 @@ const STEPS = [
 ];
 const SIMULATION = 'npm run test:sim';
 
-const steps = process.env.LAUNCHER_AUTH_TEST_STEPS ? JSON.parse(process.env.LAUNCHER_AUTH_TEST_STEPS) : STEPS;
+const given = process.env.LAUNCHER_AUTH_TEST_STEPS;
+/** @type {(string | string[])[]} */
+const stand = given ? JSON.parse(given) : [];
+/** @type {string[][]} */
+const lanes = given
+  ? stand.every(Array.isArray)
+    ? /** @type {string[][]} */ (stand)
+    : [/** @type {string[]} */ (stand)]
+  : LANES;
+/** @type {string[]} */
+const after = given ? [] : AFTER;
 const simulationCommand = process.env.LAUNCHER_AUTH_TEST_SIMULATION ?? SIMULATION;
 /** How long a stopped process group has to end after SIGTERM before SIGKILL. */
 const GRACE_MS = 5_000;
@@ -107,19 +117,20 @@ const seconds = (/** @type {number} */ since) => `${((performance.now() - since)
 /** @type {string[]} */
 const simulationOutput = [];
 const simulationStarted = performance.now();
-const simulation = start(simulationCommand, steps.length, true);
+let index = 0;
+const simulation = start(simulationCommand, index++, true);
 simulation.child.stdout?.on('data', (chunk) => simulationOutput.push(String(chunk)));
 simulation.child.stderr?.on('data', (chunk) => simulationOutput.push(String(chunk)));
 
-/** @type {Run | undefined} */
-let current;
+/** The steps under way. */
+const current = new Set(/** @type {Run[]} */ ([]));
 let stopping = false;
-/** Ctrl-C or SIGTERM: the step under way and the simulation end with every process of theirs, then this one. */
+/** Ctrl-C or SIGTERM: the steps under way and the simulation end with every process of theirs, then this one. */
 async function interrupted(/** @type {NodeJS.Signals} */ name) {
   if (stopping) return;
   stopping = true;
-  console.error(`\nnpm test: ${name}; stopping the step under way and the simulation.`);
-  await Promise.all([simulation, ...(current === undefined ? [] : [current])].map(stop));
+  console.error(`\nnpm test: ${name}; stopping the steps under way and the simulation.`);
+  await Promise.all([simulation, ...current].map(stop));
   rmSync(reports, { recursive: true, force: true });
   process.exit(name === 'SIGINT' ? 130 : 143);
 }
@@ -127,29 +138,45 @@ process.on('SIGINT', (name) => void interrupted(name));
 process.on('SIGTERM', (name) => void interrupted(name));
 
 let failed = 0;
-for (const [index, command] of steps.entries()) {
-  console.log(`\n> ${command}`);
+/** Runs `command`, prints its output whole and its time once it ends; its exit code. */
+async function step(/** @type {string} */ command) {
   const started = performance.now();
-  current = start(command, index, false);
-  const code = await current.closed;
+  const run = start(command, index++, true);
+  /** @type {string[]} */
+  const output = [];
+  run.child.stdout?.on('data', (chunk) => output.push(String(chunk)));
+  run.child.stderr?.on('data', (chunk) => output.push(String(chunk)));
+  current.add(run);
+  const code = await run.closed;
   // A step's leader may close before its workers: none outlives its step.
-  signal(current, 'SIGKILL');
+  signal(run, 'SIGKILL');
+  current.delete(run);
   if (stopping) await new Promise(() => undefined);
-  tally(current, code);
+  tally(run, code);
+  process.stdout.write(`\n> ${command}\n${output.join('')}`);
   console.log(`npm test: \`${command}\` ${code === 0 ? 'passed' : `failed (exit ${code})`} in ${seconds(started)}`);
-  current = undefined;
-  if (code !== 0) {
-    failed = code;
-    console.error(`\nnpm test: \`${command}\` failed; the simulation is stopped.`);
-    await stop(simulation);
-    break;
+  return code;
+}
+
+/** Runs `commands` one after another; stops at the first that fails, or once another lane failed. */
+async function lane(/** @type {string[]} */ commands) {
+  for (const command of commands) {
+    if (failed !== 0) return;
+    const code = await step(command);
+    if (code !== 0 && failed === 0) {
+      failed = code;
+      console.error(`\nnpm test: \`${command}\` failed; the other steps and the simulation are stopped.`);
+      await Promise.all([simulation, ...current].map(stop));
+    }
   }
 }
+
+await Promise.all(lanes.map(lane));
+if (failed === 0) await lane(after);
 if (failed === 0) {
-  console.log(`\n> ${simulationCommand} (started with the first step; its output follows)`);
   const code = await simulation.closed;
   signal(simulation, 'SIGKILL');
-  process.stdout.write(simulationOutput.join(''));
+  process.stdout.write(`\n> ${simulationCommand} (started with the first step)\n${simulationOutput.join('')}`);
   tally(simulation, code);
   console.log(
     `npm test: \`${simulationCommand}\` ${code === 0 ? 'passed' : `failed (exit ${code})`} in ${seconds(simulationStarted)}`,

@@ -39,7 +39,7 @@ function carrying(marker: string): number[] {
 }
 
 /** Starts scripts/test.mjs on `steps` and `simulation`; its output and its exit. */
-function run(steps: string[], simulation: string) {
+function run(steps: string[] | string[][], simulation: string) {
   const child = spawn(process.execPath, [SCRIPT], {
     env: {
       ...process.env,
@@ -83,6 +83,27 @@ describe.runIf(process.platform === 'linux')('npm test (scripts/test.mjs)', () =
     // Both had workers to end, and nothing after the failing step ran.
     expect(pids(simulated)).toHaveLength(2);
     expect(pids(failing)).toHaveLength(2);
+    expect(existsSync(after)).toBe(false);
+    expect(await until(() => carrying(marker).length === 0)).toBe(true);
+  });
+
+  it('a step failing in one lane ends the step under way in the other, and nothing after it runs', async () => {
+    const { marker, dir, step } = stage();
+    const simulated = join(dir, 'simulation');
+    const stepping = join(dir, 'step');
+    const failing = join(dir, 'failing');
+    const after = join(dir, 'after');
+    const ran = run(
+      [
+        // The first lane fails once the other lane's step and the simulation have started their workers.
+        [step('await', stepping), step('await', simulated), step('start', '1', failing, 'exit')],
+        [step('start', '2', stepping, 'stay'), step('start', '1', after, 'exit')],
+      ],
+      step('start', '2', simulated, 'stay'),
+    );
+    expect(await ran.exited).toBe(1);
+    expect(pids(stepping)).toHaveLength(2);
+    expect(pids(failing)).toHaveLength(1);
     expect(existsSync(after)).toBe(false);
     expect(await until(() => carrying(marker).length === 0)).toBe(true);
   });
