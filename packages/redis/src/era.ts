@@ -10,7 +10,7 @@ import type { Observed } from './reply.js';
  */
 export class Era {
   readonly #wait: number;
-  #runId = '';
+  #serverId = '';
   #epoch: string | null = null;
   #since = Number.NaN;
   /** The highest own renewal number Redis confirmed: a table showing less lost writes without a restart. */
@@ -22,8 +22,8 @@ export class Era {
   }
 
   /** The server and table of the era before this one, and when the command whose answer began this one was sent. */
-  #left: { readonly runId: string; readonly epoch: string | null; readonly before: number } = {
-    runId: '',
+  #left: { readonly serverId: string; readonly epoch: string | null; readonly before: number } = {
+    serverId: '',
     epoch: null,
     before: -Infinity,
   };
@@ -41,23 +41,23 @@ export class Era {
    */
   observe(observed: Observed, now: number, confirmedAtSend = this.#ownSeq, sentAt = now): boolean {
     const present = this.holds(observed);
-    const { runId, epoch, before } = this.#left;
-    if (!present && sentAt < before && observed.runId === runId && observed.epoch === epoch) return false;
+    const { serverId, epoch, before } = this.#left;
+    if (!present && sentAt < before && observed.serverId === serverId && observed.epoch === epoch) return false;
     // An entry that is gone while Redis and the table are the same was removed by a rotating instance's
     // housekeeping after this instance's lease ran out (it was cut off or frozen): nothing was lost. An entry that
     // is there with an older renewal number was rolled back.
-    const dropped = observed.ownSeq === 0 && observed.runId === this.#runId && observed.epoch === this.#epoch;
+    const dropped = observed.ownSeq === 0 && observed.serverId === this.#serverId && observed.epoch === this.#epoch;
     const lost = !dropped && observed.ownSeq < Math.min(confirmedAtSend, this.#ownSeq);
     if (!lost && present) return false;
     // No table on the same Redis, in the answer to a command sent before Redis confirmed any renewal of this
     // instance: Redis may have run it before the renewal that created the table, whose answer was taken in first.
     // A table lost since shows at the next renewal, which starts another.
-    if (observed.epoch === null && observed.runId === this.#runId && confirmedAtSend === 0) return false;
+    if (observed.epoch === null && observed.serverId === this.#serverId && confirmedAtSend === 0) return false;
     // A table created by this very answer (no epoch before, same Redis) is the start, not a loss.
-    const first = Number.isNaN(this.#since) || (this.#epoch === null && !lost && observed.runId === this.#runId);
+    const first = Number.isNaN(this.#since) || (this.#epoch === null && !lost && observed.serverId === this.#serverId);
     if (!first) this.#quarantineUntil = now + this.#wait;
-    if (!first) this.#left = { runId: this.#runId, epoch: this.#epoch, before: sentAt };
-    this.#runId = observed.runId;
+    if (!first) this.#left = { serverId: this.#serverId, epoch: this.#epoch, before: sentAt };
+    this.#serverId = observed.serverId;
     this.#epoch = observed.epoch;
     this.#since = now;
     this.#ownSeq = observed.ownSeq;
@@ -66,7 +66,7 @@ export class Era {
 
   /** Whether `observed` comes from this era's server and table. */
   holds(observed: Observed): boolean {
-    return observed.runId === this.#runId && observed.epoch === this.#epoch;
+    return observed.serverId === this.#serverId && observed.epoch === this.#epoch;
   }
 
   /**
@@ -137,7 +137,7 @@ export class Era {
     return (
       !Number.isNaN(this.#since) &&
       observed.epoch !== null &&
-      observed.runId === this.#runId &&
+      observed.serverId === this.#serverId &&
       observed.epoch === this.#epoch &&
       observed.ownSeq >= this.#ownSeq
     );

@@ -17,7 +17,7 @@ export interface Observed {
    * primary that had rejoined as a replica changes it too. A change means Redis may have lost writes (a restart, a
    * failover, a failback to a server that lags), so the instance table may be missing entries.
    */
-  readonly runId: string;
+  readonly serverId: string;
   /** The instance table's random epoch, written when the table is created; `null` when there is no table. */
   readonly epoch: string | null;
   /** The renewal number of the calling instance's own table entry; 0 when it has none. */
@@ -30,7 +30,7 @@ export interface Observed {
  * The head of every script's answer, in this order: the script's status, then the observation. What a script
  * answers besides (PENDING's instances, LOAD's value) follows from index {@link HEAD_LENGTH} on.
  */
-export const REPLY_HEAD = ['status', 'generation', 'id', 'prev', 'runId', 'epoch', 'ownSeq', 'line'] as const;
+export const REPLY_HEAD = ['status', 'generation', 'id', 'prev', 'serverId', 'epoch', 'ownSeq', 'line'] as const;
 export type ReplyField = (typeof REPLY_HEAD)[number];
 export const HEAD_LENGTH = REPLY_HEAD.length;
 const AT = Object.fromEntries(REPLY_HEAD.map((field, index) => [field, index])) as Record<ReplyField, number>;
@@ -56,7 +56,7 @@ export function observation(reply: unknown): { status: string; observed: Observe
       generation: count(reply[AT.generation]),
       id: id === '' ? null : id,
       prev: text(reply[AT.prev]),
-      runId: text(reply[AT.runId]),
+      serverId: text(reply[AT.serverId]),
       epoch: epoch === '' ? null : epoch,
       ownSeq: count(reply[AT.ownSeq]),
       ...(line === undefined ? {} : { line }),

@@ -10,7 +10,7 @@ const HEAD_EXPRESSIONS: Readonly<Record<ReplyField, string>> = {
   generation: 'value and value.generation or 0',
   id: "value and value.id or ''",
   prev: 'prev',
-  runId:
+  serverId:
     "(string.match(info, 'run_id:(%w+)') or '') .. ':' .. (string.match(replication, 'master_replid:(%w+)') or '')",
   epoch: "redis.call('HGET', tbl, '@epoch') or ''",
   ownSeq: 'seq',

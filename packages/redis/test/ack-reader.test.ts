@@ -12,7 +12,7 @@ const observed = (generation: number, id: string | null, prev: string): Observed
   generation,
   id,
   prev,
-  runId: 'run',
+  serverId: 'run',
   epoch: 'epoch',
   ownSeq: 1,
 });

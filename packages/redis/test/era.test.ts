@@ -7,11 +7,11 @@ import type { Observed } from '../src/reply.js';
 const LEASE = 1000;
 const DRIFT = 100;
 
-const seen = (runId: string, ownSeq: number): Observed => ({
+const seen = (serverId: string, ownSeq: number): Observed => ({
   generation: 1,
   id: 'a',
   prev: '',
-  runId,
+  serverId,
   epoch: 'epoch',
   ownSeq,
 });

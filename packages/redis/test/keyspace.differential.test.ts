@@ -111,7 +111,7 @@ describe.skipIf(SKIP_REASON !== undefined)('the simulated keyspace against redis
     await subscriber.subscribe([NAMES.channel, NAMES.acked], (message, channel) => heard.push(`${channel} ${message}`));
     const told: string[] = [];
     const space = new Keyspace({
-      runId: 'sim0',
+      serverId: 'sim0',
       onPublish: (channel, message) => void told.push(`${channel} ${message}`),
     });
     let steps = 0;
@@ -131,7 +131,7 @@ describe.skipIf(SKIP_REASON !== undefined)('the simulated keyspace against redis
           );
           let simulated: Outcome;
           try {
-            simulated = { reply: normalised(space.eval(script, keys, args), `${space.runId}:${space.replid}`) };
+            simulated = { reply: normalised(space.eval(script, keys, args), `${space.serverId}:${space.replid}`) };
           } catch (error) {
             simulated = { error: `${(error as Error).name} ${(error as Error).message}` };
           }

@@ -13,7 +13,7 @@ function answer(
   prev: string,
   status: 'ok' | 'stale' = 'ok',
 ): ConfirmReply {
-  return { status, generation, id, prev, runId: 'run', epoch: 'epoch', ownSeq: seq };
+  return { status, generation, id, prev, serverId: 'run', epoch: 'epoch', ownSeq: seq };
 }
 
 /** An instance that holds generation 1 ('a') and has had it confirmed once. */
@@ -316,7 +316,7 @@ describe('Lease: the pace of renewals', () => {
     expect(lease.nextDelay(5000)).toBeGreaterThan(OPTIONS.renewInterval);
     // Redis is back as another server: the answers quarantine, and the renewals go on at the usual pace.
     const seq = lease.nextSeq();
-    const restarted = { ...answer(seq, 1, 'a', ''), runId: 'restarted' };
+    const restarted = { ...answer(seq, 1, 'a', ''), serverId: 'restarted' };
     expect(lease.renewed(restarted, { seq, sentAt: 5000, now: 5001, heldId: 'a', canWriteForward: true })).toEqual({});
     expect(lease.era.mayTrust(5001)).toBe(false);
     expect(lease.nextDelay(5001)).toBe(OPTIONS.renewInterval);
@@ -425,7 +425,7 @@ describe('Lease: another server that holds the record still trusted', () => {
     // holdingFirst(): generation 1 ('a'), trusted until 900.
     const moved = holdingFirst();
     const seq = moved.nextSeq();
-    const elsewhere = { ...answer(seq, 1, 'a', ''), runId: 'other' };
+    const elsewhere = { ...answer(seq, 1, 'a', ''), serverId: 'other' };
     expect(moved.renewed(elsewhere, { seq, sentAt: 500, now: 501, heldId: 'a', canWriteForward: true })).toMatchObject({
       trustUntil: 1400,
     });
@@ -433,7 +433,7 @@ describe('Lease: another server that holds the record still trusted', () => {
 
     const late = holdingFirst();
     const next = late.nextSeq();
-    const after = { ...answer(next, 1, 'a', ''), runId: 'other' };
+    const after = { ...answer(next, 1, 'a', ''), serverId: 'other' };
     // The same answer once the trust from the old server ran out: a rotation may have revoked 'a' and been lost.
     expect(late.renewed(after, { seq: next, sentAt: 950, now: 951, heldId: 'a', canWriteForward: true })).toEqual({});
     expect(late.era.mayTrust(951)).toBe(false);
@@ -443,20 +443,20 @@ describe('Lease: another server that holds the record still trusted', () => {
     const lease = holdingFirst();
     // A failover to a replica without the record (the other side of a split brain): this instance writes it forward.
     const seq = lease.nextSeq();
-    const empty = { ...answer(seq, 0, null, '', 'stale'), runId: 'promoted', epoch: null, ownSeq: 0 };
+    const empty = { ...answer(seq, 0, null, '', 'stale'), serverId: 'promoted', epoch: null, ownSeq: 0 };
     const step = lease.renewed(empty, { seq, sentAt: 300, now: 301, heldId: 'a', canWriteForward: true });
     expect(step).toMatchObject({ writeForward: { expected: 0, expectedId: '', generation: 2 } });
     lease.wrote(2, 'a', step.writeForward?.line);
     // The server holds 'a' now because this instance wrote it there: that shows nothing about a rotation on the
     // deposed primary, which did not wait for this lease. No trust before the quarantine ends (301 + 1100).
     const next = lease.nextSeq();
-    const written = { ...answer(next, 2, 'a', ''), runId: 'promoted', epoch: 'new', ownSeq: next };
+    const written = { ...answer(next, 2, 'a', ''), serverId: 'promoted', epoch: 'new', ownSeq: next };
     expect(lease.renewed(written, { seq: next, sentAt: 400, now: 401, heldId: 'a', canWriteForward: true })).toEqual(
       {},
     );
     expect(lease.era.mayTrust(1400)).toBe(false);
     const last = lease.nextSeq();
-    const later = { ...answer(last, 2, 'a', ''), runId: 'promoted', epoch: 'new', ownSeq: last };
+    const later = { ...answer(last, 2, 'a', ''), serverId: 'promoted', epoch: 'new', ownSeq: last };
     expect(
       lease.renewed(later, { seq: last, sentAt: 1401, now: 1402, heldId: 'a', canWriteForward: true }),
     ).toMatchObject({ trustUntil: 2301 });
@@ -466,7 +466,7 @@ describe('Lease: another server that holds the record still trusted', () => {
     const lease = holdingFirst();
     const before = lease.nextSeq();
     // The save's answer, sent at 505, comes from the slot's new primary first: another server, a quarantine.
-    expect(lease.era.observe({ ...answer(0, 1, 'a', ''), runId: 'other' }, 511, undefined, 505)).toBe(true);
+    expect(lease.era.observe({ ...answer(0, 1, 'a', ''), serverId: 'other' }, 511, undefined, 505)).toBe(true);
     // The renewal sent at 500, answered by the server the slot left: it tells nothing of the new server.
     expect(
       lease.renewed(answer(before, 1, 'a', ''), {
@@ -480,7 +480,7 @@ describe('Lease: another server that holds the record still trusted', () => {
     expect(lease.era.mayTrust(512)).toBe(false);
     // The next renewal, on the new server, while the trust in 'a' lasts: no quarantine, and no second one.
     const seq = lease.nextSeq();
-    const moved = { ...answer(seq, 1, 'a', ''), runId: 'other' };
+    const moved = { ...answer(seq, 1, 'a', ''), serverId: 'other' };
     expect(lease.renewed(moved, { seq, sentAt: 520, now: 521, heldId: 'a', canWriteForward: true })).toMatchObject({
       trustUntil: 1420,
     });
@@ -497,13 +497,13 @@ describe('Lease: a newer record from the server an instance left', () => {
   function promoted(): Lease {
     const lease = holdingFirst();
     const seq = lease.nextSeq();
-    const there = { ...answer(seq, 1, 'a', ''), runId: 'promoted' };
+    const there = { ...answer(seq, 1, 'a', ''), serverId: 'promoted' };
     expect(lease.renewed(there, { seq, sentAt: 500, now: 501, heldId: 'a', canWriteForward: true })).toMatchObject({
       trustUntil: 1400,
     });
     return lease;
   }
-  const deposed = { generation: 2, id: 'c', prev: 'a', runId: 'run', epoch: 'epoch', ownSeq: 1 };
+  const deposed = { generation: 2, id: 'c', prev: 'a', serverId: 'run', epoch: 'epoch', ownSeq: 1 };
 
   it("a save's conflict with a rotation there ends the trust in the held key: that rotation waited for the lease there only", () => {
     const lease = promoted();
@@ -527,7 +527,7 @@ describe('Lease: a newer record from the server an instance left', () => {
     const lease = promoted();
     expect(lease.endTrustAfter('a', { ...deposed, generation: 1, id: 'a', prev: '' }, 400)).toBe(false);
     lease.see(2, 'c', 'a');
-    expect(lease.endTrustAfter('a', { ...deposed, runId: 'promoted' }, 400)).toBe(false);
+    expect(lease.endTrustAfter('a', { ...deposed, serverId: 'promoted' }, 400)).toBe(false);
     expect(lease.endTrustAfter('a', deposed, 500)).toBe(false);
     expect(lease.endTrustAfter('c', deposed, 400)).toBe(false);
     expect(lease.endTrustAfter('a', { ...deposed, generation: 1, id: 'z', prev: '' }, 400)).toBe(false);

@@ -55,7 +55,7 @@ function where(script: string, needle: string): string {
 function world() {
   const published: string[] = [];
   const space = new Keyspace({
-    runId: 'run1',
+    serverId: 'run1',
     onPublish: (channel, message) => void published.push(`${channel} ${message}`),
   });
   return { space, published };
@@ -265,7 +265,7 @@ describe('Keyspace runs the store scripts', () => {
   it('throws what onPublish throws, and the next script runs as usual', () => {
     const failure = new Error('the world failed');
     const space = new Keyspace({
-      runId: 'run1',
+      serverId: 'run1',
       onPublish: () => {
         throw failure;
       },
@@ -277,7 +277,7 @@ describe('Keyspace runs the store scripts', () => {
 
   it('keeps each keyspace, and each snapshot, apart', () => {
     const { space } = world();
-    const other = new Keyspace({ runId: 'run9' });
+    const other = new Keyspace({ serverId: 'run9' });
     save(space, 0, '', record('a', 1));
     confirm(space, 'me', 'a');
     const snapshot = space.snapshot();
@@ -328,6 +328,6 @@ describe('Keyspace runs the store scripts', () => {
     ]);
     other.restore(undefined, 'run11');
     expect(other.snapshot()).toEqual(new Map());
-    expect(other.runId).toBe('run11');
+    expect(other.serverId).toBe('run11');
   });
 });

@@ -127,7 +127,7 @@ function hashAt(space: Keyspace, key: string): Map<string, string> | undefined |
 
 const EVERY_SECTION = new Set(['default', 'all', 'everything']);
 /** Each keyspace's sections as last built, for the server it was then: the scripts ask for them in every run. */
-const built = new WeakMap<Keyspace, { runId: string; replid: string; server: string; replication: string }>();
+const built = new WeakMap<Keyspace, { serverId: string; replid: string; server: string; replication: string }>();
 /**
  * `INFO` as Redis 7.0 lays out its server and replication sections (the fields the scripts could read: `run_id`
  * and `master_replid` are the ones they do), each section's fields followed by a blank line when another follows.
@@ -141,10 +141,10 @@ function infoOf(space: Keyspace, args: readonly string[]): string {
     server ||= section === 'server' || EVERY_SECTION.has(section);
     replication ||= section === 'replication' || EVERY_SECTION.has(section);
   }
-  const { runId, replid } = space;
+  const { serverId, replid } = space;
   let sections = built.get(space);
-  if (sections?.runId !== runId || sections.replid !== replid) {
-    const serverFields = ['redis_version:7.0.15', 'redis_mode:standalone', 'arch_bits:64', `run_id:${runId}`];
+  if (sections?.serverId !== serverId || sections.replid !== replid) {
+    const serverFields = ['redis_version:7.0.15', 'redis_mode:standalone', 'arch_bits:64', `run_id:${serverId}`];
     const replicationFields = [
       'role:master',
       'connected_slaves:0',
@@ -155,7 +155,7 @@ function infoOf(space: Keyspace, args: readonly string[]): string {
       'second_repl_offset:-1',
     ];
     sections = {
-      runId,
+      serverId,
       replid,
       server: `# Server\r\n${[...serverFields, 'tcp_port:6379'].join('\r\n')}\r\n`,
       replication: `# Replication\r\n${replicationFields.join('\r\n')}\r\n`,
@@ -445,7 +445,7 @@ function lua51(message: string): string {
 /** A Redis keyspace (one logical database) on which scripts run. */
 export class Keyspace {
   /** What `INFO server` reports as `run_id`: the world changes it when the server restarts or fails over. */
-  runId: string;
+  serverId: string;
   /**
    * What `INFO replication` reports as `master_replid`: new when the server starts (with its `run_id`) and whenever
    * it is promoted; a replica reports its primary's.
@@ -456,9 +456,9 @@ export class Keyspace {
   /** The keys: read and written by the commands above only. */
   readonly data = new Map<string, Value>();
 
-  constructor(options: { runId: string; onPublish?: (channel: string, message: string) => unknown }) {
-    this.runId = options.runId;
-    this.replid = options.runId;
+  constructor(options: { serverId: string; onPublish?: (channel: string, message: string) => unknown }) {
+    this.serverId = options.serverId;
+    this.replid = options.serverId;
     this.onPublish = options.onPublish;
   }
 
@@ -498,14 +498,14 @@ export class Keyspace {
   }
 
   /**
-   * Replaces every key by `data`'s (none when `undefined`), under `runId`: a new one is a new start of the server
+   * Replaces every key by `data`'s (none when `undefined`), under `serverId`: a new one is a new start of the server
    * (a new replication id too); the same one, a replica's resync (which then takes its primary's replication id).
    */
-  restore(data: Data | undefined, runId: string): void {
+  restore(data: Data | undefined, serverId: string): void {
     this.data.clear();
     for (const [key, value] of copy(data ?? new Map())) this.data.set(key, value);
-    if (runId !== this.runId) this.replid = runId;
-    this.runId = runId;
+    if (serverId !== this.serverId) this.replid = serverId;
+    this.serverId = serverId;
   }
 }
 

@@ -179,8 +179,8 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'era-ignores-lost-renewals',
     file: ERA,
-    find: 'const dropped = observed.ownSeq === 0 && observed.runId === this.#runId && observed.epoch === this.#epoch;',
-    replace: 'const dropped = observed.runId === this.#runId && observed.epoch === this.#epoch;',
+    find: 'const dropped = observed.ownSeq === 0 && observed.serverId === this.#serverId && observed.epoch === this.#epoch;',
+    replace: 'const dropped = observed.serverId === this.#serverId && observed.epoch === this.#epoch;',
     what: "A table that lost this instance's renewals is taken for housekeeping (a dropped entry), not an era change, unless Redis restarted.",
     ifSurvives:
       "Equivalent: the server's identity is its run_id and its replication id (master_replid), and Redis loses writes only under a new one: a restart (a new run_id), a promotion (a failover, and a failback to a former primary that rejoined as a replica and lags: a new replication id), a slot move (another server). Under the same identity and the same table a primary keeps every write it answered, so an own renewal number below the highest confirmed shows only where answers are taken in out of order, which confirmedAtSend already tells apart; the mutant then decides as the code does. It would differ only where an operator rewrites the table on a running server (a FLUSHALL and a restore by hand), which no fault of Redis's own does.",
@@ -188,7 +188,7 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'era-first-without-run-id',
     file: ERA,
-    find: 'const first = Number.isNaN(this.#since) || (this.#epoch === null && !lost && observed.runId === this.#runId);',
+    find: 'const first = Number.isNaN(this.#since) || (this.#epoch === null && !lost && observed.serverId === this.#serverId);',
     replace: 'const first = Number.isNaN(this.#since) || (this.#epoch === null && !lost);',
     what: 'A table appearing where there was none starts the era without quarantine, even on another Redis.',
   },
@@ -209,7 +209,7 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'era-no-table-before-confirmed',
     file: ERA,
-    find: '    if (observed.epoch === null && observed.runId === this.#runId && confirmedAtSend === 0) return false;\n',
+    find: '    if (observed.epoch === null && observed.serverId === this.#serverId && confirmedAtSend === 0) return false;\n',
     replace: '',
     what:
       'Liveness: an answer without the instance table, to a read sent before Redis confirmed any renewal and taken ' +
@@ -218,7 +218,7 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'era-late-answer-moves-back',
     file: ERA,
-    find: 'if (!present && sentAt < before && observed.runId === runId && observed.epoch === epoch) return false;',
+    find: 'if (!present && sentAt < before && observed.serverId === serverId && observed.epoch === epoch) return false;',
     replace: '',
     what: 'Liveness: a late answer from the server this instance just left (a save held by its WAIT past a slot move) is taken for a move back, and the next answer of the new server starts a second quarantine.',
   },

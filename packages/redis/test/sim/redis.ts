@@ -35,9 +35,9 @@ export class RedisNode {
   /** WAIT commands waiting on this primary's replicas. */
   readonly waiting = new Set<{ readonly offset: number; readonly count: number; readonly done: (n: number) => void }>();
 
-  constructor(index: number, runId: string) {
+  constructor(index: number, serverId: string) {
     this.index = index;
-    this.keyspace = new Keyspace({ runId });
+    this.keyspace = new Keyspace({ serverId });
     this.keyspace.onPublish = (channel, message) => {
       for (const subscriber of this.subscribers)
         if (subscriber.channels.has(channel)) subscriber.deliver(channel, message);
@@ -86,7 +86,7 @@ export class Deployment {
     const before = node.keyspace.snapshot();
     const reply = node.keyspace.eval(script, keys, args);
     if (!same(before, node.keyspace.snapshot())) {
-      node.keyspace.restore(before, node.keyspace.runId);
+      node.keyspace.restore(before, node.keyspace.serverId);
       throw new Error("READONLY You can't write against a read only replica.");
     }
     return reply;
@@ -143,7 +143,7 @@ export class Deployment {
       // Held while the link is down; lost if the replica follows another primary by then (a resync replaces it).
       if (scheduler.now < replica.linkDownUntil) return scheduler.push(replica.linkDownUntil, arrive);
       if (replica.role !== 'replica' || replica.primary !== from.index || offset <= replica.offset) return;
-      replica.keyspace.restore(data, replica.keyspace.runId);
+      replica.keyspace.restore(data, replica.keyspace.serverId);
       replica.keyspace.replid = from.keyspace.replid;
       replica.offset = offset;
       this.onWrite(replica);
@@ -190,7 +190,7 @@ export class Deployment {
     promoted.role = 'primary';
     promoted.primary = -1;
     // A promotion starts a new replication history (Redis's REPLICAOF NO ONE), named here without a draw of the PRNG.
-    promoted.keyspace.replid = `${promoted.keyspace.runId}p${(this.#promotions += 1)}`;
+    promoted.keyspace.replid = `${promoted.keyspace.serverId}p${(this.#promotions += 1)}`;
     this.primary = to;
     for (const node of this.nodes)
       if (node !== promoted && node !== old && node.role !== 'down' && !beside.includes(node)) node.primary = to;

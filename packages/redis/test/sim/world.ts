@@ -88,7 +88,7 @@ interface Instance {
   openedAt: number;
   /** The `run_id` of the last answer it took in, when it first heard from another server, and whether it could
    * keep trusting then (it accepted its token, the record that server holds). */
-  server?: { readonly runId: string; readonly seenAt: number; readonly trusting: boolean };
+  server?: { readonly serverId: string; readonly seenAt: number; readonly trusting: boolean };
 }
 
 /** One schedule. Never throws for a broken invariant: it is returned with the trace so far. */
@@ -404,7 +404,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
     {
       status,
       observed,
-    }: { readonly status: string; readonly observed: { readonly id: string | null; readonly runId: string } },
+    }: { readonly status: string; readonly observed: { readonly id: string | null; readonly serverId: string } },
     at: { readonly sent: number; readonly arrived: number },
   ): void {
     const { process } = instance;
@@ -417,16 +417,17 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       (script === SAVE && status === 'ok' && parsed !== undefined && saves.get(process)?.has(parsed.id) === true);
     const server = servers.get(process);
     if (server === undefined) {
-      if (judged || script === LOAD) servers.set(process, { id: observed.runId });
+      if (judged || script === LOAD) servers.set(process, { id: observed.serverId });
       return;
     }
     if (!judged) return;
     // An answer of the server it left, to a command sent before the one whose answer showed the change, changes
     // nothing (era.ts): it tells nothing newer than that answer did.
-    if (observed.runId !== server.id && observed.runId === server.left?.id && at.sent < server.left.before) return;
-    if (observed.runId !== server.id) {
+    if (observed.serverId !== server.id && observed.serverId === server.left?.id && at.sent < server.left.before)
+      return;
+    if (observed.serverId !== server.id) {
       server.left = { id: server.id, before: at.sent };
-      server.id = observed.runId;
+      server.id = observed.serverId;
       server.change = { at: scheduler.now, until: process.local() + TIMING.leaseMs + TIMING.driftMargin };
     }
     // Renewed on the very record this server holds: not quarantined (the store asks that its trust still lasts).
@@ -447,7 +448,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       if (saved !== undefined && took < TIMING.commandTimeout - 1) answeredSaves.add(saved.id);
       const head = observation(reply);
       if (head === undefined) return;
-      const { runId, id, generation } = head.observed;
+      const { serverId, id, generation } = head.observed;
       changeOfServer(instance, script, args, head, at);
       // What it knows: an answer after the command timeout is one the store no longer waits for (within a
       // millisecond of it, either; a paused process may still take it in, which is then not counted).
@@ -462,13 +463,13 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       // (a read, LOAD's 'value' or 'missing', starts the era only when nothing else did).
       // (nor does a save that conflicted: the store reads only the record in its answer).
       const read = head.status === 'value' || head.status === 'missing' || head.status === 'conflict';
-      if (instance.server?.runId === runId || ((late || read) && instance.server !== undefined)) return;
+      if (instance.server?.serverId === serverId || ((late || read) && instance.server !== undefined)) return;
       // It keeps trusting only where the store ends the quarantine at once: a renewal (CONFIRM: instance, held id,
       // saving id, number...) of the very record that server holds, while its trust in it lasts.
       const { authority } = instance;
       const renewal = script === CONFIRM && head.status === 'ok' && args[1] === id;
       const trusting = renewal && authority?.keyId === id && accepts(authority);
-      instance.server = { runId, seenAt: instance.server === undefined ? -Infinity : scheduler.now, trusting };
+      instance.server = { serverId, seenAt: instance.server === undefined ? -Infinity : scheduler.now, trusting };
     };
     if (tracing) {
       process.onCommand = (node, script, args, reply) => {
@@ -476,7 +477,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
         const what = SCRIPT_NAMES.get(script) ?? 'script';
         log(
           () =>
-            `  ${process.name} ${what}(${what === 'SAVE' ? '' : args.slice(1, 4).join(',')}) on node ${node}: ${head === undefined ? JSON.stringify(reply) : `${head.status} ${head.observed.id ?? '-'}@${head.observed.generation} run ${head.observed.runId} epoch ${head.observed.epoch ?? '-'} seq ${head.observed.ownSeq}`}${what === 'PENDING' && Array.isArray(reply) ? ` waiting ${reply.slice(HEAD_LENGTH).join(',')}` : ''}`,
+            `  ${process.name} ${what}(${what === 'SAVE' ? '' : args.slice(1, 4).join(',')}) on node ${node}: ${head === undefined ? JSON.stringify(reply) : `${head.status} ${head.observed.id ?? '-'}@${head.observed.generation} run ${head.observed.serverId} epoch ${head.observed.epoch ?? '-'} seq ${head.observed.ownSeq}`}${what === 'PENDING' && Array.isArray(reply) ? ` waiting ${reply.slice(HEAD_LENGTH).join(',')}` : ''}`,
         );
       };
     }
