@@ -84,7 +84,7 @@ export default defineConfig({
           name: 'quick',
           include: ['test/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
           // The type tests (`*.test-d.ts`) are checked once, by `npm run typecheck`: tsconfig.json includes test/.
-          exclude: [...ELSEWHERE, ...PROCESS, ...SIMULATION],
+          exclude: [...ELSEWHERE, ...PROCESS, ...SIMULATION, ...DEEP_ONLY],
         },
       },
       {

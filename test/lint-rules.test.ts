@@ -1,6 +1,6 @@
 // The lint rules that keep test/README.md's rules (scripts/eslint-test-rules.mjs), run through ESLint's Node API with
 // the repository's own config on planted snippets: each violation is reported by its rule, the mended code is not,
-// and the same code under test/support/ or test/sim/ is left alone.
+// and the same code under test/support/ or the simulator's packages/redis/test/sim/ is left alone.
 import { describe, expect, it } from 'vitest';
 import { ESLint } from 'eslint';
 import tseslint from 'typescript-eslint';
@@ -44,7 +44,7 @@ export const idle = (request: ClientRequest): ClientRequest => request.setTimeou
 `;
     expect(await reported(idle, PLANTED)).toEqual([]);
     // The simulator's clock is simulated: its files are left out.
-    expect(await reported(sleep, 'test/sim/world.ts')).toEqual([]);
+    expect(await reported(sleep, 'packages/redis/test/sim/world.ts')).toEqual([]);
   });
 
   it('no-token-identity: a token compared with === or !== inside expect() is reported; toBeSameToken is not', async () => {
