@@ -74,12 +74,29 @@ const CODES: ReadonlySet<string> = new Set<LauncherAuthErrorCode>([
   'ERR_KEY_ROTATED',
 ]);
 
-/** The error every failure of launcher-auth rejects or throws with (bad configuration aside: that is a `TypeError`). */
+/** C0 and C1 control characters and DEL: what a terminal or a log viewer may take as a command. */
+// eslint-disable-next-line no-control-regex -- matching control characters is this pattern's purpose
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
+
+/**
+ * `text` with every C0 and C1 control character and DEL written as `\xHH`, so that a message quoting a path, a
+ * host or an environment value cannot move a terminal's cursor, write its clipboard or erase what came before.
+ * Every message passes here: each {@link LauncherAuthError}'s, and every line the CLI prints. A backslash is kept
+ * as it is, so that a message escaped twice reads the same.
+ */
+export function printable(text: string): string {
+  return text.replace(CONTROL, (char) => `\\x${char.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
+
+/**
+ * The error every failure of launcher-auth rejects or throws with (bad configuration aside: that is a `TypeError`).
+ * Its message shows a control character as `\xHH` ({@link printable}).
+ */
 export class LauncherAuthError extends Error {
   readonly code: LauncherAuthErrorCode;
 
   constructor(code: LauncherAuthErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+    super(printable(message), options);
     this.name = 'LauncherAuthError';
     this.code = code;
   }

@@ -11,7 +11,7 @@ import { regenerateToken } from '../authority/settings.js';
 import { TokenAuthority } from '../authority/token-authority.js';
 import { MAX_TIMEOUT_MS } from '../testing/check-server.js';
 import { checkCommand } from './check.js';
-import { EXIT, StoreSetupError, UsageError, redacted, type CliIo } from './output.js';
+import { EXIT, StoreSetupError, UsageError, safeLine, type CliIo } from './output.js';
 import { openStore } from './stores.js';
 
 export { EXIT, type CliIo } from './output.js';
@@ -173,8 +173,9 @@ function parseArgsMessage(command: string | undefined, error: Error & { code: st
 /** Runs the CLI with `argv` (without node and the script) and returns the exit code. Never prints a key. */
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {
   const [command, ...rest] = argv;
-  // Every message passes here: whatever it quotes, a part that could be a token or a key is not printed.
-  const stderr = (text: string): void => io.stderr(redacted(text));
+  // Every message passes here: whatever it quotes, a part that could be a token or a key is not printed, nor a
+  // control character (a folder name reached through another user's link can hold any).
+  const stderr = (text: string): void => io.stderr(safeLine(text));
   try {
     if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
       (command === undefined ? io.stderr : io.stdout)(USAGE);
@@ -191,7 +192,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     // token and rotate print the token on purpose; nothing else they print may hold one.
     if (command === 'token') return await tokenCommand(rest, { stdout: io.stdout, stderr }, false);
     if (command === 'rotate') return await tokenCommand(rest, { stdout: io.stdout, stderr }, true);
-    if (command === 'check') return await checkCommand(rest, { stdout: (text) => io.stdout(redacted(text)), stderr });
+    if (command === 'check') return await checkCommand(rest, { stdout: (text) => io.stdout(safeLine(text)), stderr });
     throw new UsageError('unknown command; the commands are token, rotate and check.');
   } catch (error) {
     const code = (error as { code?: unknown } | null)?.code;

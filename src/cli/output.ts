@@ -1,5 +1,7 @@
 // What the CLI may print of what it was given: nothing that could be a token or a key, wherever it came from
-// (a pasted token as a path, an option name, a URL, an environment variable's name or value).
+// (a pasted token as a path, an option name, a URL, an environment variable's name or value), and no control
+// character that a terminal would obey.
+import { printable } from '../authority/errors.js';
 
 /** Where the CLI writes. */
 export interface CliIo {
@@ -34,6 +36,12 @@ function couldBeToken(word: string): boolean {
 /** `text` with every word that could be a token or a key replaced by {@link HIDDEN}. */
 export function redacted(text: string): string {
   return text.replace(WORD, (word) => (couldBeToken(word) ? HIDDEN : word));
+}
+
+/** A line as the CLI prints it: {@link redacted}, then {@link printable}; its one line ending kept. */
+export function safeLine(text: string): string {
+  const body = text.endsWith('\n') ? text.slice(0, -1) : text;
+  return `${printable(redacted(body))}${body === text ? '' : '\n'}`;
 }
 
 /** `text` as one POSIX shell word, so that a printed command can be pasted as it is. */

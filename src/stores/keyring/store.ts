@@ -1,5 +1,5 @@
 // The launcher's secret in the OS keychain: one entry (service, account) holding the same JSON as the secret file.
-import { LauncherAuthError } from '../../authority/errors.js';
+import { LauncherAuthError, printable } from '../../authority/errors.js';
 import { recordProblem } from '../../authority/record.js';
 import type { SaveOptions, SecretRecord, SecretStore } from '../../authority/types.js';
 import { parseRecord, serializeRecord } from '../record-json.js';
@@ -81,7 +81,7 @@ export class KeyringSecretStore implements SecretStore {
       throw new TypeError('KeyringSecretStore: the options `{ service, account }` are required.');
     }
     for (const name of Object.keys(options)) {
-      if (!OPTION_NAMES.has(name)) throw new TypeError(`KeyringSecretStore: unknown option \`${name}\`.`);
+      if (!OPTION_NAMES.has(name)) throw new TypeError(`KeyringSecretStore: unknown option \`${printable(name)}\`.`);
     }
     this.service = checkName(options.service, 'service');
     this.account = checkName(options.account, 'account');
