@@ -2,6 +2,7 @@
 // failures share one cause the user can fix (wrong port, wrong scheme, a path in the base URL).
 import { parseArgs } from 'node:util';
 import { checkServer, MAX_TIMEOUT_MS, type CheckCase } from '../testing/check-server.js';
+import { isLoopback, listenerOwners } from './listener.js';
 import { EXIT, UsageError, type CliIo } from './output.js';
 
 /** What checkServer's option names are called on the command line. */
@@ -98,6 +99,25 @@ export function diagnose(base: URL, cases: readonly CheckCase[]): string | undef
   return undefined;
 }
 
+/**
+ * The line that refuses to send a token to `base`'s port, held by a user other than the caller and root; or
+ * `undefined`, after a note on `io` where the port's owner could not be read (not Linux, not a loopback address).
+ */
+function listenerRefusal(base: URL, io: CliIo): string | undefined {
+  const port = Number(base.port === '' ? (base.protocol === 'https:' ? 443 : 80) : base.port);
+  const owners = isLoopback(base.hostname) ? listenerOwners(port) : undefined;
+  if (owners === undefined) {
+    io.stderr(
+      `launcher-auth: the owner of port ${port} was not checked (that is done on Linux, for a loopback address): the tokens go to whoever listens there.\n`,
+    );
+    return undefined;
+  }
+  const caller = process.getuid?.();
+  const other = owners.find((uid) => uid !== caller && uid !== 0);
+  if (other === undefined) return undefined;
+  return `port ${port} of ${base.hostname} is held by another user (uid ${other}), not by you or root: no token was sent. Is the launcher running?`;
+}
+
 export async function checkCommand(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
@@ -122,6 +142,13 @@ export async function checkCommand(args: string[], io: CliIo): Promise<number> {
     throw new UsageError(`--timeout must be a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS}.`);
   }
   const baseUrl = positionals[0] as string;
+  // A URL that does not parse, or not http(s), is checkServer's to refuse, below.
+  const base = URL.canParse(baseUrl) ? new URL(baseUrl) : undefined;
+  const refusal = base !== undefined && /^https?:$/.test(base.protocol) ? listenerRefusal(base, io) : undefined;
+  if (refusal !== undefined) {
+    io.stderr(`launcher-auth: ${refusal}\n`);
+    return EXIT.checkFailed;
+  }
   let report;
   try {
     report = await checkServer(baseUrl, {

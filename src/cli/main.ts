@@ -42,6 +42,7 @@ const USAGE = `Usage:
       /health). The token goes alone, without "Bearer ". The cases run at once, and --timeout is the
       deadline of the whole check, in ms from 1 to ${MAX_TIMEOUT_MS} (default 5000). Tokens given on the
       command line are visible to other local users in the process list: prefer --token-env and --previous-env.
+      On Linux, no token is sent to a loopback port that another user (not you, not root) listens on.
   launcher-auth --help | --version
 
 Exit codes: 0 success; 1 a check failed (or the server did not answer); 2 usage error;
