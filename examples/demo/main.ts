@@ -282,12 +282,14 @@ function redisOption(url: string | undefined, variable: string | undefined): str
   return url;
 }
 
+/**
+ * Whether `url` carries a password in any form node-redis reads one: `redis:` and `rediss:` as `URL` parses them,
+ * and, for `unix:` (which node-redis parses itself) or text that `URL` cannot parse, any `@` before the host or path.
+ */
 function passwordIn(url: string): boolean {
-  try {
-    return new URL(url).password !== '';
-  } catch {
-    return false; // not a URL: node-redis says so when it connects
-  }
+  const parsed = URL.canParse(url) ? new URL(url) : undefined;
+  if (parsed !== undefined && parsed.protocol !== 'unix:') return parsed.password !== '';
+  return /^[^/?#]*\/\/[^/?#]*@/.test(url);
 }
 
 async function main(): Promise<number> {

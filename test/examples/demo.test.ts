@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { getEventListeners, once } from 'node:events';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { request, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
-import { createServer, type AddressInfo } from 'node:net';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -827,24 +827,44 @@ describe('npm run demo (examples/demo/main.ts)', { timeout: budget(60_000) }, ()
     );
   });
 
-  it('--redis with a password is refused before connecting: exit 2, one line naming --redis-env, the password nowhere', async () => {
+  it('--redis with a password, in each form node-redis reads one, is refused before connecting: exit 2, one line naming --redis-env, the password nowhere', async () => {
     let connections = 0;
-    const server = createServer((socket) => {
+    const count = (socket: Socket): void => {
       connections++;
       socket.destroy();
-    });
+    };
+    const server = createServer(count);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
-    const url = `redis://launcher:Pw-4f9e2c@127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const run = await runMain(['--redis', url]);
-    expect(await run.exited).toBe(2);
-    expect(run.stderr()).toBe(
-      'demo: --redis: a password on the command line is visible to every local user; put the URL in an environment ' +
-        'variable and give its name with --redis-env <NAME>. Run with --help for the options.\n',
-    );
-    expect(run.output()).toBe('');
-    expect(run.stderr().includes('Pw-4f9e2c') || run.stderr().includes('launcher:')).toBe(false);
-    expect(connections).toBe(0);
+    const socketPath = join(await tempDir(), 'redis.sock');
+    const local = createServer(count);
+    await new Promise<void>((resolve) => local.listen(socketPath, resolve));
+    cleanups.push(() => new Promise<void>((resolve) => local.close(() => resolve())));
+    const host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const urls = [
+      `redis://launcher:Pw-4f9e2c@${host}`,
+      `rediss://:Pw-4f9e2c@${host}`,
+      // Not WHATWG URLs: node-redis parses unix: itself, and would send the password to the socket.
+      `unix://launcher:Pw-4f9e2c@${socketPath}`,
+      `unix://:Pw-4f9e2c@${socketPath}`,
+      // One that URL cannot parse (the port), with a user and password before the host.
+      `redis://launcher:Pw-4f9e2c@${host}0000`,
+    ];
+    for (const url of urls) {
+      const run = await runMain(['--redis', url]);
+      expect(await run.exited).toBe(2);
+      expect(run.stderr()).toBe(
+        'demo: --redis: a password on the command line is visible to every local user; put the URL in an environment ' +
+          'variable and give its name with --redis-env <NAME>. Run with --help for the options.\n',
+      );
+      expect(run.output()).toBe('');
+      expect(run.stderr().includes('Pw-4f9e2c') || run.stderr().includes('launcher:')).toBe(false);
+    }
+    // A connection of ours to each, after every run: accepted after any a run made, so counted last.
+    connect((server.address() as AddressInfo).port, '127.0.0.1').on('error', () => undefined);
+    connect(socketPath).on('error', () => undefined);
+    await until(() => connections >= 2, 'our two connections');
+    expect(connections).toBe(2);
   });
 
   it('--redis-env names a variable that is not set: exit 2, before connecting', async () => {
