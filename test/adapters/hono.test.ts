@@ -124,6 +124,7 @@ describe("WebSocket handshakes through Hono's upgradeWebSocket on @hono/node-ser
       bearer(tokens.wrongKey),
       bearer('not.a.token'),
       bearer(tokens.current) + bearer(tokens.current),
+      bearer(tokens.current) + bearer(tokens.previous),
     ]) {
       const { responses, trailing } = await rawPipeline(port, [websocket('/ws', extra)]);
       expect(responses.length).toBe(1);
