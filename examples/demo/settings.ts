@@ -121,10 +121,22 @@ export function refusalPage(freshLinkFile: string | undefined): string {
     signs every browser out.</p>
   <p>${where}</p>
 </div>
+<script>${REPAIR_SCRIPT}</script>
 </body>
 </html>
 `;
 }
+
+/**
+ * The refusal page's one script. A server on another port of 127.0.0.1 can replace the owner's cookie (cookies
+ * ignore ports), but not this origin's storage: with the page key kept there, the page asks for a new cookie and
+ * loads again, at most twice a tab, so that a replaced cookie never signs the owner out.
+ */
+const REPAIR_SCRIPT =
+  "(function(){var k=localStorage.getItem('page-key'),n=Number(sessionStorage.getItem('repairs')||0);" +
+  "if(!k||n>=2)return;sessionStorage.setItem('repairs',String(n+1));" +
+  "fetch('/session',{method:'POST',cache:'no-store',headers:{'X-Launcher-Settings':k}})" +
+  '.then(function(r){if(r.status===204)location.reload();},function(){});})();';
 
 const REFUSAL_STYLE =
   'body{margin:0;font:15px/1.5 system-ui,sans-serif;background:#eef0f4;color:#1d2330}' +
@@ -132,10 +144,29 @@ const REFUSAL_STYLE =
   '.refused h1{font-size:19px;margin:0 0 10px}code{font-size:13px;word-break:break-all}' +
   '@media (prefers-color-scheme:dark){body{background:#14161b;color:#e6e8ee}.refused{background:#1d2027;border-color:#2c313b}}';
 
-/** The refusal page's policy: its one inline style, by hash, and nothing else. */
+const sha256 = (text: string): string => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
+
+/** The refusal page's policy: its one inline style and its one script, by hash, and a call to its own origin. */
 const REFUSAL_POLICY =
-  `default-src 'none'; style-src 'sha256-${createHash('sha256').update(REFUSAL_STYLE).digest('base64')}'; ` +
-  "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+  `default-src 'none'; style-src ${sha256(REFUSAL_STYLE)}; script-src ${sha256(REPAIR_SCRIPT)}; ` +
+  "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+/**
+ * The launch link's answer: one script keeps the page key in this origin's storage, which no other port shares
+ * and no other page can write, and goes to `/`. Not a fragment of `/`: any page on 127.0.0.1 may navigate a tab
+ * to `/#<anything>`. Not by a 303 either: a navigation that came from elsewhere (the redirect file is a file:
+ * page) would follow it as a cross-site one, without the SameSite=Strict cookie; this page's own is same-site.
+ */
+function launchAnswer(pageKey: string): { body: Buffer; policy: string } {
+  const script = `localStorage.setItem('page-key','${pageKey}');sessionStorage.removeItem('repairs');location.replace('/');`;
+  return {
+    body: Buffer.from(
+      `<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>Settings · Example Launcher</title>\n` +
+        `<script>${script}</script>\n</head>\n<body></body>\n</html>\n`,
+    ),
+    policy: `default-src 'none'; script-src ${sha256(script)}; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
+  };
+}
 
 /**
  * The settings server, not yet listening (listen on 127.0.0.1 only). `apiUrl` is shown on the page.
@@ -171,11 +202,12 @@ export function createSettingsServer(
   const session = newLaunchKey();
   const sessionBytes = Buffer.from(session);
   // Cookies are not kept apart by port (RFC 6265 §8.5): the owner's browser sends this one to any server on
-  // 127.0.0.1, another user's too. So /token and /regenerate also need the page key, which the launch redirect
-  // hands to the page in its URL's fragment (never sent to a server) and the page keeps in its origin's storage,
-  // which no other port shares.
+  // 127.0.0.1, another user's too, and such a server can replace it. So the session is the page key: the launch
+  // answer alone carries it, and the page keeps it in its origin's storage, which no other port shares. /token
+  // and /regenerate need it, and /session trades it for a new cookie when another port replaced the owner's.
   const pageKey = newLaunchKey();
   const pageKeyBytes = Buffer.from(pageKey);
+  const launch = launchAnswer(pageKey);
   const files = new Map([
     ['/', { type: 'text/html; charset=utf-8', body: page(apiUrl) }],
     ['/settings.css', { type: 'text/css; charset=utf-8', body: STYLE }],
@@ -201,22 +233,22 @@ export function createSettingsServer(
       launchKey = undefined;
       const next = renewLaunchKey?.();
       if (next !== undefined) launchKey = Buffer.from(next);
-      // The owner's own navigation: trade the key for the cookie, and send them to `/` so that the key leaves
-      // the address bar (the page's script then removes the fragment too). Not by a 303: a navigation that came
-      // from elsewhere (the redirect file is a file: page) would follow it as a cross-site one, without the
-      // SameSite=Strict cookie; a refresh by this page itself is same-site.
-      const body = Buffer.from(
-        `<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n` +
-          `<meta http-equiv="refresh" content="0;url=/#${pageKey}">\n<title>Settings · Example Launcher</title>\n` +
-          '</head>\n<body></body>\n</html>\n',
-      );
+      // The owner's own navigation: trade the key for the cookie and the page key (launchAnswer()).
       res.writeHead(200, {
         ...HEADERS,
+        'content-security-policy': launch.policy,
         'content-type': 'text/html; charset=utf-8',
         'set-cookie': `${cookie}=${session}; HttpOnly; SameSite=Strict; Path=/`,
-        'content-length': body.byteLength,
+        'content-length': launch.body.byteLength,
       });
-      res.end(body);
+      res.end(launch.body);
+      return;
+    }
+    if (path === '/session') {
+      if (req.method !== 'POST' || !fromOwnPage(req, path, pageKeyBytes)) return refuse(res);
+      req.resume();
+      res.writeHead(204, { ...HEADERS, 'set-cookie': `${cookie}=${session}; HttpOnly; SameSite=Strict; Path=/` });
+      res.end();
       return;
     }
     if (!hasCookie(req, cookie, sessionBytes)) return refuse(res);
@@ -286,7 +318,7 @@ function ownHost(req: IncomingMessage): boolean {
  * it should not have:
  * - a POST carries an Origin (browsers always send one) that is this very origin: a cross-site form or
  *   script has its own, and so does a page at the other spelling of loopback;
- * - /token and /regenerate need the page key in the page's own header (a cross-site request cannot send one
+ * - /token, /regenerate and /session need the page key in the page's own header (a cross-site request cannot send one
  *   without a CORS preflight that this server never grants), and a fetch-metadata `same-origin` where the
  *   browser sends it.
  */
@@ -296,7 +328,7 @@ function fromOwnPage(req: IncomingMessage, path: string, pageKey: Buffer): boole
   if ((req.method !== 'GET' && req.method !== 'HEAD') || origins.length > 0) {
     if (!ownOrigin) return false;
   }
-  if (path === '/token' || path === '/regenerate') {
+  if (path === '/token' || path === '/regenerate' || path === '/session') {
     const custom = headerValues(req, SETTINGS_HEADER);
     if (custom.length !== 1 || !sameSecret(custom[0] ?? '', pageKey)) return false;
     const site = headerValues(req, 'sec-fetch-site');
@@ -432,12 +464,9 @@ const SCRIPT = `'use strict';
   const dialog = $('confirm');
   const MASK = '\\u2022'.repeat(40);
   const dates = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
-  // The page key comes once, in the fragment of the launch link's redirect; this origin's storage keeps it for
-  // later visits and other tabs, and the address bar loses it.
-  if (location.hash.length > 1) {
-    localStorage.setItem('page-key', location.hash.slice(1));
-    history.replaceState(null, '', location.pathname);
-  }
+  // The page key: the launch link's answer kept it in this origin's storage, for later visits and other tabs.
+  // The page loaded, so the refusal page's repairs of the cookie count from zero again.
+  sessionStorage.removeItem('repairs');
   const pageKey = localStorage.getItem('page-key') || '';
   let current = null;
   let shown = false;
@@ -464,7 +493,13 @@ const SCRIPT = `'use strict';
 
   // The page key in the page's own header: the server refuses /token and /regenerate without it.
   async function call(method, path) {
-    const response = await fetch(path, { method, cache: 'no-store', headers: { 'X-Launcher-Settings': pageKey } });
+    const send = () => fetch(path, { method, cache: 'no-store', headers: { 'X-Launcher-Settings': pageKey } });
+    let response = await send();
+    if (response.status === 403) {
+      // A server on another port may have replaced the cookie: the page key gets a new one, and one more try.
+      const session = await fetch('/session', { method: 'POST', cache: 'no-store', headers: { 'X-Launcher-Settings': pageKey } });
+      if (session.status === 204) response = await send();
+    }
     if (response.status === 403) {
       // The cookie or the kept page key is from an earlier run (a restart signs browsers out): the server's
       // refusal page says how to get a fresh link; it takes this page's place, and the token leaves it.

@@ -154,8 +154,8 @@ describe('the demo settings page in chromium', () => {
     expect(await context.cookies()).toEqual([]);
 
     // The owner opens the redirect file by its path (what `--open` hands the desktop's browser): it goes on to the
-    // launch link, which trades the key for the cookie and lands on / with the key gone from the URL; the page key
-    // of the redirect's fragment moves into the origin's storage, and the fragment goes too.
+    // launch link, which trades the key for the cookie and the page key (kept in the origin's storage by the
+    // launch answer's one script) and lands on / with the key gone from the URL.
     await page.goto(pathToFileURL(redirectFile).href);
     await page.getByText('Created Jan 15, 2026, 9:30 AM').waitFor();
     expect(page.url()).toBe(`${settingsUrl}/`);

@@ -160,16 +160,16 @@ async function waitFor(probe: () => Promise<boolean> | boolean, what: string): P
   expect(await until(probe, 30_000, 20), `waiting for ${what}`).toBe(true);
 }
 
-/** The page key in the launch link's answer: a page that refreshes itself to `/#<page key>`. */
+/** The page key in the launch link's answer: a page whose one script keeps it and goes to `/`. */
 function pageKeyOf(answer: Answer): string | undefined {
-  return /^<!doctype html>\n[^]*<meta http-equiv="refresh" content="0;url=\/#([\w-]{43})">\n/.exec(
+  return /^<!doctype html>\n[^]*<script>localStorage\.setItem\('page-key','([\w-]{43})'\);[^<]*location\.replace\('\/'\);<\/script>\n/.exec(
     answer.body.toString('utf8'),
   )?.[1];
 }
 
 /**
- * Opens the launch link as the owner's browser does: 200, the cookie, and a page that refreshes itself to
- * `/#<page key>`. Answers the cookie as `name=value` and the page key, which the page's script keeps and sends in
+ * Opens the launch link as the owner's browser does: 200, the cookie, and a page that keeps the page key and goes
+ * to `/`. Answers the cookie as `name=value` and the page key, which the page's script keeps and sends in
  * its header.
  */
 async function owner(launchUrl: string): Promise<{ cookie: string; pageKey: string }> {
@@ -384,7 +384,10 @@ describe('the settings server (examples/demo/settings.ts)', () => {
     const answer = await call(launchUrl);
     expect(answer.status).toBe(200);
     expect(pageKeyOf(answer)).toMatch(/^[\w-]{43}$/);
-    expect(answer.headers['content-security-policy']).toBe(CONTENT_SECURITY_POLICY);
+    // Its one script, by hash: nothing else runs there.
+    expect(answer.headers['content-security-policy']).toMatch(
+      /^default-src 'none'; script-src 'sha256-[\w+/]{43}='; base-uri 'none'; form-action 'none'; frame-ancestors 'none'$/,
+    );
     expect(answer.headers['cache-control']).toBe('no-store');
     expect(answer.headers['referrer-policy']).toBe('no-referrer');
     const setCookie = answer.headers['set-cookie'] ?? [];
@@ -564,6 +567,32 @@ describe('the settings server (examples/demo/settings.ts)', () => {
     expect((await call(`${started.settingsUrl}/`, { headers: cookieOnly })).status).toBe(200);
     expect(rotated()).toBe(0);
     expect((await call(`${apiUrl}/apps`, { token: before })).status).toBe(200);
+  });
+
+  it('a cookie that another port replaced: the page key alone gets the owner a new one (POST /session), nothing else does', async () => {
+    const started = await demo();
+    const { settingsUrl } = started;
+    const own = await pageHeaders(started);
+    const [name] = (own.cookie ?? '').split('=');
+    const replaced: Record<string, string> = { ...own, cookie: `${name}=planted` };
+    const session = (headers: Record<string, string>, method = 'POST'): Promise<Answer> =>
+      call(`${settingsUrl}/session`, { method, headers });
+    const { 'x-launcher-settings': _header, ...withoutKey } = replaced;
+    const pageKey = own['x-launcher-settings'] ?? '';
+    for (const headers of [
+      withoutKey,
+      { ...replaced, 'x-launcher-settings': `${pageKey.slice(0, -1)}${pageKey.endsWith('A') ? 'B' : 'A'}` },
+      { ...replaced, origin: 'http://127.0.0.1:1' },
+      { ...replaced, 'sec-fetch-site': 'same-site' },
+    ]) {
+      expectForbidden(await session(headers));
+    }
+    expectForbidden(await session(replaced, 'GET'));
+    const answer = await session(replaced);
+    expect(answer.status).toBe(204);
+    expect(answer.body.byteLength).toBe(0);
+    expect(answer.headers['set-cookie']).toEqual([`${own.cookie}; HttpOnly; SameSite=Strict; Path=/`]);
+    expect((await call(`${settingsUrl}/token`, { headers: own })).status).toBe(200);
   });
 
   it("gives the token only to its own page in the owner's browser, never to be cached", async () => {
