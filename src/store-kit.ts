@@ -8,6 +8,9 @@ import type { VerifyResult } from './authority/types.js';
 export { generateRecord, recordProblem, MIN_KEY_BYTES } from './authority/record.js';
 export { parseRecord, serializeRecord, FORMAT_VERSION } from './stores/record-json.js';
 export { syncDirectory, temporaryName, writeTemporary } from './stores/file/write.js';
+export { readPrivateFile } from './stores/file/private-file.js';
+export type { Subject } from './stores/file/permissions.js';
+export { printable } from './authority/errors.js';
 export { nodeRuntime, randomId, type Runtime } from './authority/runtime.js';
 export { runtimeOption, type WithRuntime } from './authority/internal.js';
 

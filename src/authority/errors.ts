@@ -5,9 +5,10 @@ export type LauncherAuthErrorCode =
   /** A stored secret could not be parsed: bad JSON, unknown version, bad field. */
   | 'ERR_STORE_CORRUPT'
   /**
-   * The secret file or a folder on its way is not private to the process's user (POSIX): a file open to group
-   * or others or owned by another user, a symbolic link at the secret path, or a folder that another user owns
-   * or may write.
+   * The secret file (or `RedisSecretStore`'s generation file) or a folder on its way is not private to the
+   * process's user (POSIX): a file open to group or others or owned by another user, a symbolic link at the path,
+   * or a folder that another user owns or may write; for the generation file also a FIFO, a device or a file
+   * over its size.
    */
   | 'ERR_STORE_PERMISSIONS'
   /** Reading or writing the store failed (I/O error, read-only directory, full disk). */

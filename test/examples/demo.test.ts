@@ -892,7 +892,7 @@ describe('npm run demo (examples/demo/main.ts)', { timeout: budget(60_000) }, ()
     // A connection of ours to each, after every run: accepted after any a run made, so counted last.
     connect((server.address() as AddressInfo).port, '127.0.0.1').on('error', () => undefined);
     connect(socketPath).on('error', () => undefined);
-    await until(() => connections >= 2, 'our two connections');
+    expect(await until(() => connections >= 2)).toBe(true);
     expect(connections).toBe(2);
   });
 

@@ -1,11 +1,11 @@
 // Where an instance remembers, across restarts, the newest record it trusted or saved: its generation and id, never
 // its key. A process started after Redis went back then sees the older record as the rollback it is.
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, rename, unlink } from 'node:fs/promises';
+import { mkdir, rename, unlink } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, join, posix, win32 } from 'node:path';
 import { LauncherAuthError } from 'launcher-auth';
-import { syncDirectory, temporaryName, writeTemporary } from 'launcher-auth/store-kit';
+import { readPrivateFile, syncDirectory, temporaryName, writeTemporary } from 'launcher-auth/store-kit';
 import type { Seen } from './lease.js';
 
 /** The store's memory of the newest record: a file by default, the simulator's own in test/sim/. */
@@ -55,6 +55,9 @@ export function defaultGenerationFile(key: string, deployment: string, folder: s
 }
 
 const ID = /^[\x21-\x7e]{1,128}$/;
+/** A generation file is under 200 bytes; a larger one is not one. */
+const MAX_BYTES = 4096;
+const GENERATION_FILE = { name: 'generation file', kept: 'generation file' } as const;
 
 /** The record in a generation file's text; a string saying what is wrong with it otherwise. */
 function parse(text: string): Seen | string {
@@ -102,12 +105,8 @@ export function fileMemory(path: string, warn: (message: string) => void): Gener
   };
   const failed = (what: string, error: unknown): string => `cannot be ${what} (${errnoOf(error) ?? 'an error'})`;
   const current = async (): Promise<Seen | string | undefined> => {
-    try {
-      return parse(await readFile(path, 'utf8'));
-    } catch (error) {
-      if (errnoOf(error) === 'ENOENT') return undefined;
-      throw error;
-    }
+    const text = await readPrivateFile(path, GENERATION_FILE, MAX_BYTES);
+    return text === undefined ? undefined : parse(text);
   };
   const writeNow = async (seen: Seen): Promise<void> => {
     if (!usable) return;
@@ -128,7 +127,11 @@ export function fileMemory(path: string, warn: (message: string) => void): Gener
       temporary = undefined;
       await syncDirectory(folder);
     } catch (error) {
-      giveUp(failed('written', error));
+      giveUp(
+        error instanceof LauncherAuthError
+          ? `is refused (${error.code}), and was left untouched`
+          : failed('written', error),
+      );
     } finally {
       if (temporary !== undefined) await unlink(temporary).catch(() => undefined);
     }
@@ -139,6 +142,8 @@ export function fileMemory(path: string, warn: (message: string) => void): Gener
       try {
         there = await current();
       } catch (error) {
+        // Not this user's own regular file, in folders only this user and root can write: never trusted.
+        if (error instanceof LauncherAuthError) throw error;
         giveUp(failed('read', error));
         return undefined;
       }

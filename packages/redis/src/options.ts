@@ -72,6 +72,9 @@ export interface RedisSecretStoreOptions {
    * older snapshot, restarted empty) then treats it as the rollback it is: it refuses every token, reports
    * `ERR_STORE_ROLLBACK` and replaces the older record with the rollback marker, instead of trusting a key that a
    * rotation revoked. Written atomically (mode 0600, its folder 0700) when that record changes, never on a request.
+   * It gets the secret file's checks: a symbolic link, a FIFO or a device at the path, a file of another user, one
+   * open to group or others, one over 4 KB, or a folder on its way that another user owns or may write makes
+   * `load()` (and so `open()`) reject with `ERR_STORE_PERMISSIONS` naming it, and it is never replaced.
    * A damaged file makes `load()` (and so `open()`) reject with `ERR_STORE_CORRUPT` naming it; a folder that cannot
    * be written is told once by a process warning, and the store then runs without it. `false`: no file (a process
    * then starts from whatever Redis holds).

@@ -1,7 +1,8 @@
 // The generation file (`generationFile`): where it goes, what it holds (a generation and an id, never a key), how
 // it is written (atomically, 0600 in a 0700 folder, never lowered, never over a damaged file), a damaged file
 // refused by name, a folder that cannot be written told once; and the option's checks.
-import { mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { chmod, chown, lstat, mkdir, mkdtemp, readFile, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -11,6 +12,7 @@ import { deploymentOf } from '../src/connections.js';
 import { defaultGenerationFile, fileMemory, stateFolder } from '../src/memory.js';
 import { authErrorOf } from '../../../test/support/async.js';
 import { SKIP_REASON, sharedRedis } from '../../../test/support/redis-server.js';
+import { OTHER_USER_MISSING, otherUser } from '../../../test/support/other-user.js';
 
 const POSIX = process.platform !== 'win32';
 
@@ -88,7 +90,7 @@ describe('the generation file', () => {
 
   it('a damaged file: read() rejects with ERR_STORE_CORRUPT naming it; a write leaves it untouched and warns once', async () => {
     const path = join(await folder(), 'g.json');
-    await writeFile(path, '{"generation":"x"}');
+    await writeFile(path, '{"generation":"x"}', { mode: 0o600 });
     const told: string[] = [];
     const memory = fileMemory(path, (message) => told.push(message));
     const error = await authErrorOf(memory.read());
@@ -129,7 +131,7 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore with a generation f
 
   it('open() on a damaged generation file rejects with ERR_STORE_CORRUPT naming it, and leaves it as it was', async () => {
     const path = join(await folder(), 'g.json');
-    await writeFile(path, 'not json');
+    await writeFile(path, 'not json', { mode: 0o600 });
     const store = new RedisSecretStore({ client: shared.client, key: 'memory:damaged', generationFile: path });
     const error = await authErrorOf(TokenAuthority.open({ store }));
     expect(isLauncherAuthError(error, 'ERR_STORE_CORRUPT')).toBe(true);
@@ -156,3 +158,91 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore with a generation f
     expect(after).toContainEqual({ generation: 2, id: authority.keyId });
   });
 });
+
+describe.skipIf(SKIP_REASON !== undefined || OTHER_USER_MISSING !== undefined || !POSIX)(
+  "the generation file in a folder another user can write: the secret file's checks",
+  () => {
+    const shared = sharedRedis();
+    const PLANTED = '{"generation":9007199254740000,"id":"planted"}\n';
+
+    /** A shared state folder, as /tmp is (sticky, writable by all), and the generation file's path under it. */
+    async function sharedState(): Promise<{ state: string; path: string }> {
+      const parent = await folder();
+      await chmod(parent, 0o755); // the other user reaches the shared folder through it
+      const state = join(parent, 'state');
+      await mkdir(state, { mode: 0o1777 });
+      await chmod(state, 0o1777);
+      return { state, path: join(state, 'launcher-auth', 'redis', 'g.json') };
+    }
+
+    /** Runs `script` (CommonJS, with `path` bound) as the other local user. */
+    function asOtherUser(script: string, path: string): void {
+      const { uid, gid } = otherUser();
+      const run = spawnSync(process.execPath, ['-e', `const path = ${JSON.stringify(path)};\n${script}`], {
+        uid,
+        gid,
+        cwd: '/',
+        encoding: 'utf8',
+      });
+      expect(run.status).toBe(0);
+    }
+
+    it('a generation planted by another user (9007199254740000): open() refuses with ERR_STORE_PERMISSIONS naming it, and leaves it', async () => {
+      const { path } = await sharedState();
+      asOtherUser(
+        `const fs = require('node:fs'); fs.mkdirSync(require('node:path').dirname(path), { recursive: true, mode: 0o700 });` +
+          `fs.writeFileSync(path, ${JSON.stringify(PLANTED)}, { mode: 0o600 });`,
+        path,
+      );
+      const store = new RedisSecretStore({ client: shared.client, key: 'memory:planted', generationFile: path });
+      const error = await authErrorOf(TokenAuthority.open({ store }));
+      expect(error.code).toBe('ERR_STORE_PERMISSIONS');
+      expect(error.message).toContain(path);
+      expect(await readFile(path, 'utf8')).toBe(PLANTED);
+    });
+
+    it('a FIFO at the path: open() refuses at once with ERR_STORE_PERMISSIONS naming it', async () => {
+      // In a folder of this user's own, so that the file itself is what is judged.
+      const path = join(await folder(), 'g.json');
+      expect(spawnSync('mkfifo', ['-m', '600', path]).status).toBe(0);
+      const store = new RedisSecretStore({ client: shared.client, key: 'memory:fifo', generationFile: path });
+      const error = await authErrorOf(TokenAuthority.open({ store }));
+      expect(error.code).toBe('ERR_STORE_PERMISSIONS');
+      expect(error.message).toContain(path);
+      expect((await lstat(path)).isFIFO()).toBe(true);
+    });
+
+    it('a device, a link, a file of another user, one open to others, an oversized one: each refused by name, never replaced', async () => {
+      const dir = await folder();
+      const valid = join(dir, 'valid.json');
+      await writeFile(valid, '{"generation":1,"id":"one"}\n', { mode: 0o600 });
+      const { uid } = otherUser();
+      const plants: Array<[string, (path: string) => Promise<unknown>]> = [
+        ['a device', async (path) => expect(spawnSync('mknod', ['-m', '600', path, 'c', '1', '3']).status).toBe(0)],
+        ['a link', (path) => symlink(valid, path)],
+        [
+          'another user',
+          async (path) => (
+            await writeFile(path, '{"generation":1,"id":"one"}\n', { mode: 0o600 }),
+            chown(path, uid, 0)
+          ),
+        ],
+        ['open to others', (path) => writeFile(path, '{"generation":1,"id":"one"}\n', { mode: 0o644 })],
+        ['oversized', (path) => writeFile(path, `{"generation":1,"id":"one"}${' '.repeat(8192)}\n`, { mode: 0o600 })],
+      ];
+      const refused: string[] = [];
+      for (const [name, plant] of plants) {
+        const path = join(dir, `${name.replaceAll(' ', '-')}.json`);
+        await plant(path);
+        const before = await lstat(path);
+        const memory = fileMemory(path, () => undefined);
+        const error = await authErrorOf(memory.read());
+        await memory.write({ generation: 2, id: 'two' });
+        const after = await lstat(path);
+        if (error.code === 'ERR_STORE_PERMISSIONS' && error.message.includes(path) && after.ino === before.ino)
+          refused.push(name);
+      }
+      expect(refused).toEqual(plants.map(([name]) => name));
+    });
+  },
+);

@@ -31,6 +31,16 @@ export function sameIdentity(a: Identity, b: Identity): boolean {
   return a.dev === b.dev && a.ino === b.ino;
 }
 
+/** What the checked file is called in messages: the secret file, or another private file checked the same way. */
+export interface Subject {
+  /** As in "the secret file /path". */
+  readonly name: string;
+  /** As in "keep the secret in a folder of your own". */
+  readonly kept: string;
+}
+
+export const SECRET_FILE: Subject = { name: 'secret file', kept: 'secret' };
+
 /** The secret's folder as the walk resolved it: a path without links, and its identity then (POSIX). */
 export interface CheckedFolder {
   readonly folder: string;
@@ -54,11 +64,11 @@ interface Walk {
 }
 
 /** A refusal because the path changed while it was being checked (a link replaced, removed, re-pointed). */
-export function changedWhileChecked(secret: string, what: string): LauncherAuthError {
+export function changedWhileChecked(secret: string, what: string, subject: Subject = SECRET_FILE): LauncherAuthError {
   return new LauncherAuthError(
     'ERR_STORE_PERMISSIONS',
-    `The path to the secret file ${secret} changed while it was being checked (${what}): something is replacing ` +
-      'entries on the way to it. Keep the secret in a folder of your own, and give its real path.',
+    `The path to the ${subject.name} ${secret} changed while it was being checked (${what}): something is ` +
+      `replacing entries on the way to it. Keep the ${subject.kept} in a folder of your own, and give its real path.`,
   );
 }
 
@@ -68,7 +78,7 @@ export function changedWhileChecked(secret: string, what: string): LauncherAuthE
  * the time it is checked. A link that vanishes or is replaced between its lstat and its readlink fails closed; a
  * part that does not exist rejects with ENOENT, as realpath does.
  */
-async function walk(path: string, secret: string): Promise<Walk> {
+async function walk(path: string, secret: string, subject: Subject): Promise<Walk> {
   const folders = new Map<string, Stats>();
   const links: Link[] = [];
   const rest = resolve(path)
@@ -100,11 +110,11 @@ async function walk(path: string, secret: string): Promise<Walk> {
       target = await readlink(next);
       again = await lstat(next);
     } catch {
-      throw changedWhileChecked(secret, `the symbolic link ${next} went away`);
+      throw changedWhileChecked(secret, `the symbolic link ${next} went away`, subject);
     }
     // Replaced by another link (a new inode) between the two lstat calls: the target read may be either one's.
     if (!again.isSymbolicLink() || !sameIdentity(again, stats) || again.ctimeMs !== stats.ctimeMs) {
-      throw changedWhileChecked(secret, `the symbolic link ${next} was replaced`);
+      throw changedWhileChecked(secret, `the symbolic link ${next} was replaced`, subject);
     }
     links.push({ path: next, folder: real, uid: stats.uid });
     if (isAbsolute(target)) real = parse(target).root;
@@ -130,29 +140,29 @@ async function walk(path: string, secret: string): Promise<Walk> {
  *   above the secret are: whoever may replace a link re-points the path to another folder.
  * The caller opens the file through the returned folder, and compares what it opened with `identity`.
  */
-export async function checkedFolder(secret: string): Promise<CheckedFolder> {
+export async function checkedFolder(secret: string, subject: Subject = SECRET_FILE): Promise<CheckedFolder> {
   const euid = process.geteuid?.();
   if (!POSIX || euid === undefined) return { folder: resolve(dirname(secret)), identity: undefined };
-  const { folder, folders, links } = await walk(dirname(secret), secret);
+  const { folder, folders, links } = await walk(dirname(secret), secret, subject);
   const statsOf = async (path: string): Promise<Stats> => {
     const seen = folders.get(path);
     if (seen !== undefined) return seen;
     // Not reached by the walk (it meets every folder above the ones it resolves); checked all the same.
     const stats = await lstat(path);
-    if (!stats.isDirectory()) throw changedWhileChecked(secret, `${path} is no longer a folder`);
+    if (!stats.isDirectory()) throw changedWhileChecked(secret, `${path} is no longer a folder`, subject);
     return stats;
   };
-  await checkFolders(secret, folder, euid, undefined, statsOf);
+  await checkFolders(secret, folder, euid, undefined, statsOf, subject);
   for (const link of links) {
     if (link.uid !== euid && link.uid !== 0) {
       throw new LauncherAuthError(
         'ERR_STORE_PERMISSIONS',
-        `The symbolic link ${link.path}, on the way to the secret file ${secret}, is owned by uid ${link.uid}, ` +
+        `The symbolic link ${link.path}, on the way to the ${subject.name} ${secret}, is owned by uid ${link.uid}, ` +
           `neither the user this process runs as (uid ${euid}) nor root: its owner could re-point it. Give the ` +
-          'real path of the secret file, or replace the link with one of your own.',
+          `real path of the ${subject.name}, or replace the link with one of your own.`,
       );
     }
-    await checkFolders(secret, link.folder, euid, link.path, statsOf);
+    await checkFolders(secret, link.folder, euid, link.path, statsOf, subject);
   }
   const stats = folders.get(folder) as Stats;
   return { folder, identity: { dev: stats.dev, ino: stats.ino } };
@@ -168,30 +178,31 @@ async function checkFolders(
   euid: number,
   link: string | undefined,
   statsOf: (path: string) => Promise<Stats>,
+  subject: Subject,
 ): Promise<void> {
   for (let current = start; ; current = dirname(current)) {
     const stats = await statsOf(current);
     const own = link === undefined && current === start;
     const where = own
-      ? `The folder ${current} that holds the secret file ${secret}`
+      ? `The folder ${current} that holds the ${subject.name} ${secret}`
       : link === undefined
-        ? `The folder ${current}, above the secret file ${secret},`
+        ? `The folder ${current}, above the ${subject.name} ${secret},`
         : current === start
-          ? `The folder ${current}, which holds the symbolic link ${link} on the way to the secret file ${secret},`
-          : `The folder ${current}, above the symbolic link ${link} on the way to the secret file ${secret},`;
-    const what = link === undefined ? 'replace the secret file' : 're-point the link to another folder';
+          ? `The folder ${current}, which holds the symbolic link ${link} on the way to the ${subject.name} ${secret},`
+          : `The folder ${current}, above the symbolic link ${link} on the way to the ${subject.name} ${secret},`;
+    const what = link === undefined ? `replace the ${subject.name}` : 're-point the link to another folder';
     if (stats.uid !== euid && stats.uid !== 0) {
       throw new LauncherAuthError(
         'ERR_STORE_PERMISSIONS',
         `${where} is owned by uid ${stats.uid}, neither the user this process runs as (uid ${euid}) nor root: ` +
           `its owner could ${what}. If the folder is yours, run: chown ${euid} '${current}'; ` +
-          `otherwise keep the secret in a folder of your own${link === undefined ? '' : ' and give its real path'}.`,
+          `otherwise keep the ${subject.kept} in a folder of your own${link === undefined ? '' : ' and give its real path'}.`,
       );
     }
     if ((stats.mode & 0o022) !== 0 && (own || (stats.mode & STICKY) === 0)) {
       throw new LauncherAuthError(
         'ERR_STORE_PERMISSIONS',
-        `${where} is writable by group or others (mode ${octal(stats.mode)}): ${fix(own, stats, current, what, link)}`,
+        `${where} is writable by group or others (mode ${octal(stats.mode)}): ${fix(own, stats, current, what, link, subject)}`,
       );
     }
     if (dirname(current) === current) return;
@@ -199,12 +210,19 @@ async function checkFolders(
 }
 
 /** What to do about a folder open to others: a private folder's mode can be fixed; a shared one's must stay. */
-function fix(own: boolean, stats: Stats, current: string, what: string, link: string | undefined): string {
+function fix(
+  own: boolean,
+  stats: Stats,
+  current: string,
+  what: string,
+  link: string | undefined,
+  subject: Subject,
+): string {
   // A sticky folder open to others (/tmp, /dev/shm, /var/tmp) is shared on purpose: closing it would break
   // every other user of it, and the secret does not belong there anyway.
   if (own && (stats.mode & STICKY) !== 0) {
     return (
-      `it is a shared folder, where another user could create the secret file first. Keep the secret in a ` +
+      `it is a shared folder, where another user could create the ${subject.name} first. Keep the ${subject.kept} in a ` +
       `private folder of your own instead, such as one made with: mkdir -m 700 ~/.config/<app>; ` +
       `do not change the mode of ${current}, which others use.`
     );
@@ -214,7 +232,7 @@ function fix(own: boolean, stats: Stats, current: string, what: string, link: st
     (own
       ? ''
       : link === undefined
-        ? ', or keep the secret in a folder whose parents only you and root can write'
-        : ', or give the real path of the secret file')
+        ? `, or keep the ${subject.kept} in a folder whose parents only you and root can write`
+        : `, or give the real path of the ${subject.name}`)
   );
 }

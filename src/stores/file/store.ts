@@ -1,30 +1,25 @@
 // The launcher's secret on disk: one JSON file, private from its first byte, replaced atomically and durably.
-import { constants, type Stats } from 'node:fs';
-import { lstat, mkdir, open, rename, unlink } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
+import { lstat, mkdir, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { LauncherAuthError } from '../../authority/errors.js';
 import { recordProblem } from '../../authority/record.js';
 import type { SaveOptions, SecretRecord, SecretStore } from '../../authority/types.js';
 import { parseRecord, serializeRecord } from '../record-json.js';
 import {
-  POSIX,
+  SECRET_FILE,
   changedWhileChecked,
   checkedFolder,
   errnoCode,
-  octal,
   sameIdentity,
   type CheckedFolder,
 } from './permissions.js';
+import { checkOwnerAndMode, openPrivate } from './private-file.js';
 import { watchSecretFile } from './watch.js';
 import { removeStaleTemporaries, syncDirectory, temporaryName, writeTemporary } from './write.js';
 
 /** A secret file is about 150 bytes; anything far larger is not one. */
 const MAX_FILE_BYTES = 64 * 1024;
-/**
- * Non-blocking, so that a FIFO put at the path is opened (and then refused as not a regular file) instead of
- * blocking a thread-pool thread until some writer comes. No effect on regular files.
- */
-const READ_FLAGS = POSIX ? constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW : 'r';
 
 /** Options of {@link FileSecretStore}. */
 export interface FileSecretStoreOptions {
@@ -131,20 +126,12 @@ export class FileSecretStore implements SecretStore {
     const file = join(folder, basename(this.path));
     let handle;
     try {
-      handle = await open(file, READ_FLAGS);
+      handle = await openPrivate(file, this.path, SECRET_FILE);
     } catch (error) {
-      const code = errnoCode(error);
-      if (code === 'ENOENT') return undefined;
-      // O_NOFOLLOW on a symlink: ELOOP (Linux, macOS), EMLINK (FreeBSD).
-      if (POSIX && (code === 'ELOOP' || code === 'EMLINK')) {
-        throw new LauncherAuthError(
-          'ERR_STORE_PERMISSIONS',
-          `The secret file ${this.path} is a symbolic link; a link may lead to a file that another user controls, ` +
-            'so it is not followed. Put the secret file itself at that path.',
-        );
-      }
+      if (error instanceof LauncherAuthError) throw error;
       throw this.#readError(error);
     }
+    if (handle === undefined) return undefined;
     try {
       const stats = await handle.stat();
       if ((await this.#expectSame(checked, file, stats)) === REPLACED) {
@@ -152,22 +139,7 @@ export class FileSecretStore implements SecretStore {
         throw changedWhileChecked(this.path, `${file} was replaced once opened, ${MAX_READS} times`);
       }
       if (!stats.isFile()) throw this.#corrupt('it is not a regular file');
-      const euid = process.geteuid?.();
-      if (POSIX && euid !== undefined && stats.uid !== euid) {
-        throw new LauncherAuthError(
-          'ERR_STORE_PERMISSIONS',
-          `The secret file ${this.path} is owned by uid ${stats.uid}, not by the user this process runs as ` +
-            `(uid ${euid}): whoever owns it chooses the secret. If you made it, run: chown ${euid} '${this.path}'; ` +
-            'otherwise move it away to generate a new secret.',
-        );
-      }
-      if (POSIX && (stats.mode & 0o077) !== 0) {
-        throw new LauncherAuthError(
-          'ERR_STORE_PERMISSIONS',
-          `The secret file ${this.path} is open to group or others (mode ${octal(stats.mode)}); ` +
-            `it must be 0600. Check who could have read it, then run: chmod 600 '${this.path}'`,
-        );
-      }
+      checkOwnerAndMode(stats, this.path, SECRET_FILE);
       if (stats.size > MAX_FILE_BYTES)
         throw this.#corrupt(`it is ${stats.size} bytes, far more than a secret file holds`);
       const text = await handle.readFile('utf8');
