@@ -5,7 +5,7 @@ import { mkdir, rename, unlink } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, join, posix, win32 } from 'node:path';
 import { LauncherAuthError } from 'launcher-auth';
-import { readPrivateFile, syncDirectory, temporaryName, writeTemporary } from 'launcher-auth/store-kit';
+import { printable, readPrivateFile, syncDirectory, temporaryName, writeTemporary } from 'launcher-auth/store-kit';
 import type { Seen } from './lease.js';
 
 /** The store's memory of the newest record: a file by default, the simulator's own in test/sim/. */
@@ -99,8 +99,10 @@ export function fileMemory(path: string, warn: (message: string) => void): Gener
     if (!usable) return;
     usable = false;
     warn(
-      `The generation file ${path} ${problem}; the Redis store runs without it, so a process started while Redis ` +
-        'holds an older secret than the last one cannot tell.',
+      printable(
+        `The generation file ${path} ${problem}; the Redis store runs without it, so a process started while ` +
+          'Redis holds an older secret than the last one cannot tell.',
+      ),
     );
   };
   const failed = (what: string, error: unknown): string => `cannot be ${what} (${errnoOf(error) ?? 'an error'})`;

@@ -103,9 +103,9 @@ describe('the generation file', () => {
     expect(told[0]).toContain(path);
   });
 
-  it('a folder that cannot be created: one warning naming the file, then no memory', async () => {
+  it('a folder that cannot be created: one warning naming the file (its control characters escaped), then no memory', async () => {
     // A file where the folder should be: refused whoever runs the test, root included.
-    const blocker = join(await folder(), 'blocker');
+    const blocker = join(await folder(), 'block\x1b]52;c;x\x07er');
     await writeFile(blocker, '');
     const path = join(blocker, 'sub', 'g.json');
     const told: string[] = [];
@@ -114,7 +114,7 @@ describe('the generation file', () => {
     await memory.write({ generation: 3, id: 'three' });
     expect(await memory.read()).toBeUndefined();
     expect(told).toHaveLength(1);
-    expect(told[0]).toContain(path);
+    expect(told[0]).toContain(path.replace('\x1b', '\\x1b').replace('\x07', '\\x07'));
   });
 });
 
