@@ -71,10 +71,28 @@ export function checkOwnerAndMode(stats: Stats, path: string, subject: Subject):
 /**
  * The text of the private file at `path`, or `undefined` when there is none, with every check of the secret file:
  * the permission walk of its folders (`checkedFolder`), opened without following a link or blocking, the entry
- * opened still the one at the path, a regular file, this user's and closed to others, at most `maxBytes`. A file
+ * opened still the one at the path (read again when another process renamed a new file over it), a regular file, this user's and closed to others, at most `maxBytes`. A file
  * that fails a check is refused with `ERR_STORE_PERMISSIONS` naming `path`; an I/O error is thrown as it came.
  */
 export async function readPrivateFile(path: string, subject: Subject, maxBytes: number): Promise<string | undefined> {
+  // Another process may rename a new file over the one just opened (an atomic write): read again, a few times. Only
+  // a path that keeps changing under every read is refused.
+  for (let attempt = 1; ; attempt++) {
+    const text = await readOnce(path, subject, maxBytes, attempt === PRIVATE_READS);
+    if (text !== REPLACED) return text;
+  }
+}
+
+/** How many reads {@link readPrivateFile} makes of a file that is replaced each time it was opened. */
+const PRIVATE_READS = 3;
+const REPLACED: unique symbol = Symbol('replaced');
+
+async function readOnce(
+  path: string,
+  subject: Subject,
+  maxBytes: number,
+  last: boolean,
+): Promise<string | undefined | typeof REPLACED> {
   let folder: string;
   try {
     ({ folder } = await checkedFolder(path, subject));
@@ -89,7 +107,8 @@ export async function readPrivateFile(path: string, subject: Subject, maxBytes: 
     const stats = await handle.stat();
     const entry = await lstat(file).catch(() => undefined);
     if (entry === undefined || !sameIdentity(entry, stats)) {
-      throw changedWhileChecked(path, `${file} was replaced once opened`, subject);
+      if (!last) return REPLACED;
+      throw changedWhileChecked(path, `${file} was replaced once opened, ${PRIVATE_READS} times`, subject);
     }
     const refuse = (problem: string): LauncherAuthError =>
       new LauncherAuthError(
