@@ -22,6 +22,7 @@ export type {
   SecretStore,
   StoreLink,
   TokenAuthorityOptions,
+  TokenState,
   VerifyResult,
 } from './authority/types.js';
 export type { AuthOptions, Peer, RejectInfo } from './gate/gate.js';

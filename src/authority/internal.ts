@@ -10,8 +10,8 @@ import type { TokenAuthority } from './token-authority.js';
  */
 export const authenticateNow: unique symbol = Symbol('launcher-auth.authenticateNow');
 
-/** Whether the authority's key is a placeholder that works nowhere (its store's secret went back), for tokenView(). */
-export const holdsPlaceholder: unique symbol = Symbol('launcher-auth.holdsPlaceholder');
+/** Whether the authority's current token is accepted now, and why not, for the settings helpers (settings.ts). */
+export const tokenState: unique symbol = Symbol('launcher-auth.tokenState');
 
 /** Checks that `authority` is a TokenAuthority, at set-up: a `TypeError` that names `where` otherwise. */
 export function assertAuthority(authority: unknown, where: string): asserts authority is TokenAuthority {

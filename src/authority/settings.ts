@@ -1,8 +1,9 @@
 // What a settings window needs from the authority: the token to show (and a masked form of it), and "Regenerate
 // token" with every outcome of rotate() turned into something the window can show as is. Never throws for a store.
-import { isLauncherAuthError } from './errors.js';
-import { assertAuthority, holdsPlaceholder } from './internal.js';
+import { LauncherAuthError, isLauncherAuthError, type LauncherAuthErrorCode } from './errors.js';
+import { assertAuthority, tokenState } from './internal.js';
 import type { TokenAuthority } from './token-authority.js';
+import type { TokenState } from './types.js';
 
 /**
  * What "Regenerate token" did, one meaning each (the rotate() outcome it stands for in brackets):
@@ -10,8 +11,8 @@ import type { TokenAuthority } from './token-authority.js';
  * - `unchanged`: nothing changed, and nothing will: the token from before still works (`ERR_SAVE_FAILED`);
  * - `regenerated-elsewhere`: another regeneration, made in another window or instance, came first or replaced this
  *   one; its token is the one that works now (`ERR_SAVE_CONFLICT`, `ERR_ROTATION_SUPERSEDED`);
- * - `unconfirmed`: the secret store has not said yet whether the new secret was saved; the token works at this
- *   moment, and `onRotate` fires if the store turns out to hold another (`ERR_SAVE_UNCERTAIN`);
+ * - `unconfirmed`: the secret store has not said yet which secret it holds, so the window cannot know yet which
+ *   token works; no token is given, and `onRotate` fires if the key changes (`ERR_SAVE_UNCERTAIN`);
  * - `stopped`: the authority was closed: no token works any more (`ERR_CLOSED`).
  */
 export type RegenerateOutcome = 'regenerated' | 'unchanged' | 'regenerated-elsewhere' | 'unconfirmed' | 'stopped';
@@ -20,10 +21,25 @@ export type RegenerateOutcome = 'regenerated' | 'unchanged' | 'regenerated-elsew
 export interface RegenerateResult {
   /** What happened; see {@link RegenerateOutcome}. */
   readonly outcome: RegenerateOutcome;
-  /** The token that works now, or `undefined` when none does (`stopped`). */
+  /** Whether the authority accepts its token at this moment, and why not; see {@link TokenState}. */
+  readonly state: TokenState;
+  /**
+   * The token that works now: one the authority accepts at this moment. `undefined` when none does (`state` is not
+   * `ok`) or which one does is not known yet (`unconfirmed`).
+   */
   readonly token: string | undefined;
   /** One short sentence, for the user, that a settings window can show as is. It never contains a token. */
   readonly message: string;
+  /**
+   * For the host's log when the regeneration did not simply succeed: the code of the error `rotate()` rejected with
+   * (`ERR_SAVE_FAILED`, `ERR_SAVE_CONFLICT`, `ERR_ROTATION_SUPERSEDED`, `ERR_SAVE_UNCERTAIN`, `ERR_CLOSED`).
+   */
+  readonly code?: LauncherAuthErrorCode;
+  /**
+   * That error itself, whose own `cause` is the store's failure when there was one (an `EACCES` from the file
+   * system, a Redis error). Holds no token and no key.
+   */
+  readonly cause?: LauncherAuthError;
 }
 
 /** What a settings window shows of the current token. */
@@ -35,53 +51,78 @@ export interface TokenView {
   /** The id of the key that signs the token (its `kid`); not secret. */
   readonly keyId: string;
   /**
-   * True when the secret store lost the secret (it went back to an older one: `ERR_STORE_ROLLBACK`) and the
-   * authority holds a placeholder: the token shown works nowhere, and every token is refused until "Regenerate
-   * token" makes one that works. Show that instead of the token.
+   * Whether the token is accepted at this moment, and why not: show the token only when `ok`. `suspended`: the
+   * secret store cannot be reached and every token is refused until it answers; `lost`: the store lost the secret
+   * (`ERR_STORE_ROLLBACK`) and every token is refused until "Regenerate token" makes one that works; `stopped`: the
+   * authority was closed. See {@link TokenState}.
    */
-  readonly lost: boolean;
+  readonly state: TokenState;
 }
 
-const MESSAGES: Readonly<Record<RegenerateOutcome, string>> = {
-  regenerated: 'New token created: the previous token no longer works.',
-  unchanged: 'Could not regenerate the token: nothing changed, and the current token still works.',
-  'regenerated-elsewhere':
-    'The token was regenerated elsewhere (another window or launcher) at the same time: the token shown now is the one that works.',
-  unconfirmed:
-    'The secret store has not confirmed the regeneration yet: the token shown works for now; check again in a moment.',
-  stopped: 'The automation API has stopped: no token works until the launcher starts it again.',
+/** What happened, the first half of each message. */
+const HAPPENED: Readonly<Record<Exclude<RegenerateOutcome, 'stopped'>, string>> = {
+  regenerated: 'New token created',
+  unchanged: 'Could not regenerate the token',
+  'regenerated-elsewhere': 'The token was regenerated elsewhere (another window or launcher) at the same time',
+  unconfirmed: 'The secret store has not confirmed the regeneration yet',
 };
 
-/** The rotate() codes that leave a token that works, and what each means for a settings window. */
+/** Which token works, the second half, while the authority accepts its token. */
+const WHAT_WORKS: Readonly<Record<Exclude<RegenerateOutcome, 'stopped'>, string>> = {
+  regenerated: 'the previous token no longer works.',
+  unchanged: 'nothing changed, and the current token still works.',
+  'regenerated-elsewhere': 'the token shown now is the one that works.',
+  unconfirmed: 'which token works is not known yet; check again in a moment.',
+};
+
+/** Why no token works, the second half, while the authority refuses every token. */
+const REFUSED: Readonly<Record<Exclude<TokenState, 'ok'>, string>> = {
+  suspended: 'the secret store cannot be reached, so every token is refused until it answers again.',
+  lost: 'the secret store lost the secret, so every token is refused until "Regenerate token" makes a new one.',
+  stopped: 'the automation API has stopped: no token works until the launcher starts it again.',
+};
+
+const STOPPED = 'The automation API has stopped: no token works until the launcher starts it again.';
+
+/** The rotate() codes that are outcomes, and what each means for a settings window. */
 const OUTCOMES = [
   ['ERR_SAVE_FAILED', 'unchanged'],
   ['ERR_SAVE_CONFLICT', 'regenerated-elsewhere'],
   ['ERR_ROTATION_SUPERSEDED', 'regenerated-elsewhere'],
   ['ERR_SAVE_UNCERTAIN', 'unconfirmed'],
+  ['ERR_CLOSED', 'stopped'],
 ] as const;
 
 /**
- * "Regenerate token" for a settings window: `authority.rotate()`, with each of its outcomes as a result.
- * Resolves, whatever the store did; rejects only with a `TypeError` when `authority` is not a TokenAuthority, or
- * with what is not an outcome of rotate() at all (a bug).
+ * "Regenerate token" for a settings window: `authority.rotate()`, with each of its outcomes as a result. The token
+ * given is one the authority accepts at the moment the result is made, and the message never says that a refused
+ * token works. Resolves, whatever the store did; rejects only with a `TypeError` when `authority` is not a
+ * TokenAuthority, or with what is not an outcome of rotate() at all (a bug).
  */
 export async function regenerateToken(authority: TokenAuthority): Promise<RegenerateResult> {
   assertAuthority(authority, 'regenerateToken');
+  let outcome: RegenerateOutcome;
+  let failure: { readonly code?: LauncherAuthErrorCode; readonly cause?: LauncherAuthError } = {};
   try {
-    const token = await authority.rotate();
-    return { outcome: 'regenerated', token, message: MESSAGES.regenerated };
+    await authority.rotate();
+    outcome = 'regenerated';
   } catch (error) {
-    if (isLauncherAuthError(error, 'ERR_CLOSED'))
-      return { outcome: 'stopped', token: undefined, message: MESSAGES.stopped };
     const match = OUTCOMES.find(([code]) => isLauncherAuthError(error, code));
-    if (match === undefined) throw error;
-    const outcome = match[1];
-    // Each of these leaves the authority on the token that works: its own, or the one adopted from the store.
-    return { outcome, token: authority.issue(), message: MESSAGES[outcome] };
+    if (match === undefined || !(error instanceof LauncherAuthError)) throw error;
+    outcome = match[1];
+    failure = { code: error.code, cause: error };
   }
+  const state = authority[tokenState]();
+  // Each outcome but these leaves the authority on the token that works: its own, or the one adopted from the store.
+  const known = state === 'ok' && outcome !== 'unconfirmed' && outcome !== 'stopped';
+  const message =
+    outcome === 'stopped'
+      ? STOPPED
+      : `${HAPPENED[outcome]}${state === 'ok' ? ': ' : '; '}${state === 'ok' ? WHAT_WORKS[outcome] : REFUSED[state]}`;
+  return { outcome, state, token: known ? authority.issue() : undefined, message, ...failure };
 }
 
-/** The current token as a settings window shows it: the token, a masked form, the key id, and whether it is lost. */
+/** The current token as a settings window shows it: the token, a masked form, the key id, and whether it works. */
 export function tokenView(authority: TokenAuthority): TokenView {
   assertAuthority(authority, 'tokenView');
   const token = authority.issue();
@@ -89,6 +130,6 @@ export function tokenView(authority: TokenAuthority): TokenView {
     token,
     masked: `${'•'.repeat(12)}${token.slice(-4)}`,
     keyId: authority.keyId,
-    lost: authority[holdsPlaceholder](),
+    state: authority[tokenState](),
   };
 }

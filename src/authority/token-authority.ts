@@ -4,7 +4,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { jwtVerify } from 'jose';
 import { MALFORMED, MISSING, SCHEME_LENGTH, bearerToken, singleValue, startsWithScheme } from './bearer.js';
 import { LauncherAuthError } from './errors.js';
-import { authenticateNow, holdsPlaceholder } from './internal.js';
+import { authenticateNow, tokenState } from './internal.js';
 import { buildState, deepFreeze, type ClaimOptions, type KeyState, type Scratch } from './key-state.js';
 import { openOptions } from './options.js';
 import { initialRecord } from './record.js';
@@ -18,6 +18,7 @@ import type {
   SecretStore,
   StoreLink,
   TokenAuthorityOptions,
+  TokenState,
   VerifyResult,
 } from './types.js';
 
@@ -170,8 +171,9 @@ export class TokenAuthority {
    * - `ERR_SAVE_CONFLICT`: another rotation, made elsewhere, came first and its secret is now current here
    *   (`onRotate` reports it); `ERR_ROTATION_SUPERSEDED`: this one was saved, then replaced by another before it
    *   was confirmed, whose secret is now current here.
-   * - `ERR_SAVE_UNCERTAIN`: whether the secret was saved is not known (the save did not settle within
-   *   `saveTimeout` and the grace after it was told to stop, or the store could not tell). The authority reads the
+   * - `ERR_SAVE_UNCERTAIN`: whether the secret was saved, or which secret the store holds, is not known (the save
+   *   did not settle within `saveTimeout` and the grace after it was told to stop, the store could not tell, or it
+   *   said another rotation came first and could not be read to learn it). The authority reads the
    *   store at once, again when that save settles, and at each change the store reports, and adopts what it holds;
    *   `onRotate` reports it if the key changes. The later rotations and reloads are not held up.
    * - `ERR_CLOSED`: the authority was closed.
@@ -348,9 +350,11 @@ export class TokenAuthority {
     return until === Infinity || this.#now() < until;
   }
 
-  /** @internal For the settings helpers (see {@link #placeholder}). */
-  [holdsPlaceholder](): boolean {
-    return this.#placeholder;
+  /** @internal For the settings helpers: whether the current token is accepted now, and why not. */
+  [tokenState](): TokenState {
+    if (this.#closed) return 'stopped';
+    if (this.#placeholder) return 'lost';
+    return this.#trusted() ? 'ok' : 'suspended';
   }
 
   #setTrust(deadline: number, keyId: string | undefined): void {

@@ -112,6 +112,17 @@ export interface AuthContext {
  */
 export type RejectReason = 'missing' | 'malformed' | 'invalid' | 'rotated' | 'suspended';
 
+/**
+ * Whether the authority accepts its current token now, and why not:
+ * - `ok`: it does;
+ * - `suspended`: every token is refused because the secret store cannot be reached to confirm the key (see
+ *   {@link StoreLink.trustUntil}); tokens work again once it answers;
+ * - `lost`: the store lost the secret (it went back to an older one, `ERR_STORE_ROLLBACK`): every token is refused
+ *   until "Regenerate token" makes one that works;
+ * - `stopped`: the authority was closed.
+ */
+export type TokenState = 'ok' | 'suspended' | 'lost' | 'stopped';
+
 export type VerifyResult =
   ({ readonly ok: true } & AuthContext) | { readonly ok: false; readonly reason: RejectReason };
 

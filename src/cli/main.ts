@@ -134,12 +134,13 @@ async function tokenCommand(args: string[], io: CliIo, rotate: boolean): Promise
       if (rotateWait !== undefined) io.stderr(`launcher-auth: ${rotateWait}\n`);
       // As the settings window's Regenerate: the token that works now is printed whenever there is one.
       const { outcome, token, message } = await regenerateToken(authority);
-      if (outcome !== 'regenerated') io.stderr(`launcher-auth: ${message}\n`);
-      if (outcome === 'regenerated' || outcome === 'regenerated-elsewhere') {
+      if (outcome !== 'regenerated' || token === undefined) io.stderr(`launcher-auth: ${message}\n`);
+      if ((outcome === 'regenerated' || outcome === 'regenerated-elsewhere') && token !== undefined) {
         io.stdout(`${token}\n`);
         return EXIT.ok;
       }
-      // `unchanged` or `unconfirmed`: the store did not take the new secret, or cannot say yet.
+      // `unchanged` or `unconfirmed`, or no token works now: the store did not take the new secret, cannot say
+      // yet, or cannot be reached.
       return EXIT.store;
     } finally {
       await authority.close();

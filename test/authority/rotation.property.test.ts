@@ -9,58 +9,13 @@ import { describe, expect, it } from 'vitest';
 import { LauncherAuthError, isLauncherAuthError, type SecretRecord, type SecretStore } from 'launcher-auth';
 import { generateRecord } from '../../src/authority/record.js';
 import { Rotations, type KeyHolder } from '../../src/authority/rotation.js';
-import { nodeRuntime, type Runtime } from '../../src/authority/runtime.js';
+import { nodeRuntime } from '../../src/authority/runtime.js';
 import { envCount } from '../hardening/fixtures/support.js';
+import { Clock, drain } from '../support/virtual-clock.js';
 
 const RUNS = envCount('LAUNCHER_AUTH_ROTATION_RUNS', 10_000);
 const SEED = envCount('LAUNCHER_AUTH_ROTATION_SEED', 20_261_124);
 const SAVE_TIMEOUT = 100;
-
-// ---------------------------------------------------------------------------------------------------------
-// A virtual clock: timers fire in order of their time, and every promise reaction they set off runs before the
-// next one fires (nothing in the model waits on real I/O, so one turn of the event loop drains them all).
-
-const drain = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
-interface Pending {
-  readonly at: number;
-  readonly seq: number;
-  readonly callback: () => void;
-}
-
-class Clock {
-  now = 0;
-  #timers: Pending[] = [];
-  #seq = 0;
-  readonly timer: Runtime['timer'] = (ms, callback) => {
-    const entry = { at: this.now + ms, seq: this.#seq++, callback };
-    this.#timers.push(entry);
-    return () => {
-      this.#timers = this.#timers.filter((timer) => timer !== entry);
-    };
-  };
-  async advance(ms: number): Promise<void> {
-    const target = this.now + ms;
-    for (;;) {
-      // Reactions first: they may set timers that are already due.
-      await drain();
-      let next: Pending | undefined;
-      for (const timer of this.#timers) {
-        if (
-          timer.at <= target &&
-          (next === undefined || timer.at < next.at || (timer.at === next.at && timer.seq < next.seq))
-        ) {
-          next = timer;
-        }
-      }
-      if (next === undefined) break;
-      this.#timers = this.#timers.filter((timer) => timer !== next);
-      this.now = next.at;
-      next.callback();
-    }
-    this.now = target;
-  }
-}
 
 // ---------------------------------------------------------------------------------------------------------
 // What a store's save does, each time relative to the call. A store that ignores the signal unless told so.

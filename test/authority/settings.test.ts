@@ -49,6 +49,7 @@ describe('regenerateToken() on a FileSecretStore', () => {
       message: 'New token created: the previous token no longer works.',
       current: true,
     });
+    expect([result.state, result.code, result.cause]).toEqual(['ok', undefined, undefined]);
     expect(await authority.verify(result.token ?? '')).toMatchObject({ ok: true });
     expect(await authority.verify(before)).toEqual({ ok: false, reason: 'rotated' });
     expect((await new FileSecretStore(path).load())?.id).toBe(authority.keyId);
@@ -75,9 +76,13 @@ describe('regenerateToken() on a FileSecretStore', () => {
     });
     expect(result.token).toBeSameToken(before);
     expect(await authority.verify(before)).toMatchObject({ ok: true });
+    // The reason, for the log: the code, and the store's own failure under it.
+    expect(result.code).toBe('ERR_SAVE_FAILED');
+    expect(result.cause?.code).toBe('ERR_SAVE_FAILED');
+    expect((result.cause?.cause as { code?: string } | undefined)?.code).toBe('ENOSPC');
   });
 
-  it('unconfirmed: a save that fails where nothing can be read gives the token that works for now', async () => {
+  it('unconfirmed: a save that fails where nothing can be read gives no token, as which one works is not known', async () => {
     const dir = await tempDir();
     const path = join(dir, 'secret.json');
     const authority = await opened(new FileSecretStore(path));
@@ -90,10 +95,10 @@ describe('regenerateToken() on a FileSecretStore', () => {
     expect(summary(result, authority)).toEqual({
       outcome: 'unconfirmed',
       message:
-        'The secret store has not confirmed the regeneration yet: the token shown works for now; check again in a moment.',
-      current: true,
+        'The secret store has not confirmed the regeneration yet: which token works is not known yet; check again in a moment.',
+      current: false,
     });
-    expect(result.token).toBeSameToken(before);
+    expect([result.state, result.token, result.code]).toEqual(['ok', undefined, 'ERR_SAVE_UNCERTAIN']);
     expect(await authority.verify(before)).toMatchObject({ ok: true });
     expect(await readdir(path)).toEqual([]);
   });
@@ -101,11 +106,16 @@ describe('regenerateToken() on a FileSecretStore', () => {
   it('stopped: a closed authority gives no token', async () => {
     const authority = await opened(new FileSecretStore(join(await tempDir(), 'secret.json')));
     await authority.close();
-    expect(await regenerateToken(authority)).toEqual({
+    const result = await regenerateToken(authority);
+    expect({ ...result, cause: result.cause?.code }).toEqual({
       outcome: 'stopped',
+      state: 'stopped',
       token: undefined,
       message: 'The automation API has stopped: no token works until the launcher starts it again.',
+      code: 'ERR_CLOSED',
+      cause: 'ERR_CLOSED',
     });
+    expect(tokenView(authority).state).toBe('stopped');
   });
 
   it('refuses what is not an authority with a TypeError naming `authority`', async () => {
@@ -126,7 +136,7 @@ describe('tokenView()', () => {
     expect(view.token).toBeSameToken(authority.issue());
     expect(view.keyId).toBe(authority.keyId);
     expect(view.masked).toBe(`${'•'.repeat(12)}${authority.issue().slice(-4)}`);
-    expect(view.lost).toBe(false);
+    expect(view.state).toBe('ok');
 
     const { token } = await regenerateToken(authority);
     const after = tokenView(authority);

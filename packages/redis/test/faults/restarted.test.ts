@@ -58,7 +58,7 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore: a process started 
         for (const file of files) after.push(await instance(redis.port, key, file));
         // open() succeeded on each, refusing, and each said why, once.
         for (const { errors } of after) expect(errors).toEqual(['ERR_STORE_ROLLBACK']);
-        for (const { authority } of after) expect(tokenView(authority).lost).toBe(true);
+        for (const { authority } of after) expect(tokenView(authority).state).toBe('lost');
         const client = await connectedClient(redis.url);
         onTestFinished(() => client.destroy());
         // The rollback marker replaces the older record (the first renewal of the first of them writes it).
@@ -82,7 +82,7 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore: a process started 
         expect(accepting).toBe(3);
         expect(acceptingNow(after, revoked)).toBe(0);
         for (const { errors } of after) expect(errors).toEqual(['ERR_STORE_ROLLBACK']);
-        for (const { authority } of after) expect(tokenView(authority).lost).toBe(false);
+        for (const { authority } of after) expect(tokenView(authority).state).not.toBe('lost');
       } finally {
         await redis.kill();
       }
@@ -111,7 +111,7 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore: a process started 
       ];
       for (const { errors } of members) expect(errors).toEqual(['ERR_STORE_ROLLBACK']);
       for (const { authority } of members) {
-        expect(tokenView(authority).lost).toBe(true);
+        expect(tokenView(authority).state).toBe('lost');
         expect(await authority.verify(authority.issue())).toEqual({ ok: false, reason: 'suspended' });
       }
       const placeholders = members.map(({ authority }) => authority.keyId);
@@ -128,7 +128,7 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore: a process started 
       // Still one report each, and none as a process warning (each has onStoreError).
       for (const { errors } of members) expect(errors).toEqual(['ERR_STORE_ROLLBACK']);
       expect(warnings.filter((code) => code.startsWith('LAUNCHER_AUTH_'))).toEqual([]);
-      expect(await until(() => members.every(({ authority }) => !tokenView(authority).lost))).toBe(true);
+      expect(await until(() => members.every(({ authority }) => tokenView(authority).state !== 'lost'))).toBe(true);
     },
     budget(30_000),
   );
