@@ -48,6 +48,8 @@ const IS_ROOT = process.getuid?.() === 0;
 const NOBODY = 65534;
 /** The store's temporary files: the writer's pid, then 12 random hex digits. */
 const TEMP_NAME = /^\.secret\.json\.\d+-[0-9a-f]{12}\.tmp$/;
+/** The lock a save holds from its compare to its rename; a killed saver leaves it, and the next save breaks it. */
+const LOCK_NAME = '.secret.json.lock';
 
 const keyText = (id: string): string => Buffer.from(fixtureKey(id)).toString('base64url');
 const fileText = (fields: Record<string, unknown>): string => `${JSON.stringify(fields)}\n`;
@@ -348,7 +350,7 @@ describe.runIf(POSIX)('FileSecretStore: modes', () => {
     expect(scans).toBeGreaterThan(0);
     const names = seen.map(([name]) => name);
     expect(names).toContain('secret.json');
-    for (const name of names) expect(name === 'secret.json' || TEMP_NAME.test(name)).toBe(true);
+    for (const name of names) expect(name === 'secret.json' || name === LOCK_NAME || TEMP_NAME.test(name)).toBe(true);
     // The point of the test: had a temporary file never been seen, it would prove nothing about them.
     expect(names.filter((name) => TEMP_NAME.test(name)).length).toBeGreaterThanOrEqual(1);
     for (const [name, modes] of seen) {
@@ -928,7 +930,7 @@ describe.runIf(POSIX)('FileSecretStore: atomicity', () => {
         const allowed = [lastSaved ?? current, ...(inFlight === undefined ? [] : [inFlight])];
         // Whatever the kill left (the file, stray temporary files), nothing is readable by group or others.
         for (const name of await readdir(storeDir)) {
-          expect(name === 'secret.json' || TEMP_NAME.test(name)).toBe(true);
+          expect(name === 'secret.json' || name === LOCK_NAME || TEMP_NAME.test(name)).toBe(true);
           expect({ name, mode: ((await lstat(join(storeDir, name))).mode & 0o7777).toString(8) }).toEqual({
             name,
             mode: '600',
@@ -940,7 +942,7 @@ describe.runIf(POSIX)('FileSecretStore: atomicity', () => {
         const id = (loaded as SecretRecord).id;
         expect(allowed).toContain(id);
         expect(sameRecord(loaded, fixtureRecord(id))).toBe(true);
-        expect(await readdir(storeDir)).toEqual(['secret.json']);
+        expect((await readdir(storeDir)).filter((name) => name !== LOCK_NAME)).toEqual(['secret.json']);
         if (inFlight !== undefined) killedMidSave++;
         current = id;
       }

@@ -2,7 +2,7 @@
 import type { Stats } from 'node:fs';
 import { lstat, mkdir, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { LauncherAuthError } from '../../authority/errors.js';
+import { LauncherAuthError, isLauncherAuthError } from '../../authority/errors.js';
 import { recordProblem } from '../../authority/record.js';
 import type { SaveOptions, SecretRecord, SecretStore } from '../../authority/types.js';
 import { parseRecord, serializeRecord } from '../record-json.js';
@@ -15,6 +15,7 @@ import {
   type CheckedFolder,
 } from './permissions.js';
 import { checkOwnerAndMode, openPrivate } from './private-file.js';
+import { STALE_LOCK_MS, takeLock, type HeldLock } from './lock.js';
 import { watchSecretFile } from './watch.js';
 import { removeStaleTemporaries, syncDirectory, temporaryName, writeTemporary } from './write.js';
 
@@ -87,6 +88,13 @@ export class FileSecretStore implements SecretStore {
   readonly #pollInterval: number;
   /** The removal of stale temporary files at the first load. */
   #opened: Promise<void> | undefined;
+  /**
+   * The id of the record this store last loaded or saved (`null`: the file was missing), which a save expects to
+   * find; `undefined` before the first load or save, when a save replaces whatever is there.
+   */
+  #expected: string | null | undefined;
+  /** Counts saves, so that a load that began before a save does not set {@link #expected} back after it. */
+  #saves = 0;
 
   /** @param path where the secret file is, or will be created. */
   constructor(path: string, options: FileSecretStoreOptions = {}) {
@@ -102,6 +110,13 @@ export class FileSecretStore implements SecretStore {
   }
 
   async load(): Promise<SecretRecord | undefined> {
+    const saves = this.#saves;
+    const loaded = await this.#read();
+    if (saves === this.#saves) this.#expected = loaded?.id ?? null;
+    return loaded;
+  }
+
+  async #read(): Promise<SecretRecord | undefined> {
     // Another launcher's save may rename a new file over the one just opened: read again, a few times. Only a
     // path that keeps changing under every read is refused.
     for (let attempt = 1; ; attempt++) {
@@ -170,6 +185,7 @@ export class FileSecretStore implements SecretStore {
     const name = basename(this.path);
     let folder = dirname(this.path);
     let temporary: string | undefined;
+    let lock: HeldLock | undefined;
     let stage = 'create the directory of';
     try {
       await mkdir(folder, { recursive: true, mode: 0o700 });
@@ -184,10 +200,24 @@ export class FileSecretStore implements SecretStore {
       if ((await this.#expectSame(checked, temporary, written)) === REPLACED) {
         throw changedWhileChecked(this.path, `${temporary} was replaced once written`);
       }
+      stage = 'lock';
+      lock = await takeLock(folder, name, () => aborted(signal));
+      if (lock === undefined) throw ABORTED;
+      stage = 'read';
+      await this.#expectUnchanged();
       // The last moment at which giving up leaves the old secret in place.
       if (aborted(signal)) throw ABORTED;
       stage = 'replace';
+      if (!(await lock.stillHeld())) {
+        throw new LauncherAuthError(
+          'ERR_STORE_IO',
+          `Cannot replace the secret file ${this.path}: this save took longer than ${STALE_LOCK_MS / 1000} s, and ` +
+            'another save took its lock; nothing was written.',
+        );
+      }
       await rename(temporary, join(folder, name));
+      this.#saves++;
+      this.#expected = record.id;
     } catch (error) {
       if (temporary !== undefined) await unlink(temporary).catch(() => undefined);
       if (error === ABORTED) throw signal?.reason;
@@ -200,9 +230,33 @@ export class FileSecretStore implements SecretStore {
       throw new LauncherAuthError('ERR_STORE_IO', `Cannot ${stage} the secret file ${this.path}: ${reason}.`, {
         cause: error,
       });
+    } finally {
+      await lock?.release();
     }
     await syncDirectory(folder);
     await removeStaleTemporaries(folder, name);
+  }
+
+  /**
+   * The compare of the compare-and-set, under the lock: the file must hold the record this store last loaded or
+   * saved, or no usable record at all (missing or damaged: no one's rotation is lost by replacing it).
+   */
+  async #expectUnchanged(): Promise<void> {
+    const expected = this.#expected;
+    if (expected === undefined) return;
+    let found: SecretRecord | undefined;
+    try {
+      found = await this.#read();
+    } catch (error) {
+      if (isLauncherAuthError(error, 'ERR_STORE_CORRUPT') || isLauncherAuthError(error, 'ERR_INVALID_RECORD')) return;
+      throw error;
+    }
+    if (found === undefined || found.id === expected) return;
+    throw new LauncherAuthError(
+      'ERR_SAVE_CONFLICT',
+      `The secret file ${this.path} was replaced by another process since this store last read it; the new ` +
+        'secret was not saved.',
+    );
   }
 
   watch(onChange: () => void): () => void {

@@ -30,7 +30,7 @@ function temporaryPattern(name: string): RegExp {
 }
 
 /** True only when no process has this pid (a process of another user, EPERM, is alive). */
-function processGone(pid: number): boolean {
+export function processGone(pid: number): boolean {
   if (pid === process.pid || !Number.isSafeInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);
