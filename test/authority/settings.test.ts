@@ -15,6 +15,7 @@ import {
 import { RedisSecretStore } from '@launcher-auth/redis';
 import { SKIP_REASON, connectedClient, startRedis } from '../support/redis-server.js';
 import { until } from '../support/async.js';
+import { budget } from '../support/machine.js';
 
 async function tempDir(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'launcher-auth-settings-'));
@@ -172,4 +173,39 @@ describe.skipIf(SKIP_REASON !== undefined)('regenerateToken() on RedisSecretStor
     expect((await a.verify(before)).ok).toBe(false);
     expect((await b.verify(before)).ok).toBe(false);
   }, 20_000);
+});
+
+describe.skipIf(SKIP_REASON !== undefined)('the settings window while Redis is frozen (SIGSTOP)', () => {
+  it(
+    'tokenView() says suspended while every token is refused, regenerateToken() gives no token and says why; ok again after',
+    async () => {
+      const redis = await startRedis();
+      onTestFinished(() => redis.kill());
+      const client = await connectedClient(redis.url);
+      onTestFinished(() => client.destroy());
+      const timing = { leaseMs: budget(1000), renewInterval: budget(200), driftMargin: budget(100) };
+      const store = new RedisSecretStore({ client, key: 'frozen', commandTimeout: budget(900), ...timing });
+      const authority = await TokenAuthority.open({ store, saveTimeout: budget(1000), onStoreError: () => undefined });
+      onTestFinished(() => authority.close());
+      const before = tokenView(authority);
+      expect(before.state).toBe('ok');
+
+      redis.process.kill('SIGSTOP');
+      try {
+        expect(await until(() => tokenView(authority).state === 'suspended', 10_000)).toBe(true);
+        expect(await authority.verify(before.token)).toEqual({ ok: false, reason: 'suspended' });
+        const result = await regenerateToken(authority);
+        expect([result.state, result.token]).toEqual(['suspended', undefined]);
+        expect(result.message).toMatch(
+          /; the secret store cannot be reached, so every token is refused until it answers again\.$/,
+        );
+        expect(await authority.verify(authority.issue())).toEqual({ ok: false, reason: 'suspended' });
+      } finally {
+        redis.process.kill('SIGCONT');
+      }
+      expect(await until(() => tokenView(authority).state === 'ok', 10_000)).toBe(true);
+      expect(await authority.verify(tokenView(authority).token)).toMatchObject({ ok: true });
+    },
+    budget(40_000),
+  );
 });
