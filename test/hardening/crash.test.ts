@@ -144,7 +144,7 @@ async function lane(name: string, rounds: number, tally: Tally): Promise<void> {
     const left = await readdir(storeDir);
     for (const entry of left) {
       const mode = (await stat(join(storeDir, entry))).mode & 0o777;
-      if ((entry !== 'secret.json' && !TEMP_NAME.test(entry)) || mode !== 0o600) {
+      if ((entry !== 'secret.json' && entry !== '.secret.json.lock' && !TEMP_NAME.test(entry)) || mode !== 0o600) {
         tally.exposed++;
         tally.problems.push(`${where}: ${entry} has mode ${mode.toString(8)}`);
       }

@@ -19,7 +19,7 @@ const REPO = join(import.meta.dirname, '../..');
 const TRIALS = 50;
 /** Each CLI trial starts the CLI anew (about 1.5 s through tsx): fewer by default, 50 through the variable. */
 const CLI_TRIALS = envCount('LAUNCHER_AUTH_CLI_TRIALS', 10);
-const TEMP_NAME = /^\.secret\.json\.\d+-[0-9a-f]{12}\.tmp$/;
+const TEMP_NAME = /^\.secret\.json\.(\d+)-[0-9a-f]{12}\.tmp$/;
 
 const digest = (token: string): string => createHash('sha256').update(token).digest('hex').slice(0, 16);
 
@@ -71,14 +71,16 @@ async function secretFile(): Promise<string> {
   return path;
 }
 
-/** Holds the save lock as a live save would, until `saves` temporary files wait behind it. */
+/** Holds the save lock as a live save would, until the saves of `saves` processes wait behind it. */
 async function holdLockUntil(path: string, saves: number, meanwhile: () => void): Promise<void> {
   const dir = join(path, '..');
   const lock = join(dir, '.secret.json.lock');
   await writeFile(lock, `${process.pid}\n`, { flag: 'wx', mode: 0o600 });
   meanwhile();
+  // A save's temporary files bear its process's pid.
   const waiting = async (): Promise<boolean> =>
-    (await readdir(dir)).filter((name) => TEMP_NAME.test(name)).length >= saves;
+    new Set((await readdir(dir)).map((name) => TEMP_NAME.exec(name)?.[1]).filter((pid) => pid !== undefined)).size >=
+    saves;
   const met = await until(waiting, 20_000);
   await unlink(lock);
   expect(met).toBe(true);

@@ -2,11 +2,11 @@
 // beside the secret, held from the read of what the file holds to the rename of the new one. Creating a file that
 // must not exist is atomic on every local file system of Linux, macOS and Windows, so one rule serves all three.
 import type { Stats } from 'node:fs';
-import { link, lstat, open, readFile, rename, unlink } from 'node:fs/promises';
+import { link, lstat, open, readFile, rename, unlink, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { errnoCode, sameIdentity } from './permissions.js';
-import { TEMP_FLAGS, processGone } from './write.js';
+import { TEMP_FLAGS, processGone, temporaryName } from './write.js';
 
 /**
  * A lock is stale, and the next save breaks it, when the process that took it is gone (its pid is in the file) or
@@ -33,42 +33,57 @@ export interface HeldLock {
 
 /**
  * Takes the lock `name` in `folder`, waiting while another save holds it and breaking it once it is stale.
- * `stop()` is asked before each wait: when it returns true, the wait ends with `undefined`.
+ * `stop()` is asked before each wait: when it returns true, the wait ends with `undefined`. The lock is born whole,
+ * with the pid of its holder in it: a file of that content, written under a temporary name, is linked to the lock's
+ * name, which fails while a lock is there; a crash leaves the temporary file to the sweep of temporary files.
  */
 export async function takeLock(folder: string, name: string, stop: () => boolean): Promise<HeldLock | undefined> {
   const path = join(folder, lockName(name));
-  for (;;) {
-    const held = await tryCreate(path);
-    if (held !== undefined) return lockAt(path, held);
-    if (stop()) return undefined;
-    const existing = await lstat(path).catch(() => undefined);
-    if (existing !== undefined && (await stale(path, existing))) await breakStale(path, existing);
-    else await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+  const candidate = join(folder, temporaryName(name));
+  const handle = await open(candidate, TEMP_FLAGS, 0o600);
+  try {
+    await handle.writeFile(`${process.pid}\n`, 'utf8');
+  } finally {
+    await handle.close();
+  }
+  try {
+    for (;;) {
+      // Its age is the lock's from the moment it is taken, not from when this save began to wait.
+      const now = new Date();
+      await utimes(candidate, now, now);
+      const taken = await link(candidate, path).then(
+        () => true,
+        (error: unknown) => {
+          if (errnoCode(error) === 'EEXIST') return false;
+          throw error;
+        },
+      );
+      if (taken) return lockAt(path, await lstat(candidate));
+      if (stop()) return undefined;
+      const existing = await lstat(path).catch(() => undefined);
+      if (existing !== undefined && (await stale(path, existing))) await breakStale(path, existing);
+      else await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+    }
+  } finally {
+    await unlink(candidate).catch(() => undefined);
+  }
+}
+
+/** Removes the lock a crashed save left in `folder`, if there is one and it is stale. Never rejects. */
+export async function removeStaleLock(folder: string, name: string): Promise<void> {
+  const path = join(folder, lockName(name));
+  try {
+    const seen = await lstat(path);
+    if (await stale(path, seen)) await breakStale(path, seen);
+  } catch {
+    // Nothing there, or nothing to do about it now: the next save breaks it.
   }
 }
 
 async function stale(path: string, seen: Stats): Promise<boolean> {
   if (Date.now() - seen.mtimeMs > STALE_LOCK_MS) return true;
-  // Empty while its taker has not written its pid yet: then not gone.
   const pid = Number.parseInt(await readFile(path, 'utf8').catch(() => ''), 10);
   return processGone(pid);
-}
-
-/** Creates the lock file; its identity, or `undefined` when another one is there. */
-async function tryCreate(path: string): Promise<Stats | undefined> {
-  let handle;
-  try {
-    handle = await open(path, TEMP_FLAGS, 0o600);
-  } catch (error) {
-    if (errnoCode(error) === 'EEXIST') return undefined;
-    throw error;
-  }
-  try {
-    await handle.writeFile(`${process.pid}\n`, 'utf8');
-    return await handle.stat();
-  } finally {
-    await handle.close();
-  }
 }
 
 /**

@@ -15,7 +15,7 @@ import {
   type CheckedFolder,
 } from './permissions.js';
 import { checkOwnerAndMode, openPrivate } from './private-file.js';
-import { STALE_LOCK_MS, takeLock, type HeldLock } from './lock.js';
+import { STALE_LOCK_MS, removeStaleLock, takeLock, type HeldLock } from './lock.js';
 import { watchSecretFile } from './watch.js';
 import { removeStaleTemporaries, syncDirectory, temporaryName, writeTemporary } from './write.js';
 
@@ -77,6 +77,11 @@ function aborted(signal: AbortSignal | undefined): boolean {
  *   the directory: a crash at any instant leaves the old secret or the new one, whole. Its `signal`, aborted
  *   before the rename, leaves the old one. Temporary files that crashes left are removed at the first load and
  *   after each save.
+ * - `save()` is a compare-and-set: it replaces the file only while it holds the record this store last loaded or
+ *   saved, or none usable (missing, damaged); else it rejects with `ERR_SAVE_CONFLICT`. A store that has done
+ *   neither yet replaces whatever is there. The compare and the rename run under a lock file beside the secret
+ *   (`.<name>.lock`, created with O_EXCL); a lock whose process is gone or older than 10 s is a crashed save's and
+ *   is broken, by the next save or the first load.
  * - A damaged file makes `load()` reject with `ERR_STORE_CORRUPT` (`ERR_INVALID_RECORD` for a well-formed record
  *   that is not a usable secret: a short or guessable key, a bad id) naming the path and the problem; the file
  *   is never rewritten by a load. A missing file is "nothing stored yet".
@@ -136,7 +141,10 @@ export class FileSecretStore implements SecretStore {
       throw this.#readError(error);
     }
     const { folder } = checked;
-    this.#opened ??= removeStaleTemporaries(folder, basename(this.path));
+    this.#opened ??= Promise.all([
+      removeStaleTemporaries(folder, basename(this.path)),
+      removeStaleLock(folder, basename(this.path)),
+    ]).then(() => undefined);
     await this.#opened;
     const file = join(folder, basename(this.path));
     let handle;
