@@ -3,16 +3,27 @@
 // once, exchanged for a cookie. It answers only its own loopback origin, under a strict CSP.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { regenerateToken, type RegenerateOutcome, type TokenAuthority } from 'launcher-auth';
+import {
+  regenerateToken,
+  tokenView,
+  type RegenerateOutcome,
+  type TokenAuthority,
+  type TokenState,
+} from 'launcher-auth';
 
 /** What GET /token and POST /regenerate answer. */
 export interface TokenInfo {
-  token: string;
+  /** The token that works now; absent when which one works is not known yet, or none does (see `state`). */
+  token?: string;
+  /** tokenView()'s masked form of `token`, which the page shows until Show. */
+  masked?: string;
+  /** Whether the launcher accepts its token now: tokenView()'s `state`. */
+  state?: TokenState;
   /** The key's id (the token's `kid`); not secret. */
   keyId?: string;
   /** When the token's secret was made (its `iat`), ISO 8601. */
   createdAt?: string;
-  /** POST /regenerate only: what happened (regenerateToken()'s outcome); `token` is the one that works now. */
+  /** POST /regenerate only: what happened (regenerateToken()'s outcome). */
   outcome?: RegenerateOutcome;
   /** POST /regenerate only: regenerateToken()'s sentence, which the page shows as is. */
   message?: string;
@@ -259,9 +270,10 @@ export function createSettingsServer(
       if (req.method !== 'POST') return notAllowed(res, 'POST');
       req.resume(); // no body is expected; drain whatever came
       regenerateToken(authority).then(
-        async ({ outcome, token, message }) => {
-          // Every outcome but `stopped` leaves a token that works: the page shows it with the message.
-          if (token === undefined) sendJson(res, 503, { outcome, message });
+        async ({ outcome, state, token, message }) => {
+          if (outcome === 'stopped') sendJson(res, 503, { outcome, message });
+          // No token known to work (the store has not answered, or cannot be reached): the message says why.
+          else if (token === undefined) sendJson(res, 200, { outcome, state, message });
           else sendJson(res, 200, { ...(await tokenInfo(authority, token)), outcome, message });
         },
         // Not an outcome of rotate() (a bug): the authority's message names no secret.
@@ -348,12 +360,13 @@ function headerValues(req: IncomingMessage, name: string): string[] {
 
 async function tokenInfo(authority: TokenAuthority, token: string): Promise<TokenInfo> {
   // The key id and date of this very token, read through the authority's own verification.
+  const { masked, state } = tokenView(authority);
   const verified = await authority.verify(token);
-  if (!verified.ok) return { token }; // already regenerated again, by another request or process
+  // Not accepted: already regenerated again (by another request or process), or refused for now (`state`).
+  if (!verified.ok) return { token, masked, state };
   const { iat } = verified.claims;
-  return typeof iat === 'number'
-    ? { token, keyId: verified.keyId, createdAt: new Date(iat * 1000).toISOString() }
-    : { token, keyId: verified.keyId };
+  const createdAt = typeof iat === 'number' ? { createdAt: new Date(iat * 1000).toISOString() } : {};
+  return { token, masked, state, keyId: verified.keyId, ...createdAt };
 }
 
 function reply(res: ServerResponse, status: number, type: string, body: string): void {
@@ -414,6 +427,7 @@ function page(apiUrl: string): string {
           <button type="button" id="copy" disabled>Copy</button>
         </div>
       </div>
+      <p id="status" role="status" aria-live="polite"></p>
       <div class="field">
         <span id="try-label" class="label">Try it</span>
         <p class="hint">From a terminal on this computer (Copy copies the command with the token):</p>
@@ -430,7 +444,6 @@ function page(apiUrl: string): string {
         </div>
         <button type="button" id="regenerate" class="danger" disabled>Regenerate token</button>
       </div>
-      <p id="status" role="status" aria-live="polite"></p>
     </section>
   </main>
 </div>
@@ -462,7 +475,12 @@ const SCRIPT = `'use strict';
   const created = $('token-created');
   const status = $('status');
   const dialog = $('confirm');
-  const MASK = '\\u2022'.repeat(40);
+  // Why no token works now, for tokenView()'s states other than ok.
+  const STATES = {
+    suspended: 'The launcher cannot reach its secret store: every token is refused until it answers again.',
+    lost: 'The launcher lost its secret: every token is refused until you regenerate the token.',
+    stopped: 'The automation API has stopped: no token works until the launcher starts it again.',
+  };
   const dates = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
   // The page key: the launch link's answer kept it in this origin's storage, for later visits and other tabs.
   // The page loaded, so the refusal page's repairs of the cookie count from zero again.
@@ -476,19 +494,24 @@ const SCRIPT = `'use strict';
   const command = (token) => 'curl -H "Authorization: Bearer ' + token + '" ' + tryBox.dataset.api + '/apps';
 
   function render() {
-    if (current !== null) tokenBox.textContent = shown ? current.token : MASK;
-    if (current !== null) tryBox.textContent = command(shown ? current.token : MASK);
+    const known = current !== null && current.token !== undefined;
+    // The launcher's own masked form (tokenView().masked) until Show; a dash while no token is known to work.
+    const text = !known ? '\u2014' : shown ? current.token : current.masked;
+    if (current !== null) tokenBox.textContent = text;
+    if (current !== null) tryBox.textContent = command(known ? text : '\u2026');
     tokenBox.classList.toggle('masked', !shown);
     showButton.textContent = shown ? 'Hide' : 'Show';
     showButton.setAttribute('aria-pressed', String(shown));
     created.textContent = current !== null && current.createdAt ? 'Created ' + dates.format(new Date(current.createdAt)) : '';
-    showButton.disabled = copyButton.disabled = copyTryButton.disabled = current === null;
+    showButton.disabled = copyButton.disabled = copyTryButton.disabled = !known;
     regenerateButton.disabled = current === null || busy;
   }
 
   function say(text, kind) {
     status.textContent = text;
     status.className = kind || '';
+    // Beside the token, and brought into view in a short window.
+    if (text !== '') status.scrollIntoView({ block: 'nearest' });
   }
 
   // The page key in the page's own header: the server refuses /token and /regenerate without it.
@@ -544,6 +567,8 @@ const SCRIPT = `'use strict';
       const info = await call('GET', '/token');
       const changed = current !== null && info.token !== current.token;
       if (current === null || changed) current = info;
+      if (info.state !== 'ok') say(STATES[info.state], 'error');
+      else if (status.textContent === STATES.suspended) say('');
       render();
       return changed;
     } catch (error) {
@@ -557,9 +582,7 @@ const SCRIPT = `'use strict';
     for (let i = 0; i < 15; i++) {
       await new Promise((resolve) => setTimeout(resolve, 2000));
       if (await load()) {
-        shown = true;
-        render();
-        say('The regeneration did happen: the token below is the new one, the previous one no longer works.', 'ok');
+        say('The token that works now is shown above (Show reveals it); the previous one no longer works.', 'ok');
         return;
       }
       if (current === null) return;
@@ -597,10 +620,11 @@ const SCRIPT = `'use strict';
     let uncertain = false;
     try {
       const info = await call('POST', '/regenerate');
+      // Masked like any token until Show: a regenerated token is as secret as the one before.
       current = info;
-      shown = true;
+      shown = false;
       say(info.message, KINDS[info.outcome] || 'error');
-      uncertain = info.outcome === 'unconfirmed';
+      uncertain = info.token === undefined;
     } catch (error) {
       failed(error, 'Could not regenerate the token. Reload this page to see the token that works now.');
     } finally {

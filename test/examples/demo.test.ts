@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkServer } from 'launcher-auth/testing';
-import { LauncherAuthError, type TokenAuthority } from 'launcher-auth';
+import { LauncherAuthError, tokenView, type TokenAuthority } from 'launcher-auth';
 import { INSTALLED_APPS } from '../../examples/demo/api.ts';
 import {
   LAUNCH_FILE,
@@ -603,8 +603,10 @@ describe('the settings server (examples/demo/settings.ts)', () => {
     expect(answer.status).toBe(200);
     expect(answer.headers['cache-control']).toBe('no-store');
     expect(answer.headers['x-frame-options']).toBe('DENY');
-    const info = json(answer) as { token: string; keyId: string; createdAt: string };
+    const info = json(answer) as { token: string; masked: string; state: string; keyId: string; createdAt: string };
     expect(info.token).toBeSameToken(authority.issue());
+    // The page shows the launcher's own masked form until Show, and whether the token works now.
+    expect([info.masked === tokenView(authority).masked, info.state]).toEqual([true, 'ok']);
     expect(info.keyId).toBe(authority.keyId);
     expect(info.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z$/);
 
@@ -649,7 +651,6 @@ describe('the settings server (examples/demo/settings.ts)', () => {
     ['ERR_SAVE_FAILED', false, 'unchanged'],
     ['ERR_SAVE_CONFLICT', true, 'regenerated-elsewhere'],
     ['ERR_ROTATION_SUPERSEDED', true, 'regenerated-elsewhere'],
-    ['ERR_SAVE_UNCERTAIN', false, 'unconfirmed'],
   ] as const)(
     'POST /regenerate after rotate() rejects %s: 200 with its outcome, its message and the token that works now',
     async (code, changed, outcome) => {
@@ -674,6 +675,22 @@ describe('the settings server (examples/demo/settings.ts)', () => {
       expect((await call(`${apiUrl}/apps`, { token: info.token })).status).toBe(200);
     },
   );
+
+  it('POST /regenerate after ERR_SAVE_UNCERTAIN: 200, unconfirmed, no token, and the message says which works is not known', async () => {
+    const started = await demo();
+    const { authority } = started;
+    authority.rotate = async () => {
+      throw new LauncherAuthError('ERR_SAVE_UNCERTAIN', 'rotate() rejected with ERR_SAVE_UNCERTAIN.');
+    };
+    const answer = await regenerate(started);
+    expect(answer.status).toBe(200);
+    expect(json(answer)).toEqual({
+      outcome: 'unconfirmed',
+      state: 'ok',
+      message:
+        'The secret store has not confirmed the regeneration yet: which token works is not known yet; check again in a moment.',
+    });
+  });
 
   it('POST /regenerate after ERR_CLOSED: 503, stopped, no token; after an unknown failure: 500 with its message', async () => {
     const started = await demo();
