@@ -5,6 +5,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { TokenAuthority } from 'launcher-auth';
 import { frameworkErrors } from '../../examples/readme/fastify-errors.js';
+import { withPrefixedApi } from '../../examples/readme/fastify-prefix.js';
 import { fastifyAuth } from '../../src/adapters/fastify.js';
 import { openCaseAuthority, type Tokens } from './cases.js';
 import { expectRefusal, rawRequest } from './harness.js';
@@ -96,6 +97,28 @@ describe('fastify: constrained routes at the health path', () => {
     expectRefusal(await rawRequest(otherPort, request('GET', '/status', { Host: 'admin.local' })));
     expectRefusal(await rawRequest(otherPort, request('GET', '/status')));
     expect(runs).toBe(0);
+  });
+});
+
+describe("fastify: routes under a prefix, with the plugin on the root (the guide's way)", () => {
+  it('GET /api/apps: 401 without the token and the handler did not run, 200 with it; an unknown /api path: 401', async () => {
+    const { authority, tokens } = await openCaseAuthority();
+    onTestFinished(() => authority.close());
+    const app = Fastify();
+    onTestFinished(() => app.close());
+    let ran = 0;
+    await withPrefixedApi(app, authority, async (api) => {
+      api.get('/apps', async () => {
+        ran++;
+        return 'apps';
+      });
+    });
+    const port = await listen(app);
+    expectRefusal(await rawRequest(port, request('GET', '/api/apps', {})));
+    expectRefusal(await rawRequest(port, request('GET', '/api/unknown', {})));
+    expect(ran).toBe(0);
+    const allowed = await rawRequest(port, request('GET', '/api/apps', { Authorization: `Bearer ${tokens.current}` }));
+    expect([allowed.status, allowed.body.toString('utf8'), ran]).toEqual([200, 'apps', 1]);
   });
 });
 
