@@ -103,9 +103,8 @@ export class Rotations<S> {
    *   save): that record is current here before this rejects;
    * - `ERR_ROTATION_SUPERSEDED`: the store says the record was saved then replaced: the replacement is current here;
    * - `ERR_SAVE_UNCERTAIN`: the save did not settle within `saveTimeout` and the grace after the abort, the store
-   *   said it could not tell, a failed save could not be checked, or the store said another writer's record stands
-   *   but could not be read to learn it; the store is read again at once, when that save settles, and at every
-   *   change it reports, and what it holds is adopted;
+   *   said it could not tell, or a failed save could not be checked; the store is read again at once, when that
+   *   save settles, and at every change it reports, and what it holds is adopted;
    * - `ERR_CLOSED`: the authority was closed.
    */
   rotate(): Promise<string> {
@@ -185,36 +184,28 @@ export class Rotations<S> {
     const loaded = await attempt.within(this.#load());
     const closed = (): LauncherAuthError => new LauncherAuthError('ERR_CLOSED', 'The token authority was closed.');
     if (this.#holder.closed()) throw closed();
-    const readable = loaded !== EXPIRED && !('error' in loaded);
-    if (code !== undefined) {
-      // The store's word stands: another writer's record is what it holds. A load that shows this rotation's
-      // record, or the one from before, is behind.
-      const stored = readable ? loaded.record : undefined;
-      if (stored !== undefined && stored.id !== record.id) await this.#adopt(stored);
-      if (this.#holder.closed()) throw closed();
-      if (!sameRecord(this.#holder.current(), before)) throw new LauncherAuthError(code, MESSAGES[code], { cause });
-      // The record that stands could not be read: the token from before this call no longer works, and the one
-      // that does is not known yet. Saying so now, rather than after a reload that may come too late.
-      this.#abandon(record.id, undefined);
-      throw new LauncherAuthError(
-        'ERR_SAVE_UNCERTAIN',
-        'The new secret was not kept: another rotation, made elsewhere, came first, but the secret store could not ' +
-          'be read to learn its secret. The authority follows what the store holds, and onRotate reports it when ' +
-          'the key changes.',
-        { cause },
-      );
-    }
-    if (!readable) {
-      this.#abandon(record.id, undefined);
-      throw new LauncherAuthError(
-        'ERR_SAVE_UNCERTAIN',
-        "The secret store's save() failed, and the store could not be read to check that nothing was saved: " +
-          'whether the new secret was saved is not known. The authority follows what the store finally holds, ' +
-          'and onRotate reports it if the key changes.',
-        { cause },
-      );
+    if (loaded === EXPIRED || 'error' in loaded) {
+      if (code === undefined) {
+        this.#abandon(record.id, undefined);
+        throw new LauncherAuthError(
+          'ERR_SAVE_UNCERTAIN',
+          "The secret store's save() failed, and the store could not be read to check that nothing was saved: " +
+            'whether the new secret was saved is not known. The authority follows what the store finally holds, ' +
+            'and onRotate reports it if the key changes.',
+          { cause },
+        );
+      }
+      void this.reload();
+      throw new LauncherAuthError(code, MESSAGES[code], { cause });
     }
     const stored = loaded.record;
+    if (code !== undefined) {
+      // The store's word stands: a load that still shows this rotation's record is behind, and the store reports
+      // the newer one through watch().
+      if (stored !== undefined && stored.id !== record.id) await this.#adopt(stored);
+      if (this.#holder.closed()) throw closed();
+      throw new LauncherAuthError(code, MESSAGES[code], { cause });
+    }
     if (stored !== undefined && sameRecord(stored, record)) return this.#install(next, record);
     if (stored !== undefined) await this.#adopt(stored);
     if (this.#holder.closed()) throw closed();

@@ -10,7 +10,8 @@ import type { TokenState } from './types.js';
  * - `regenerated`: a new token works and every earlier one is refused (rotate() resolved);
  * - `unchanged`: nothing changed, and nothing will: the token from before still works (`ERR_SAVE_FAILED`);
  * - `regenerated-elsewhere`: another regeneration, made in another window or instance, came first or replaced this
- *   one; its token is the one that works now (`ERR_SAVE_CONFLICT`, `ERR_ROTATION_SUPERSEDED`);
+ *   one; its token is the one that works now, given once the authority holds it: when the store could not be read
+ *   to learn it, no token is given yet (`ERR_SAVE_CONFLICT`, `ERR_ROTATION_SUPERSEDED`);
  * - `unconfirmed`: the secret store has not said yet which secret it holds, so the window cannot know yet which
  *   token works; no token is given, and `onRotate` fires if the key changes (`ERR_SAVE_UNCERTAIN`);
  * - `stopped`: the authority was closed: no token works any more (`ERR_CLOSED`).
@@ -25,7 +26,8 @@ export interface RegenerateResult {
   readonly state: TokenState;
   /**
    * The token that works now: one the authority accepts at this moment. `undefined` when none does (`state` is not
-   * `ok`) or which one does is not known yet (`unconfirmed`).
+   * `ok`) or which one does is not known yet (`unconfirmed`, or `regenerated-elsewhere` before the authority holds
+   * the other regeneration's key).
    */
   readonly token: string | undefined;
   /** One short sentence, for the user, that a settings window can show as is. It never contains a token. */
@@ -67,12 +69,14 @@ const HAPPENED: Readonly<Record<Exclude<RegenerateOutcome, 'stopped'>, string>> 
   unconfirmed: 'The secret store has not confirmed the regeneration yet',
 };
 
+const NOT_KNOWN = 'which token works is not known yet; check again in a moment.';
+
 /** Which token works, the second half, while the authority accepts its token. */
 const WHAT_WORKS: Readonly<Record<Exclude<RegenerateOutcome, 'stopped'>, string>> = {
   regenerated: 'the previous token no longer works.',
   unchanged: 'nothing changed, and the current token still works.',
   'regenerated-elsewhere': 'the token shown now is the one that works.',
-  unconfirmed: 'which token works is not known yet; check again in a moment.',
+  unconfirmed: NOT_KNOWN,
 };
 
 /** Why no token works, the second half, while the authority refuses every token. */
@@ -101,6 +105,7 @@ const OUTCOMES = [
  */
 export async function regenerateToken(authority: TokenAuthority): Promise<RegenerateResult> {
   assertAuthority(authority, 'regenerateToken');
+  const keyBefore = authority.keyId;
   let outcome: RegenerateOutcome;
   let failure: { readonly code?: LauncherAuthErrorCode; readonly cause?: LauncherAuthError } = {};
   try {
@@ -113,13 +118,13 @@ export async function regenerateToken(authority: TokenAuthority): Promise<Regene
     failure = { code: error.code, cause: error };
   }
   const state = authority[tokenState]();
-  // Each outcome but these leaves the authority on the token that works: its own, or the one adopted from the store.
-  const known = state === 'ok' && outcome !== 'unconfirmed' && outcome !== 'stopped';
-  const message =
-    outcome === 'stopped'
-      ? STOPPED
-      : `${HAPPENED[outcome]}${state === 'ok' ? ': ' : '; '}${state === 'ok' ? WHAT_WORKS[outcome] : REFUSED[state]}`;
-  return { outcome, state, token: known ? authority.issue() : undefined, message, ...failure };
+  if (outcome === 'stopped') return { outcome, state, token: undefined, message: STOPPED, ...failure };
+  // The other regeneration's token is known once the authority holds its key: a store that could not be read
+  // after its conflict leaves the key from before in place until a reload adopts the other one.
+  const known = outcome !== 'unconfirmed' && !(outcome === 'regenerated-elsewhere' && authority.keyId === keyBefore);
+  const then = state !== 'ok' ? REFUSED[state] : known ? WHAT_WORKS[outcome] : NOT_KNOWN;
+  const message = `${HAPPENED[outcome]}${state === 'ok' ? ': ' : '; '}${then}`;
+  return { outcome, state, token: state === 'ok' && known ? authority.issue() : undefined, message, ...failure };
 }
 
 /** The current token as a settings window shows it: the token, a masked form, the key id, and whether it works. */

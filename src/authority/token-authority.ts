@@ -171,9 +171,8 @@ export class TokenAuthority {
    * - `ERR_SAVE_CONFLICT`: another rotation, made elsewhere, came first and its secret is now current here
    *   (`onRotate` reports it); `ERR_ROTATION_SUPERSEDED`: this one was saved, then replaced by another before it
    *   was confirmed, whose secret is now current here.
-   * - `ERR_SAVE_UNCERTAIN`: whether the secret was saved, or which secret the store holds, is not known (the save
-   *   did not settle within `saveTimeout` and the grace after it was told to stop, the store could not tell, or it
-   *   said another rotation came first and could not be read to learn it). The authority reads the
+   * - `ERR_SAVE_UNCERTAIN`: whether the secret was saved is not known (the save did not settle within
+   *   `saveTimeout` and the grace after it was told to stop, or the store could not tell). The authority reads the
    *   store at once, again when that save settles, and at each change the store reports, and adopts what it holds;
    *   `onRotate` reports it if the key changes. The later rotations and reloads are not held up.
    * - `ERR_CLOSED`: the authority was closed.

@@ -1,7 +1,7 @@
 // regenerateToken() over stores that fail in every order: each call's save succeeds, loses to another writer
 // (conflict), is saved then replaced (superseded), fails, or never settles (a timeout, its record landing later or
-// never); each load the call makes to check succeeds, fails, or lags (shows what the store held when the call
-// began). After each call, against the authority itself: a token given is accepted at that moment, still accepted
+// never); each load the call makes to check succeeds, fails, or lags (answers only after the save's window has
+// closed). After each call, against the authority itself: a token given is accepted at that moment, still accepted
 // once everything the call left queued has run, and the store's; no token only when the outcome says the window
 // cannot know yet. The delays run on a virtual clock.
 //
@@ -30,6 +30,9 @@ const SEED = envCount('LAUNCHER_AUTH_SETTINGS_SEED', 20_261_207);
 const SAVE_TIMEOUT = 100;
 /** Past every timer a call can set: the save's window and grace, and a hung save's late write. */
 const SETTLE_MS = 2_000;
+/** A load that lags answers after the save's window (`saveTimeout` and its grace) has closed. */
+const LAG_MS = 3 * SAVE_TIMEOUT;
+const NOT_KNOWN = 'which token works is not known yet; check again in a moment.';
 
 type Save =
   | { kind: 'ok' | 'conflict' | 'superseded' | 'fail' }
@@ -62,14 +65,14 @@ class ScriptedStore {
   record: SecretRecord = generateRecord();
   readonly #clock: Clock;
   readonly #watchers = new Set<() => Promise<void>>();
-  #call: { loads: Load[]; atStart: SecretRecord; save: Save } | undefined;
+  #call: { loads: Load[]; save: Save } | undefined;
 
   constructor(clock: Clock) {
     this.#clock = clock;
   }
 
   begin(next: Call): void {
-    this.#call = { loads: [...next.loads], atStart: this.record, save: next.save };
+    this.#call = { loads: [...next.loads], save: next.save };
   }
 
   end(): void {
@@ -77,10 +80,10 @@ class ScriptedStore {
   }
 
   async load(): Promise<SecretRecord> {
-    await this.#after(1);
     const how = this.#call?.loads.shift() ?? 'ok';
+    await this.#after(how === 'lag' ? LAG_MS : 1);
     if (how === 'fail') throw new Error('EIO: i/o error, read');
-    return copy(how === 'lag' && this.#call !== undefined ? this.#call.atStart : this.record);
+    return copy(this.record);
   }
 
   async save(record: SecretRecord, _options?: SaveOptions): Promise<void> {
@@ -134,7 +137,7 @@ async function openOn(clock: Clock, store: SecretStore): Promise<TokenAuthority>
 }
 
 describe('regenerateToken() after a conflict whose check cannot read the store', () => {
-  it('gives no token and says the window cannot know yet; the authority then takes the record that stands', async () => {
+  it('regenerated-elsewhere without a token, saying the window cannot know yet; the authority then takes the record that stands', async () => {
     const clock = new Clock();
     const model = new ScriptedStore(clock);
     const authority = await openOn(clock, model);
@@ -147,13 +150,12 @@ describe('regenerateToken() after a conflict whose check cannot read the store',
     });
     await clock.advance(SETTLE_MS);
     expect(result && { ...result, cause: result.cause?.code }).toEqual({
-      outcome: 'unconfirmed',
+      outcome: 'regenerated-elsewhere',
       state: 'ok',
       token: undefined,
-      message:
-        'The secret store has not confirmed the regeneration yet: which token works is not known yet; check again in a moment.',
-      code: 'ERR_SAVE_UNCERTAIN',
-      cause: 'ERR_SAVE_UNCERTAIN',
+      message: `The token was regenerated elsewhere (another window or launcher) at the same time: ${NOT_KNOWN}`,
+      code: 'ERR_SAVE_CONFLICT',
+      cause: 'ERR_SAVE_CONFLICT',
     });
     expect(authority.keyId).toBe(model.record.id);
     expect(await authority.verify(before)).toEqual({ ok: false, reason: 'rotated' });
@@ -188,7 +190,9 @@ describe('regenerateToken(): the token shown works, whatever the store does', ()
             outcomes.set(result.outcome, (outcomes.get(result.outcome) ?? 0) + 1);
             expect(result.state).toBe('ok');
             if (result.token === undefined) {
-              expect(result.outcome).toBe('unconfirmed');
+              // The window cannot know yet, and says so.
+              expect(['unconfirmed', 'regenerated-elsewhere']).toContain(result.outcome);
+              expect(result.message.endsWith(NOT_KNOWN)).toBe(true);
               continue;
             }
             expect(accepted(await (atOnce as Promise<VerifyResult>))).toBe(true);
