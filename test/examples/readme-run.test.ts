@@ -154,7 +154,7 @@ describe('README code blocks, run', { timeout: budget(60_000) }, () => {
     expect(await exited).toBe(0);
     const lines = output().trim().split('\n');
     expect(lines).toHaveLength(2);
-    expect(lines[0]).toMatch(/^Token \u2022{12}[\w-]{4} \(key [\w-]+\)$/);
+    expect(lines[0]).toMatch(/^Token \u2022{12}[\w-]{4} \(key [\w-]+\): ok$/);
     expect(lines[1]).toBe('regenerated: New token created: the previous token no longer works.');
   });
 

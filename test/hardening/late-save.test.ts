@@ -222,7 +222,11 @@ describe('FileSecretStore with its watcher: a given-up save that lands after a l
             // The stale rename lands now; then the watcher's reload writes the current secret back.
             store.land.open();
             expect(
-              await until(async () => store.landed && (await new FileSecretStore(path).load())?.id === resolvedId),
+              // 25 trials at once, each with its watcher and its save lock: a deadline for a stuck run only.
+              await until(
+                async () => store.landed && (await new FileSecretStore(path).load())?.id === resolvedId,
+                30_000,
+              ),
             ).toBe(true);
             const onFile = await new FileSecretStore(path).load();
             return {
