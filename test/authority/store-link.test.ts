@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import {
+  LauncherAuthError,
   TokenAuthority,
   isLauncherAuthError,
   type SecretRecord,
@@ -11,6 +12,7 @@ import {
   type StoreLink,
   type TokenAuthorityOptions,
 } from 'launcher-auth';
+import { nodeRuntime, runtimeOption, type WithRuntime } from 'launcher-auth/store-kit';
 import { until } from '../support/poll.js';
 
 const SUSPENDED = { ok: false, reason: 'suspended' } as const;
@@ -123,6 +125,97 @@ describe('StoreLink.trustUntil', () => {
     await opened({ store });
     expect(() => (store.link as StoreLink).trustUntil(Number.NaN)).toThrow(TypeError);
     expect(() => (store.link as StoreLink).trustUntil('1' as unknown as number)).toThrow(TypeError);
+  });
+});
+
+/** An authority on a clock the test sets: `clock.now` is what its `performance.now()` reads. */
+async function onClock(store: LinkedStore): Promise<{ authority: TokenAuthority; clock: { now: number } }> {
+  const clock = { now: 100 };
+  const options: TokenAuthorityOptions & WithRuntime = {
+    store,
+    [runtimeOption]: { ...nodeRuntime, now: () => clock.now },
+  };
+  const authority = await opened(options);
+  return { authority, clock };
+}
+
+/** The store reports that it now holds `id`'s record, and the authority has adopted it. */
+async function changeTo(store: LinkedStore, id: string): Promise<void> {
+  store.replace(recordOf(id));
+  await (store.onChange as () => Promise<void>)();
+  expect((store.link as StoreLink).keyId).toBe(id);
+}
+
+describe('StoreLink.trustUntil(deadline, keyId): a bound for the key a rotation is saving', () => {
+  it('leaves the current key alone, and lifts a suspension once that key is current', async () => {
+    const store = new LinkedStore(recordOf('a'));
+    const { authority } = await onClock(store);
+    const link = store.link as StoreLink;
+    link.trustUntil(50, 'b');
+    for (const result of await answers(authority, authority.issue())) expect(result).toMatchObject({ keyId: 'a' });
+    link.trustUntil(50);
+    link.trustUntil(200, 'b');
+    for (const result of await answers(authority, authority.issue())) expect(result).toEqual(SUSPENDED);
+    await changeTo(store, 'b');
+    for (const result of await answers(authority, authority.issue())) expect(result).toMatchObject({ keyId: 'b' });
+  });
+
+  it('the later of the two bounds holds once that key is current', async () => {
+    const store = new LinkedStore(recordOf('a'));
+    const { authority, clock } = await onClock(store);
+    const link = store.link as StoreLink;
+    link.trustUntil(300);
+    link.trustUntil(150, 'b');
+    await changeTo(store, 'b');
+    clock.now = 200;
+    for (const result of await answers(authority, authority.issue())) expect(result).toMatchObject({ keyId: 'b' });
+  });
+
+  it('is dropped when another key becomes current instead', async () => {
+    const store = new LinkedStore(recordOf('a'));
+    const { authority } = await onClock(store);
+    const link = store.link as StoreLink;
+    link.trustUntil(50);
+    link.trustUntil(500, 'b');
+    await changeTo(store, 'c');
+    for (const result of await answers(authority, authority.issue())) expect(result).toEqual(SUSPENDED);
+  });
+});
+
+describe('StoreLink.trustUntil on a clock the test sets', () => {
+  it('a token presented at exactly the deadline is refused; a moment before, accepted', async () => {
+    const store = new LinkedStore(recordOf('edge'));
+    const { authority, clock } = await onClock(store);
+    (store.link as StoreLink).trustUntil(1000);
+    clock.now = 999.999;
+    for (const result of await answers(authority, authority.issue())) expect(result).toMatchObject({ ok: true });
+    clock.now = 1000;
+    for (const result of await answers(authority, authority.issue())) expect(result).toEqual(SUSPENDED);
+  });
+
+  it('a deadline that passes while jose verifies a token refuses it', async () => {
+    const { SignJWT } = await import('jose');
+    const store = new LinkedStore(recordOf('slow'));
+    const { authority, clock } = await onClock(store);
+    const other = await new SignJWT({ sub: 'x' }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).sign(keyOf('slow'));
+    (store.link as StoreLink).trustUntil(1000);
+    expect(await authority.verify(other)).toMatchObject({ ok: true });
+    const pending = authority.verify(other);
+    clock.now = 1000;
+    expect(await pending).toEqual(SUSPENDED);
+  });
+});
+
+describe('a store whose secret went back (ERR_STORE_ROLLBACK from load)', () => {
+  it('open() succeeds with a placeholder key whose token is refused, and onStoreError is told once', async () => {
+    const lost = new LauncherAuthError('ERR_STORE_ROLLBACK', 'The stored secret went back to an earlier one.');
+    const store = new LinkedStore(recordOf('kept'));
+    store.load = () => Promise.reject(lost);
+    const errors: Error[] = [];
+    const authority = await opened({ store, onStoreError: (error) => void errors.push(error) });
+    expect(authority.keyId).not.toBe('kept');
+    for (const result of await answers(authority, authority.issue())) expect(result).toEqual(SUSPENDED);
+    expect(errors).toEqual([lost]);
   });
 });
 
