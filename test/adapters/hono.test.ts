@@ -1,12 +1,15 @@
 // launcher-auth/hono beyond the shared table: WebSocket handshakes through Hono's own helper (upgradeWebSocket on
-// @hono/node-server's `websocket` option), the `health` handler, and errors the app's onError must not turn into a body.
+// @hono/node-server's `websocket` option), the `health` handler, errors the app's onError must not turn into a body,
+// and onReject where no socket is at hand (as on Bun and Deno, and for fetchAuth without a `peer`).
+import type { Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { serve, upgradeWebSocket, type ServerType, type WebSocketServerLike } from '@hono/node-server';
 import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
-import type { TokenAuthority } from 'launcher-auth';
+import type { RejectInfo, TokenAuthority } from 'launcher-auth';
+import { fetchAuth } from '../../src/adapters/fetch.js';
 import { honoAuth, type HonoAuthEnv } from '../../src/adapters/hono.js';
 import { openCaseAuthority, type Tokens } from './cases.js';
 import {
@@ -280,6 +283,60 @@ describe('honoAuth with subprotocolToken where no Node request is at hand (app.r
       expect(runs).toBe(1);
     } finally {
       await authority.close();
+    }
+  });
+});
+
+describe('onReject where the server hands over no socket: fetchAuth called as its docs show, honoAuth as on Bun and Deno', () => {
+  let authority: TokenAuthority;
+  let tokens: Tokens;
+  beforeAll(async () => {
+    ({ authority, tokens } = await openCaseAuthority());
+  });
+  afterAll(() => authority?.close());
+
+  /** Serves `fetch` on 127.0.0.1 without handing it @hono/node-server's bindings (no `incoming`, no socket). */
+  async function serveBare(fetch: (request: Request) => Promise<Response>): Promise<{ port: number; close(): void }> {
+    const server = await new Promise<ServerType>((resolve) => {
+      const started = serve({ fetch: (request) => fetch(request), port: 0, hostname: '127.0.0.1' }, () =>
+        resolve(started),
+      );
+    });
+    return {
+      port: (server.address() as AddressInfo).port,
+      close: () => (server.close(), (server as Server).closeAllConnections()),
+    };
+  }
+
+  it.each(['fetchAuth', 'honoAuth'] as const)('%s: the uniform 401, onReject told with no address', async (name) => {
+    const infos: RejectInfo[] = [];
+    const onReject = (info: RejectInfo): void => void infos.push(info);
+    let runs = 0;
+    let fetch: (request: Request) => Promise<Response>;
+    if (name === 'fetchAuth') {
+      const guard = fetchAuth(authority, { onReject });
+      fetch = async (request) => {
+        const result = await guard(request);
+        return result instanceof Response ? result : (runs++, new Response('apps'));
+      };
+    } else {
+      const app = new Hono<HonoAuthEnv>().use(honoAuth(authority, { healthPath: false, onReject }));
+      app.get('/apps', (c) => (runs++, c.text('apps')));
+      fetch = async (request) => app.fetch(request);
+    }
+    const host = await serveBare(fetch);
+    try {
+      expectRefusal(await rawRequest(host.port, get('/apps?x=1')));
+      expectRefusal(await rawRequest(host.port, get('/apps', bearer(tokens.previous))));
+      expect(runs).toBe(0);
+      expect(infos).toStrictEqual([
+        { method: 'GET', path: '/apps', reason: 'missing', remoteAddress: undefined },
+        { method: 'GET', path: '/apps', reason: 'rotated', remoteAddress: undefined },
+      ]);
+      expect((await rawRequest(host.port, get('/apps', bearer(tokens.current)))).status).toBe(200);
+      expect(runs).toBe(1);
+    } finally {
+      host.close();
     }
   });
 });
