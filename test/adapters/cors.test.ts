@@ -246,6 +246,33 @@ describe.each(HOST_KINDS)('%s adapter with cors', (kind) => {
     expect(corsHeaders(passed)['access-control-allow-origin']).toBe('*');
   });
 
+  it('onReject is called for refusals only: never for an allowed preflight or a request that passes', async () => {
+    infos.length = 0;
+    const current = { Authorization: `Bearer ${tokens.current}` };
+    expect((await rawRequest(host.port, preflight('/apps', PAGE))).status).toBe(204);
+    for (const from of [{ Origin: PAGE }, { Origin: OTHER }, {}]) {
+      expect((await rawRequest(host.port, request('GET', '/apps', { ...from, ...current }))).status).toBe(200);
+      expect((await rawRequest(host.port, request('GET', '/health', from))).status).toBe(200);
+    }
+    expect(infos.length).toBe(0);
+    // The positive sign that a refusal on the same server is heard.
+    expectVariedRefusal(await rawRequest(host.port, request('GET', '/apps', {})));
+    expect(infos.map((info) => info.reason)).toEqual(['missing']);
+  });
+
+  it('only the Origin header is read as the origin, not another header of six letters', async () => {
+    const current = { Authorization: `Bearer ${tokens.current}` };
+    const beside = await rawRequest(
+      host.port,
+      request('GET', '/apps', { Accept: '*/*', Origin: PAGE, Pragma: 'no-cache', ...current }),
+    );
+    expect(beside.status).toBe(200);
+    expect(corsHeaders(beside)['access-control-allow-origin']).toBe(PAGE);
+    const instead = await rawRequest(host.port, request('GET', '/apps', { Pragma: PAGE, ...current }));
+    expect(instead.status).toBe(200);
+    expect(corsHeaders(instead)).toEqual({ vary: 'Origin' });
+  });
+
   it('off by default: no CORS header at all, and a preflight gets the uniform 401', async () => {
     const before = { ...off.counts };
     expectRefusal(await rawRequest(off.port, preflight('/apps', PAGE)));
