@@ -193,6 +193,12 @@ describe('withUpgradeAuth with subprotocolToken: true', () => {
       reason: 'malformed',
     },
     {
+      name: 'two Authorization headers and a current entry',
+      headers: (t) =>
+        `Authorization: Bearer x\r\nAuthorization: Bearer y\r\nSec-WebSocket-Protocol: ${entry(t.current)}\r\n`,
+      reason: 'malformed',
+    },
+    {
       name: 'the header and the entry together (both current: ambiguous)',
       headers: (t) =>
         `Authorization: Bearer ${t.current}\r\nSec-WebSocket-Protocol: launcher.v1, ${entry(t.current)}\r\n`,
@@ -251,6 +257,19 @@ describe('withUpgradeAuth with subprotocolToken: true', () => {
     expect(res.status).toBe(101);
     expect(redact(res.headers['sec-websocket-protocol'] ?? '')).toBe('launcher.v1');
     expect(host.seen.runs).toBe(before + 1);
+  });
+
+  it('the header alone, with no protocol header or beside a protocol as long as the entry prefix: 101, nothing taken', async () => {
+    const before = host.seen.runs;
+    const header = `Authorization: Bearer ${tokens.current}\r\n`;
+    const bare = await rawRequest(host.port, upgrade(header));
+    expect(bare.status).toBe(101);
+    const long = 'launcher-automation-1';
+    expect(long.length).toBe(TOKEN_PROTOCOL_PREFIX.length);
+    const res = await rawRequest(host.port, upgrade(`${header}Sec-WebSocket-Protocol: launcher.v1, ${long}\r\n`));
+    expect(res.status).toBe(101);
+    expect(host.seen.runs).toBe(before + 2);
+    expect(host.seen.offered.at(-1)).toEqual(['launcher.v1', long]);
   });
 });
 
