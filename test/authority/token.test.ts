@@ -263,6 +263,20 @@ describe('maxTokenLength', () => {
     );
   });
 
+  it('the bounds themselves, 512 and 4096, are allowed', async () => {
+    for (const maxTokenLength of [512, 4096]) {
+      const bounded = await TokenAuthority.open({ store: new MemorySecretStore(RECORD), maxTokenLength });
+      expectAccepted(await bounded.verify(bounded.issue()));
+      await bounded.close();
+    }
+  });
+
+  it('the longest Authorization value, "Bearer", 64 spaces and a 4096-character token, is read; one space more is not', async () => {
+    const token = tokenOfLength(4096);
+    expectAccepted(await wide.authenticate(`Bearer${' '.repeat(64)}${token}`));
+    expect(await wide.authenticate(`Bearer${' '.repeat(65)}${token}`)).toEqual(MALFORMED);
+  });
+
   it("open() rejects a limit shorter than the authority's own token, naming maxTokenLength", async () => {
     const long = 'i'.repeat(300);
     await expect(
