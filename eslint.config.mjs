@@ -6,7 +6,9 @@ import prettier from 'eslint-config-prettier';
 import testRules from './scripts/eslint-test-rules.mjs';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'packages/*/dist/', 'bench/.build/', 'node_modules/', 'coverage/'] },
+  {
+    ignores: ['dist/', 'packages/*/dist/', 'bench/.build/', 'node_modules/', 'coverage/', '.stryker-tmp/', 'reports/'],
+  },
   ...tseslint.configs.strictTypeChecked,
   ...tseslint.configs.stylisticTypeChecked,
   {
@@ -57,7 +59,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['eslint.config.mjs'],
+    files: ['eslint.config.mjs', 'stryker.config.mjs'],
     ...tseslint.configs.disableTypeChecked,
   },
   {
