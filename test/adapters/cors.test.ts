@@ -200,6 +200,8 @@ describe.each(HOST_KINDS)('%s adapter with cors', (kind) => {
       [star, `Origin: ${PAGE}\r\nOrigin: ${OTHER}\r\nAccess-Control-Request-Method: POST\r\n`, { vary: 'Origin' }],
       [star, `Origin: ${PAGE}\r\nOrigin: ${PAGE}\r\nAccess-Control-Request-Method: POST\r\n`, { vary: 'Origin' }],
       [host, `Origin: ${PAGE}\r\nOrigin: ${PAGE}\r\nAccess-Control-Request-Method: POST\r\n`, { vary: 'Origin' }],
+      // Two origins in one line: as absent as two lines.
+      [star, `Origin: ${PAGE}, ${OTHER}\r\nAccess-Control-Request-Method: POST\r\n`, { vary: 'Origin' }],
     ] as const;
     for (const [target, lines, expected] of cases) {
       const before = { ...target.counts };
@@ -210,6 +212,18 @@ describe.each(HOST_KINDS)('%s adapter with cors', (kind) => {
       expect(corsHeaders(res)).toEqual(expected);
       expect(target.counts).toEqual(before);
     }
+  });
+
+  it('a GET with Access-Control-Request-Method is no preflight: it needs the token like any request', async () => {
+    const before = { ...host.counts };
+    const res = await rawRequest(
+      host.port,
+      request('GET', '/apps', { Origin: PAGE, 'Access-Control-Request-Method': 'POST' }),
+    );
+    expect(res.status).toBe(401);
+    expect(res.body.length).toBe(0);
+    expect(corsHeaders(res)['access-control-allow-origin']).toBe(PAGE);
+    expect(host.counts).toEqual(before);
   });
 
   it('an OPTIONS without Access-Control-Request-Method is no preflight: it needs the token like any request', async () => {
