@@ -353,6 +353,7 @@ describe.each(HOST_KINDS)('%s adapter', (kind) => {
       ['cors.origins in upper case', { cors: { origins: ['HTTP://LOCALHOST:5173'] } }, '`cors.origins`'],
       ['cors.origins without a scheme', { cors: { origins: ['127.0.0.1:5173'] } }, '`cors.origins`'],
       ['cors.origins "null"', { cors: { origins: ['null'] } }, '`cors.origins`'],
+      ['cors.origins with a list inside', { cors: { origins: [['http://127.0.0.1:5173']] } }, '`cors.origins`'],
       ['cors.maxAge negative', { cors: { origins: '*', maxAge: -1 } }, '`cors.maxAge`'],
       ['cors.maxAge a fraction', { cors: { origins: '*', maxAge: 1.5 } }, '`cors.maxAge`'],
       ['cors.allowHeaders with a space', { cors: { origins: '*', allowHeaders: ['x y'] } }, '`cors.allowHeaders`'],
