@@ -7,6 +7,8 @@ export default defineConfig({
   resolve: base.resolve ?? {},
   test: {
     include: ['test/browser/**/*.test.ts'],
+    // `toBeSameToken` and the per-file state folder, as in `npm test`.
+    setupFiles: ['test/support/matchers.ts', 'test/support/state-home.ts'],
     // A browser's first start on a cold, shared machine can take a while.
     testTimeout: 60_000,
     hookTimeout: 60_000,

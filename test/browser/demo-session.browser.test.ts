@@ -19,7 +19,8 @@ const CHROMIUM_ARGS = [
   '--no-first-run',
   '--disable-background-networking',
 ];
-const MASK = '\u2022'.repeat(40);
+/** The start of the launcher's masked form of a token (tokenView().masked): twelve dots. */
+const MASK = '\u2022'.repeat(12);
 /** Attempts of each attack. */
 const N = 10;
 
