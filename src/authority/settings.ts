@@ -86,7 +86,8 @@ const REFUSED: Readonly<Record<Exclude<TokenState, 'ok'>, string>> = {
   stopped: 'the automation API has stopped: no token works until the launcher starts it again.',
 };
 
-const STOPPED = 'The automation API has stopped: no token works until the launcher starts it again.';
+/** The whole message of `stopped`: the refusal's own sentence. */
+const STOPPED = `T${REFUSED.stopped.slice(1)}`;
 
 /** The rotate() codes that are outcomes, and what each means for a settings window. */
 const OUTCOMES = [

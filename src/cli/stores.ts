@@ -1,5 +1,6 @@
 // The secret store that `token` and `rotate` work on: a file (--store), the OS keychain (--keyring) or Redis
-// (--redis, with the optional peers `@launcher-auth/redis` and `redis` loaded only then), and how messages name it without its credentials.
+// (--redis, with the optional peers `@launcher-auth/redis` and `redis` loaded only then), and how messages name it
+// without its credentials.
 import { statSync } from 'node:fs';
 import type { SecretStore } from '../authority/types.js';
 import { FileSecretStore } from '../stores/file/store.js';
