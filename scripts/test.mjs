@@ -7,7 +7,7 @@
 // for a moment (scripts/pack-manifest.mjs), so they run once nothing else reads it. A step's output is printed
 // whole when it ends, with its wall time, so that the lanes never interleave; the run ends with one line,
 // `N passed, N failed`, the tests vitest counted in every step (a step that fails without a count of its own, lint
-// say, counts as one).
+// say, counts as one; a step ended because the other lane failed counts nothing, and says `stopped`).
 //
 // Every step and the simulation lead process groups of their own, so that a failing step, Ctrl-C or SIGTERM ends
 // the whole of each (npm, the shell, vitest and every worker it started), not its first process only.
@@ -152,9 +152,12 @@ async function step(/** @type {string} */ command) {
   signal(run, 'SIGKILL');
   current.delete(run);
   if (stopping) await new Promise(() => undefined);
-  tally(run, code);
+  // Ended because a step of the other lane failed: its exit says nothing of its own checks.
+  const stopped = code !== 0 && failed !== 0;
+  if (!stopped) tally(run, code);
   process.stdout.write(`\n> ${command}\n${output.join('')}`);
-  console.log(`npm test: \`${command}\` ${code === 0 ? 'passed' : `failed (exit ${code})`} in ${seconds(started)}`);
+  const outcome = code === 0 ? 'passed' : stopped ? 'stopped' : `failed (exit ${code})`;
+  console.log(`npm test: \`${command}\` ${outcome} in ${seconds(started)}`);
   return code;
 }
 

@@ -102,6 +102,9 @@ describe.runIf(process.platform === 'linux')('npm test (scripts/test.mjs)', () =
       step('start', '2', simulated, 'stay'),
     );
     expect(await ran.exited).toBe(1);
+    // The step ended in the other lane is stopped, not one more failure.
+    expect(ran.output()).toMatch(/^npm test: `.*` stopped in \d+\.\d s$/m);
+    expect(ran.output().trimEnd().split('\n').at(-1)).toBe('0 passed, 1 failed');
     expect(pids(stepping)).toHaveLength(2);
     expect(pids(failing)).toHaveLength(1);
     expect(existsSync(after)).toBe(false);

@@ -1,14 +1,16 @@
 // The real FileSecretStore with its real watcher, under saves that outlive `saveTimeout`: 50 trials, each checked
-// once the dust has settled (the held-back save settled, and the authority holds what the file holds). The rule: either the token from before the call is
-// accepted and issue() returns it, or the code was ERR_SAVE_UNCERTAIN and onRotate told the new key, which is then
-// the one accepted. Then a given-up save that lands only after a later rotate() resolved, seen by the watcher
-// alone: the token that rotate() returned stays. Trials run ten at a time, each on its own folder.
+// once the dust has settled (the held-back save settled, and the authority holds what the file holds). The rule:
+// either the token from before the call is accepted and issue() returns it, or the code was ERR_SAVE_UNCERTAIN and
+// onRotate told the new key, which is then the one accepted. Then a save reported uncertain that lands only after a
+// later rotate() resolved, seen by the watcher alone: the token that rotate() returned stays. Trials run 25 at a
+// time, each on its own folder.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import {
   FileSecretStore,
+  LauncherAuthError,
   TokenAuthority,
   isLauncherAuthError,
   type RotateEvent,
@@ -177,10 +179,11 @@ describe('FileSecretStore with its watcher: a save that outlives saveTimeout', (
   );
 });
 
-describe('FileSecretStore with its watcher: a given-up save that lands after a later rotate() resolved', () => {
+describe('FileSecretStore with its watcher: an uncertain save that lands after a later rotate() resolved', () => {
   /**
-   * The first save renames only once the trial opens `land` (after a later rotate() resolved), ignoring the
-   * signal, and never settles: only the watcher sees it.
+   * The first save answers ERR_SAVE_UNCERTAIN at once, as a store that cannot tell does, and renames only once the
+   * trial opens `land` (after a later rotate() resolved): only the watcher sees it. No deadline decides anything
+   * here, so a loaded machine cannot change the outcome.
    */
   class StaleLandingStore extends FileSecretStore {
     first = true;
@@ -191,10 +194,12 @@ describe('FileSecretStore with its watcher: a given-up save that lands after a l
       if (!this.first) return super.save(record, options);
       this.first = false;
       this.staleId = record.id;
-      await this.land.opened;
-      await super.save(record);
-      this.landed = true;
-      return new Promise<void>(() => undefined);
+      void this.land.opened
+        .then(() => super.save(record))
+        .then(() => {
+          this.landed = true;
+        });
+      throw new LauncherAuthError('ERR_SAVE_UNCERTAIN', 'the store cannot tell whether the save landed');
     }
   }
 
@@ -208,7 +213,7 @@ describe('FileSecretStore with its watcher: a given-up save that lands after a l
           const path = join(dir, `trial-${index}`, 'secret.json');
           await new FileSecretStore(path).save(fixtureRecord(`start-${index}`));
           const store = new StaleLandingStore(path);
-          const authority = await TokenAuthority.open({ store, saveTimeout: SAVE_TIMEOUT });
+          const authority = await TokenAuthority.open({ store });
           try {
             const events: RotateEvent[] = [];
             authority.onRotate((event) => void events.push(event));
