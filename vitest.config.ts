@@ -84,6 +84,10 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'quick',
+          // A worker imports the library, jose and the frameworks once for all its files, not once per file: about
+          // half of this tier's CPU time was those imports. No test here mocks a module (vi.mock), and what one
+          // patches (a global, a built-in's export) it puts back.
+          isolate: false,
           include: ['test/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
           // The type tests (`*.test-d.ts`) are checked once, by `npm run typecheck`: tsconfig.json includes test/.
           exclude: [...ELSEWHERE, ...PROCESS, ...SIMULATION, ...DEEP_ONLY],
@@ -106,6 +110,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'process',
+          isolate: false,
           include: PROCESS,
           exclude: [...ELSEWHERE, ...DEEP_ONLY],
         },

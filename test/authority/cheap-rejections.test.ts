@@ -2,21 +2,27 @@
 // signature; a text without the token's shape) refuse exactly those and nothing that must pass, and really skip it:
 // node:crypto's createHmac is wrapped, unchanged, in a counter. The settled promises are shared, never wrong.
 import { createHash } from 'node:crypto';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { SignJWT } from 'jose';
-import { beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { TokenAuthority, type SecretRecord, type SecretStore, type VerifyResult } from 'launcher-auth';
 import { until } from '../support/async.js';
 
-const hmacs = vi.hoisted(() => ({ count: 0 }));
-vi.mock('node:crypto', async (importOriginal) => {
-  const crypto = await importOriginal<typeof import('node:crypto')>();
-  return {
-    ...crypto,
-    createHmac: (...args: Parameters<typeof crypto.createHmac>) => {
-      hmacs.count++;
-      return crypto.createHmac(...args);
-    },
+// Patched on the module object that every `import ... from 'node:crypto'` reads (syncBuiltinESMExports), so the
+// count holds however the test runner shares modules between files; put back after this file.
+const hmacs = { count: 0 };
+const crypto = createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto');
+const realCreateHmac = crypto.createHmac;
+beforeAll(() => {
+  crypto.createHmac = (...args: Parameters<typeof realCreateHmac>) => {
+    hmacs.count++;
+    return realCreateHmac(...args);
   };
+  syncBuiltinESMExports();
+});
+afterAll(() => {
+  crypto.createHmac = realCreateHmac;
+  syncBuiltinESMExports();
 });
 beforeEach(() => {
   hmacs.count = 0;
