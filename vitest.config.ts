@@ -18,6 +18,7 @@ const PROCESS = [
   'test/authority/settings.test.ts',
   'test/hardening/crash.test.ts',
   'test/hardening/memory.test.ts',
+  'test/hardening/memory.test.ts',
   'test/hardening/late-save.test.ts',
   'test/hardening/store-faults.test.ts',
   'test/hardening/rotation-under-load.test.ts',
