@@ -1,6 +1,7 @@
 // The source's layers as ARCHITECTURE.md draws them, checked on the files themselves: each layer imports only
-// from the layers below it, no source file grows past 400 lines, and a workspace package (packages/*) reaches the
-// core only through its public entry points, as any store author's package would.
+// from the layers below it, no source file grows past 400 lines, no import cycle (type-only imports included), and
+// a workspace package (packages/*) reaches the core only through its public entry points, as any store author's
+// package would.
 import { readFileSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,6 +33,37 @@ export function intoCore(path: string, text: string): string[] {
       ? !relative(SRC, join(path, '..', specifier)).startsWith('..')
       : /^launcher-auth\/(?!(?:node|express|fastify|fetch|hono|koa|testing|store-kit|keyring)$)/.test(specifier),
   );
+}
+
+/**
+ * The import cycles among `files` (absolute paths and their text), each as the paths around it: every relative
+ * `import`/`export ... from`, `import type` included, since a cycle of types is a cycle of concepts to read.
+ */
+export function importCycles(files: ReadonlyArray<{ path: string; text: string }>): string[][] {
+  const known = new Set(files.map(({ path }) => path));
+  const edges = new Map(
+    files.map(({ path, text }) => [
+      path,
+      [...text.matchAll(/^(?:import|export)\b[^'";]*?from\s*'(\.[^']+)'/gm)]
+        .map((match) => join(path, '..', (match[1] as string).replace(/\.js$/, '.ts')))
+        .filter((target) => known.has(target)),
+    ]),
+  );
+  const cycles: string[][] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const visit = (node: string): void => {
+    state.set(node, 'open');
+    stack.push(node);
+    for (const next of edges.get(node) ?? []) {
+      if (state.get(next) === 'open') cycles.push([...stack.slice(stack.indexOf(next)), next]);
+      else if (!state.has(next)) visit(next);
+    }
+    stack.pop();
+    state.set(node, 'done');
+  };
+  for (const { path } of files) if (!state.has(path)) visit(path);
+  return cycles;
 }
 
 const FILES = sources(SRC).map((path) => ({ path: relative(SRC, path), text: readFileSync(path, 'utf8') }));
@@ -67,6 +99,28 @@ describe('the source layout', () => {
         .map((target) => `${file.path} imports from src/${target}/`),
     );
     expect(offending).toEqual([]);
+  });
+
+  it("no import cycle among src/ and the packages' src/, type-only imports included", () => {
+    const files = [...sources(SRC), ...sources(PACKAGES).filter((path) => /[/\\]src[/\\]/.test(path))].map((path) => ({
+      path,
+      text: readFileSync(path, 'utf8'),
+    }));
+    const cycles = importCycles(files).map((cycle) =>
+      cycle.map((path) => relative(join(SRC, '..'), path)).join(' -> '),
+    );
+    expect(cycles).toEqual([]);
+  });
+
+  it('the cycle check finds a planted cycle of type-only imports', () => {
+    const a = join(SRC, 'authority/planted-a.ts');
+    const b = join(SRC, 'authority/planted-b.ts');
+    const planted = [
+      { path: a, text: "import type { B } from './planted-b.js';\nexport interface A { b: B }" },
+      { path: b, text: "import type { A } from './planted-a.js';\nexport interface B { a: A }" },
+    ];
+    expect(importCycles(planted)).toEqual([[a, b, a]]);
+    expect(importCycles(planted.slice(0, 1))).toEqual([]);
   });
 
   it('no source file is over 400 lines', () => {

@@ -1,8 +1,7 @@
 // Members of TokenAuthority that the HTTP gate calls (store-kit's `decideNow` too) and that no export of the package
 // names: the symbol lives only here, and the declarations leave these members out (`@internal`, stripped by the
-// build). And the one check that a value handed to an adapter or a settings helper is an authority.
+// build). And the option under which a simulator passes its own clock.
 import type { Runtime } from './runtime.js';
-import type { TokenAuthority } from './token-authority.js';
 
 /**
  * The decision adapters ask for: a result at once when it can be had without waiting (the current token, any cheap
@@ -12,19 +11,6 @@ export const authenticateNow: unique symbol = Symbol('launcher-auth.authenticate
 
 /** Whether the authority's current token is accepted now, and why not, for the settings helpers (settings.ts). */
 export const tokenState: unique symbol = Symbol('launcher-auth.tokenState');
-
-/** Checks that `authority` is a TokenAuthority, at set-up: a `TypeError` that names `where` otherwise. */
-export function assertAuthority(authority: unknown, where: string): asserts authority is TokenAuthority {
-  const candidate = authority as Partial<TokenAuthority> | null;
-  if (
-    typeof candidate !== 'object' ||
-    candidate === null ||
-    typeof candidate.issue !== 'function' ||
-    typeof candidate.rotate !== 'function'
-  ) {
-    throw new TypeError(`${where}: \`authority\` must be a TokenAuthority (from TokenAuthority.open()).`);
-  }
-}
 
 /**
  * The option under which a simulator passes its own {@link Runtime} to `TokenAuthority.open()`. Only

@@ -1,7 +1,8 @@
 // What a settings window needs from the authority: the token to show (and a masked form of it), and "Regenerate
 // token" with every outcome of rotate() turned into something the window can show as is. Never throws for a store.
 import { LauncherAuthError, isLauncherAuthError, type LauncherAuthErrorCode } from './errors.js';
-import { assertAuthority, tokenState } from './internal.js';
+import { tokenState } from './internal.js';
+import { assertAuthority } from './assert-authority.js';
 import type { TokenAuthority } from './token-authority.js';
 import type { TokenState } from './types.js';
 

@@ -2,7 +2,7 @@
 // only translate their framework's request into (method, target, authorization) and the answer back.
 import { corsFor, resolveCors, type CorsOptions, type CorsOutcome, type ResolvedCors } from './cors.js';
 import { authenticateNow } from '../authority/internal.js';
-export { assertAuthority } from '../authority/internal.js';
+export { assertAuthority } from '../authority/assert-authority.js';
 import type { TokenAuthority } from '../authority/token-authority.js';
 import type { AuthContext, RejectReason, VerifyResult } from '../authority/types.js';
 

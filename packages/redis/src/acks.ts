@@ -4,13 +4,7 @@
 import type { Era } from './era.js';
 import { MARKER_PREFIX } from './lease.js';
 import { isRollback } from './line.js';
-import type { Observed } from './reply.js';
-
-/** The answer of one acknowledgement read (the PENDING script). */
-export interface PendingReply extends Observed {
-  /** Other instances in the table that have not acknowledged the generation: their ids and renewal numbers. */
-  readonly waiting: ReadonlyArray<readonly [instance: string, seq: number]>;
-}
+import type { Observed, PendingReply } from './reply.js';
 
 export type AckOutcome =
   /** Every instance that may trust an older key has acknowledged, or its lease has run out: resolve. */

@@ -1,6 +1,5 @@
 // The answer every script gives (scripts.ts builds it, the store and the protocol read it): its layout, defined here
 // once, and its parsing into the protocol's observations.
-import type { PendingReply } from './acks.js';
 import { parseLine, type Line } from './line.js';
 
 /** The record as Redis holds it when a script ran: its generation and id, or neither when the key is missing. */
@@ -24,6 +23,12 @@ export interface Observed {
   readonly ownSeq: number;
   /** The records the record supersedes (line.ts); `undefined` when unknown (none stored, or missing). */
   readonly line?: Line;
+}
+
+/** The answer of one acknowledgement read (the PENDING script). */
+export interface PendingReply extends Observed {
+  /** Other instances in the table that have not acknowledged the generation: their ids and renewal numbers. */
+  readonly waiting: ReadonlyArray<readonly [instance: string, seq: number]>;
 }
 
 /**

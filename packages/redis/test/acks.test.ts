@@ -1,7 +1,8 @@
 // The rotating instance's side of the Redis protocol (acks.ts), read by read: when a rotation resolves, and when a
 // table entry that never acknowledged may be removed (only once the lease behind it is certainly over).
 import { describe, expect, it } from 'vitest';
-import { AckWait, type PendingReply } from '../src/acks.js';
+import { AckWait } from '../src/acks.js';
+import type { PendingReply } from '../src/reply.js';
 import { Era } from '../src/era.js';
 import type { Observed } from '../src/reply.js';
 

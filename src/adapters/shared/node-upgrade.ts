@@ -26,7 +26,9 @@ import {
 } from '../../gate/subprotocol.js';
 import type { TokenAuthority } from '../../authority/token-authority.js';
 import type { AuthContext } from '../../authority/types.js';
-import type { AuthenticatedRequest } from '../node.js';
+
+/** A request that came with a valid token (node.ts's `AuthenticatedRequest`, which imports this file). */
+type Authenticated<Request> = Request & { auth: AuthContext };
 
 /** The options of {@link withUpgradeAuth}. */
 export interface UpgradeAuthOptions extends AuthOptions, SubprotocolTokenOptions {
@@ -133,7 +135,7 @@ function refuse(socket: Duplex, answer: string): void {
  */
 export function withUpgradeAuth<Request extends IncomingMessage = IncomingMessage>(
   authority: TokenAuthority,
-  handler: (req: AuthenticatedRequest<Request>, socket: Duplex, head: Buffer) => void,
+  handler: (req: Authenticated<Request>, socket: Duplex, head: Buffer) => void,
   options?: UpgradeAuthOptions,
 ): (req: Request, socket: Duplex, head: Buffer) => void {
   assertAuthority(authority, 'withUpgradeAuth');
@@ -149,7 +151,7 @@ export function withUpgradeAuth<Request extends IncomingMessage = IncomingMessag
     }
     socket.off('error', destroyOnError);
     // Never EXEMPT: healthPath is false here.
-    const authed = req as AuthenticatedRequest<Request>;
+    const authed = req as Authenticated<Request>;
     authed.auth = decision as AuthContext;
     handler(authed, socket, head);
   };
