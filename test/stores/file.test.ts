@@ -39,6 +39,7 @@ import { fixtureKey, fixtureRecord, sameRecord } from './fixtures/records.js';
 import { authErrorOf as rejectionOf, rejectionOf as anyRejectionOf, nextTurn, until } from '../support/async.js';
 import { deadline, within } from '../support/poll.js';
 import { budget } from '../support/machine.js';
+import { fixtureCommand } from '../hardening/fixtures/support.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url));
@@ -125,9 +126,17 @@ interface Child {
   readonly closed: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Runs test/stores/fixtures/<name> in its own Node process, through tsx, from the repository root. */
-function runFixture(name: string, args: string[], ids: { uid?: number; gid?: number } = {}): Child {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(FIXTURES, name), ...args], {
+/**
+ * Runs test/stores/fixtures/<name> in its own Node process, through tsx (or `launch`, a bundle of it), from the
+ * repository root.
+ */
+function runFixture(
+  name: string,
+  args: string[],
+  ids: { uid?: number; gid?: number } = {},
+  launch: readonly string[] = ['--import', 'tsx', join(FIXTURES, name)],
+): Child {
+  const child = spawn(process.execPath, [...launch, ...args], {
     cwd: REPO,
     stdio: 'pipe',
     ...ids,
@@ -908,10 +917,13 @@ describe.runIf(POSIX)('FileSecretStore: atomicity', () => {
       await store.save(fixtureRecord('initial'));
       let current = 'initial';
       let killedMidSave = 0;
+      // Bundled once: twenty starts through tsx's loader cost several times the CPU.
+      const command = await fixtureCommand(join(FIXTURES, 'save-loop.ts'));
+      onTestFinished(() => command.dispose());
       // A count of rounds, not a time: each starts a process, however slow the machine.
       for (let rounds = 0; rounds < 20; rounds++) {
         const logPath = join(dir, `round-${rounds}.log`);
-        const child = runFixture('save-loop.ts', [path, `r${rounds}`, logPath]);
+        const child = runFixture('save-loop.ts', [path, `r${rounds}`, logPath], {}, command.args);
         await child.next((line) => line === 'started');
         // Anywhere from the first save to a few dozen saves later.
         // eslint-disable-next-line launcher-auth-tests/no-wall-clock-wait -- a jitter: where the kill lands is what varies
