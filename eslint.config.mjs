@@ -14,9 +14,9 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        // The library's tsconfig.json, the one of the NestJS folders (legacy decorators) and the Electron recipe's
-        // (Electron's own types, which `npm ci` takes out of its package).
-        project: ['./tsconfig.json', './examples/nest/tsconfig.json', './examples/electron/tsconfig.json'],
+        // The library's tsconfig.json and the Electron recipe's (Electron's own types, which `npm ci` takes out of
+        // its package).
+        project: ['./tsconfig.json', './examples/electron/tsconfig.json'],
         tsconfigRootDir: import.meta.dirname,
       },
     },
