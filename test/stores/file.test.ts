@@ -1142,7 +1142,7 @@ describe('FileSecretStore: save() with a signal', () => {
     // Long enough for an ordinary durable write on a busy machine; the held-back save outlives it and its grace.
     const authority = await TokenAuthority.open({
       store,
-      saveTimeout: 250,
+      saveTimeout: budget(1_000),
       onStoreError: (error) => void errors.push(error),
     });
     onTestFinished(() => authority.close());
