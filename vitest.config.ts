@@ -18,7 +18,6 @@ const PROCESS = [
   'test/authority/settings.test.ts',
   'test/hardening/crash.test.ts',
   'test/hardening/memory.test.ts',
-  'test/hardening/memory.test.ts',
   'test/hardening/late-save.test.ts',
   'test/hardening/store-faults.test.ts',
   'test/hardening/rotation-under-load.test.ts',
@@ -54,6 +53,8 @@ const SCALED = [
   'packages/redis/test/faults/client-pause.test.ts',
   'test/hardening/crash.test.ts',
   'test/hardening/rotation-under-load.test.ts',
+  'test/hardening/memory.test.ts',
+  'test/authority/rotation.property.test.ts',
 ];
 /** `npm test` (scripts/test.mjs) names a file here for each vitest run, and adds up the counts it finds there. */
 const REPORT = process.env['LAUNCHER_AUTH_TEST_REPORT'];

@@ -2,7 +2,8 @@
 // slow, failing, late-settling and hanging saves, and store outages, on an in-memory store whose every delay runs on
 // a virtual clock: a run of many seconds of store time takes a few event-loop turns, and replays from its seed.
 //
-// Runs: LAUNCHER_AUTH_ROTATION_RUNS (default 10,000). Seed: LAUNCHER_AUTH_ROTATION_SEED (default fixed); fast-check
+// Runs: LAUNCHER_AUTH_ROTATION_RUNS; by default 10,000 in the deep tier and 3,000 in `npm test`, the same count
+// and seed within which every broken variant below is caught. Seed: LAUNCHER_AUTH_ROTATION_SEED (default fixed); fast-check
 // prints the seed and the shrunk schedule on failure. The tokens here are labels, never secrets.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -12,8 +13,12 @@ import { Rotations, type KeyHolder } from '../../src/authority/rotation.js';
 import { nodeRuntime } from '../../src/authority/runtime.js';
 import { envCount } from '../hardening/fixtures/support.js';
 import { Clock, drain } from '../support/virtual-clock.js';
+import { deepOr } from '../support/tier.js';
 
-const RUNS = envCount('LAUNCHER_AUTH_ROTATION_RUNS', 10_000);
+/** The schedules within which the property must catch each broken variant. */
+const VARIANT_RUNS = 3_000;
+
+const RUNS = envCount('LAUNCHER_AUTH_ROTATION_RUNS', deepOr(10_000, VARIANT_RUNS));
 const SEED = envCount('LAUNCHER_AUTH_ROTATION_SEED', 20_261_124);
 const SAVE_TIMEOUT = 100;
 
@@ -392,7 +397,7 @@ describe('the same property fails for deliberately broken variants', () => {
       fc.asyncProperty(schedule, async ({ steps, writeBacks }) => {
         await run(steps, writeBacks, variant);
       }),
-      { numRuns: 3_000, seed: SEED, endOnFailure: true },
+      { numRuns: VARIANT_RUNS, seed: SEED, endOnFailure: true },
     );
     return details.failed ? details.numRuns : undefined;
   }
