@@ -1,6 +1,6 @@
 // @ts-check
 // `npm test`: every check a change must pass, in two lanes side by side, each one step after another as `&&` would
-// run them: the checks (lint, typecheck, build, the built packages), which keep about one core busy, and the tests
+// run them: the checks (lint with the type check, build, the built packages), which keep about one core busy, and the tests
 // (the quick tier, then the real-process tier), which wait on processes and servers much of the time. Beside them,
 // from the start, the simulator's schedules (`npm run test:sim`), whose workers lower their own CPU priority
 // (packages/redis/test/sim/yield-cpu.ts). Then publint and attw on both packages: `npm pack` rewrites package.json
@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const LANES = [
-  ['npm run lint', 'npm run typecheck', 'npm run build', 'npm run test:dist'],
+  ['npm run lint', 'npm run build', 'npm run test:dist'],
   ['npm run test:quick', 'npm run test:process'],
 ];
 const AFTER = [
