@@ -45,7 +45,8 @@ export class Era {
     if (!present && sentAt < before && observed.serverId === serverId && observed.epoch === epoch) return false;
     // An entry that is gone while Redis and the table are the same was removed by a rotating instance's
     // housekeeping after this instance's lease ran out (it was cut off or frozen): nothing was lost. An entry that
-    // is there with an older renewal number was rolled back.
+    // is there with an older renewal number was rolled back: second layer under the server's identity, for writes
+    // lost while the run_id and the replication id stayed (an operator's restore on a running server).
     const dropped = observed.ownSeq === 0 && observed.serverId === this.#serverId && observed.epoch === this.#epoch;
     const lost = !dropped && observed.ownSeq < Math.min(confirmedAtSend, this.#ownSeq);
     if (!lost && present) return false;

@@ -10,6 +10,8 @@ const HEAD_EXPRESSIONS: Readonly<Record<ReplyField, string>> = {
   generation: 'value and value.generation or 0',
   id: "value and value.id or ''",
   prev: 'prev',
+  // The run_id is new at every start of a server, the replication id at every promotion; a restarted primary may keep
+  // the latter (Redis 4.0 restored it from its RDB file whatever the server's role), so the run_id tells a restart.
   serverId:
     "(string.match(info, 'run_id:(%w+)') or '') .. ':' .. (string.match(replication, 'master_replid:(%w+)') or '')",
   epoch: "redis.call('HGET', tbl, '@epoch') or ''",

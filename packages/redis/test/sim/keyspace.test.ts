@@ -109,6 +109,15 @@ describe('Keyspace runs the store scripts', () => {
     );
   });
 
+  it('names a restarted server anew by its run_id, though it kept its replication id (Redis 4.0 restored it)', () => {
+    const { space } = world();
+    save(space, 0, '', record('a', 1));
+    expect(space.eval(LOAD, KEYS, ['me'])).toMatchObject({ 4: 'run1:run1' });
+    space.restore(new Map(), 'run2');
+    space.replid = 'run1';
+    expect(space.eval(LOAD, KEYS, ['me'])).toMatchObject({ 4: 'run2:run1' });
+  });
+
   it.each([
     ['garbage', 'not json'],
     ['a JSON without generation', JSON.stringify({ id: 'a' })],
