@@ -291,7 +291,7 @@ function databaseOf(client: object): number {
 /**
  * A name of the deployment a client talks to that stays the same across restarts and failovers: a plain client's
  * configured `host:port` (or socket path) and database, a Cluster client's configured root nodes, a Sentinel
- * client's master name where node-redis exposes it. It names the generation file (see memory.ts).
+ * client's master name where node-redis exposes it. It names the generation file (see generation-file.ts).
  */
 export function deploymentOf(client: object): string {
   if (isSentinel(client)) {

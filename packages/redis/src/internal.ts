@@ -2,7 +2,7 @@
 // connection to a simulated Redis and its own clock, timers and randomness. A host always gets node-redis and Node's.
 import type { Runtime } from 'launcher-auth/store-kit';
 import type { RedisConnection } from './client.js';
-import type { GenerationMemory } from './memory.js';
+import type { GenerationFileIo } from './generation-file.js';
 
 export const storeInternals: unique symbol = Symbol('launcher-auth.redis.internals');
 
@@ -13,7 +13,7 @@ export interface StoreInternals {
    * Where this instance remembers the newest record it trusted or saved, instead of `generationFile`; with internals
    * and without it, nowhere (a simulator never writes a file).
    */
-  readonly memory?: GenerationMemory;
+  readonly generationFile?: GenerationFileIo;
 }
 
 /** The options of RedisSecretStore as a simulator gives them. */

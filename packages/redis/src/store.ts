@@ -24,7 +24,7 @@ import { RollbackReports } from './rollback-reports.js';
 import { Follower, endTrustOn } from './follower.js';
 import { storeInternals, type WithInternals } from './internal.js';
 import { Lease, type Overwrite, type Seen } from './lease.js';
-import { Recollection, defaultGenerationFile, generationMemory } from './memory.js';
+import { GenerationFile, defaultGenerationFile, generationFileFor } from './generation-file.js';
 import { resolveRedisOptions, type RedisSecretStoreOptions } from './options.js';
 import { ReplicaWait } from './replicas.js';
 import { loadOf, observation } from './reply.js';
@@ -80,7 +80,7 @@ export class RedisSecretStore implements SecretStore {
   /** Reads the acknowledgements of a saved record. */
   readonly #acks: AckReader;
   /** Where the newest record trusted or saved is remembered across restarts (`generationFile`). */
-  readonly #memory: Recollection;
+  readonly #generationFile: GenerationFile;
   /** Renews the lease while the store is watched. */
   #follower: Follower | undefined;
 
@@ -101,7 +101,7 @@ export class RedisSecretStore implements SecretStore {
     this.#instanceId = randomId(this.#runtime, 9);
     const file =
       internals === undefined ? (generationFile ?? defaultGenerationFile(key, deploymentOf(options.client))) : false;
-    this.#memory = new Recollection(internals?.memory ?? generationMemory(file));
+    this.#generationFile = new GenerationFile(internals?.generationFile ?? generationFileFor(file));
     this.#reports = new RollbackReports(key);
     this.#commandTimeout = commandTimeout;
     this.#replicas = new ReplicaWait(replicas, connection.deployment, key);
@@ -133,7 +133,7 @@ export class RedisSecretStore implements SecretStore {
     // Told even when the record was written back meanwhile: the host learns that Redis lost writes.
     if (this.#reports.takeUntold()) throw rollbackError(this.key);
     // Before the first read: a record remembered from an earlier run makes an older one in Redis a rollback.
-    await this.#memory.recall(this.#lease);
+    await this.#generationFile.recall(this.#lease);
     // Each answer is judged against the newest record seen when its read was sent (see Lease.see).
     for (;;) {
       const [sent, sentAt] = [this.#lease.newest, this.#runtime.now()];
@@ -202,7 +202,7 @@ export class RedisSecretStore implements SecretStore {
         confirm: async (heldId, savingId, seq) => {
           // Remembered before it is acknowledged: a rotation that counts this instance finds it in the file.
           const newest = this.#lease.newest;
-          if (heldId === newest.id) await this.#memory.remember(newest);
+          if (heldId === newest.id) await this.#generationFile.remember(newest);
           try {
             const reply = await this.#run(
               CONFIRM,
@@ -325,7 +325,7 @@ export class RedisSecretStore implements SecretStore {
         throw conflictError(this.key);
       }
       lease.wrote(generation, record.id, line);
-      const remembered = this.#memory.remember({ generation, id: record.id });
+      const remembered = this.#generationFile.remember({ generation, id: record.id });
       // The answer is taken into the era even when WAIT fails: a quarantine starts at the first answer of a new server.
       const saved = { generation, id: record.id, savedAt, saveReply: head.observed, confirmedAtSend, sentAt };
       const options = { ...lease.options, commandTimeout: this.#commandTimeout };

@@ -7,7 +7,7 @@ import { TokenAuthority } from 'launcher-auth';
 import { RedisSecretStore } from '@launcher-auth/redis';
 import { storeInternals } from '../src/internal.js';
 import type { Seen } from '../src/lease.js';
-import type { GenerationMemory } from '../src/memory.js';
+import type { GenerationFileIo } from '../src/generation-file.js';
 import { keyNames } from '../src/scripts.js';
 import { until } from '../../../test/support/poll.js';
 import { SKIP_REASON, connectedClient, sharedRedis } from '../../../test/support/redis-server.js';
@@ -15,7 +15,7 @@ import { SKIP_REASON, connectedClient, sharedRedis } from '../../../test/support
 const TIMING = { leaseMs: 1000, renewInterval: 200, driftMargin: 100 };
 
 /** A generation file whose writes of `id` wait until `release()`. */
-function heldMemory(): GenerationMemory & { hold(id: string): void; release(): void; readonly held: boolean } {
+function heldGenerationFile(): GenerationFileIo & { hold(id: string): void; release(): void; readonly held: boolean } {
   let holding = '';
   let waiting: (() => void) | undefined;
   let remembered: Seen | undefined;
@@ -53,9 +53,9 @@ describe.skipIf(SKIP_REASON !== undefined)('the generation file before the ackno
     const key = 'remember-first';
     const client = await connectedClient(shared.server.url);
     onTestFinished(() => client.destroy());
-    const memory = heldMemory();
+    const generationFile = heldGenerationFile();
     const follower = await TokenAuthority.open({
-      store: new RedisSecretStore({ client, key, ...TIMING, [storeInternals]: { memory } } as never),
+      store: new RedisSecretStore({ client, key, ...TIMING, [storeInternals]: { generationFile } } as never),
     });
     onTestFinished(() => follower.close());
     const table = (): Promise<Record<string, string>> => shared.client.hGetAll(keyNames(key).instances);
@@ -69,15 +69,15 @@ describe.skipIf(SKIP_REASON !== undefined)('the generation file before the ackno
     // The rotation's record is not known before it is saved: hold every write of a record other than the current.
     const before = follower.keyId;
     const writes: string[] = [];
-    const write = memory.write.bind(memory);
-    memory.write = (seen) => {
+    const write = generationFile.write.bind(generationFile);
+    generationFile.write = (seen) => {
       writes.push(seen.id);
-      if (seen.id !== before) memory.hold(seen.id);
+      if (seen.id !== before) generationFile.hold(seen.id);
       return write(seen);
     };
     const rotation = rotating.rotate();
     // The follower adopted the new record and began to remember it.
-    expect(await until(() => memory.held)).toBe(true);
+    expect(await until(() => generationFile.held)).toBe(true);
     const fresh = writes.at(-1) ?? '';
     expect(fresh).not.toBe(before);
     const acknowledged = async (): Promise<boolean> => (await table())[own ?? '']?.endsWith(`:${fresh}`) === true;
@@ -85,7 +85,7 @@ describe.skipIf(SKIP_REASON !== undefined)('the generation file before the ackno
     // it while its generation file did not hold the record.
     await rotation;
     expect(await acknowledged()).toBe(false);
-    memory.release();
+    generationFile.release();
     expect(await until(acknowledged)).toBe(true);
     expect(follower.keyId).toBe(rotating.keyId);
   });

@@ -7,7 +7,7 @@ import { decideNow, generateRecord, runtimeOption } from 'launcher-auth/store-ki
 import { storeInternals } from '../../src/internal.js';
 import { parseLine, type Line } from '../../src/line.js';
 import type { Seen } from '../../src/lease.js';
-import type { GenerationMemory } from '../../src/memory.js';
+import type { GenerationFileIo } from '../../src/generation-file.js';
 import type { RedisConnection } from '../../src/client.js';
 import { HEAD_LENGTH, observation } from '../../src/reply.js';
 import { encodeRecord } from '../../src/codec.js';
@@ -237,12 +237,12 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
 
   // --- the instances ---
   /** Each machine's generation file: a process restarted there finds what the one before it remembered. */
-  const memories = new Map<number, { value?: Seen; readonly memory: GenerationMemory }>();
-  const memoryOf = (slot: number): GenerationMemory => {
-    let entry = memories.get(slot);
+  const generationFiles = new Map<number, { value?: Seen; readonly io: GenerationFileIo }>();
+  const generationFileOf = (slot: number): GenerationFileIo => {
+    let entry = generationFiles.get(slot);
     if (entry === undefined) {
-      const created: { value?: Seen; memory: GenerationMemory } = {
-        memory: {
+      const created: { value?: Seen; io: GenerationFileIo } = {
+        io: {
           read: () => Promise.resolve(created.value),
           write: (seen) => {
             if (created.value === undefined || seen.generation > created.value.generation) created.value = seen;
@@ -251,9 +251,9 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
         },
       };
       entry = created;
-      memories.set(slot, entry);
+      generationFiles.set(slot, entry);
     }
-    return entry.memory;
+    return entry.io;
   };
   const instances: Instance[] = [];
   /**
@@ -267,7 +267,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
    */
   function restartedOver(replaced: string): boolean {
     return instances.some((instance) => {
-      const remembered = memories.get(instance.slot)?.value?.id;
+      const remembered = generationFiles.get(instance.slot)?.value?.id;
       return (
         instance.process.alive &&
         !instance.oneShot &&
@@ -497,7 +497,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       [storeInternals]: {
         connection: writesForward(instance, paced(instance, process.connection), saving),
         runtime: process.runtime,
-        memory: memoryOf(instance.slot),
+        generationFile: generationFileOf(instance.slot),
       },
     } as ConstructorParameters<typeof RedisSecretStore>[0]);
     // Only watches what the authority hands the store: which records its rotations saved.
@@ -936,7 +936,7 @@ export async function simulate(seed: number, plan: Plan, tracing = false): Promi
       instances.filter(
         (instance) =>
           ([...instance.seen].some((seen) => descends(seen, id)) && !sawSiblingFirst(instance, id)) ||
-          descends(memories.get(instance.slot)?.value?.id, id),
+          descends(generationFiles.get(instance.slot)?.value?.id, id),
       ),
     );
   function check(): void {

@@ -9,7 +9,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { TokenAuthority, isLauncherAuthError } from 'launcher-auth';
 import { RedisSecretStore } from '@launcher-auth/redis';
 import { deploymentOf } from '../src/connections.js';
-import { defaultGenerationFile, fileMemory, stateFolder } from '../src/memory.js';
+import { defaultGenerationFile, generationFileAt, stateFolder } from '../src/generation-file.js';
 import { authErrorOf } from '../../../test/support/async.js';
 import { SKIP_REASON, sharedRedis } from '../../../test/support/redis-server.js';
 import { OTHER_USER_MISSING, otherUser } from '../../../test/support/other-user.js';
@@ -17,7 +17,7 @@ import { OTHER_USER_MISSING, otherUser } from '../../../test/support/other-user.
 const POSIX = process.platform !== 'win32';
 
 async function folder(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'launcher-auth-memory-'));
+  const dir = await mkdtemp(join(tmpdir(), 'launcher-auth-generation-file-'));
   onTestFinished(() => rm(dir, { recursive: true, force: true }));
   return dir;
 }
@@ -63,11 +63,11 @@ describe('the generation file', () => {
   it('holds the generation and the id only, 0600 in a 0700 folder, and reads them back', async () => {
     const path = join(await folder(), 'state', 'launcher-auth', 'redis', 'g.json');
     const told: string[] = [];
-    const memory = fileMemory(path, (message) => told.push(message));
-    expect(await memory.read()).toBeUndefined();
-    await memory.write({ generation: 3, id: 'abc' });
+    const file = generationFileAt(path, (message) => told.push(message));
+    expect(await file.read()).toBeUndefined();
+    await file.write({ generation: 3, id: 'abc' });
     expect(JSON.parse(await readFile(path, 'utf8'))).toEqual({ generation: 3, id: 'abc' });
-    expect(await memory.read()).toEqual({ generation: 3, id: 'abc' });
+    expect(await file.read()).toEqual({ generation: 3, id: 'abc' });
     if (POSIX) {
       expect((await stat(path)).mode & 0o777).toBe(0o600);
       expect((await stat(join(path, '..'))).mode & 0o777).toBe(0o700);
@@ -79,8 +79,8 @@ describe('the generation file', () => {
 
   it('is never lowered by a process that remembers an older record', async () => {
     const path = join(await folder(), 'g.json');
-    const first = fileMemory(path, () => undefined);
-    const second = fileMemory(path, () => undefined);
+    const first = generationFileAt(path, () => undefined);
+    const second = generationFileAt(path, () => undefined);
     await first.write({ generation: 5, id: 'five' });
     await second.write({ generation: 4, id: 'four' });
     expect(await first.read()).toEqual({ generation: 5, id: 'five' });
@@ -92,27 +92,27 @@ describe('the generation file', () => {
     const path = join(await folder(), 'g.json');
     await writeFile(path, '{"generation":"x"}', { mode: 0o600 });
     const told: string[] = [];
-    const memory = fileMemory(path, (message) => told.push(message));
-    const error = await authErrorOf(memory.read());
+    const file = generationFileAt(path, (message) => told.push(message));
+    const error = await authErrorOf(file.read());
     expect(error.code).toBe('ERR_STORE_CORRUPT');
     expect(error.message).toContain(path);
-    await memory.write({ generation: 2, id: 'two' });
-    await memory.write({ generation: 3, id: 'three' });
+    await file.write({ generation: 2, id: 'two' });
+    await file.write({ generation: 3, id: 'three' });
     expect(await readFile(path, 'utf8')).toBe('{"generation":"x"}');
     expect(told).toHaveLength(1);
     expect(told[0]).toContain(path);
   });
 
-  it('a folder that cannot be created: one warning naming the file (its control characters escaped), then no memory', async () => {
+  it('a folder that cannot be created: one warning naming the file (its control characters escaped), then nothing remembered', async () => {
     // A file where the folder should be: refused whoever runs the test, root included.
     const blocker = join(await folder(), 'block\x1b]52;c;x\x07er');
     await writeFile(blocker, '');
     const path = join(blocker, 'sub', 'g.json');
     const told: string[] = [];
-    const memory = fileMemory(path, (message) => told.push(message));
-    await memory.write({ generation: 2, id: 'two' });
-    await memory.write({ generation: 3, id: 'three' });
-    expect(await memory.read()).toBeUndefined();
+    const file = generationFileAt(path, (message) => told.push(message));
+    await file.write({ generation: 2, id: 'two' });
+    await file.write({ generation: 3, id: 'three' });
+    expect(await file.read()).toBeUndefined();
     expect(told).toHaveLength(1);
     expect(told[0]).toContain(path.replace('\x1b', '\\x1b').replace('\x07', '\\x07'));
   });
@@ -132,7 +132,7 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore with a generation f
   it('open() on a damaged generation file rejects with ERR_STORE_CORRUPT naming it, and leaves it as it was', async () => {
     const path = join(await folder(), 'g.json');
     await writeFile(path, 'not json', { mode: 0o600 });
-    const store = new RedisSecretStore({ client: shared.client, key: 'memory:damaged', generationFile: path });
+    const store = new RedisSecretStore({ client: shared.client, key: 'generation-file:damaged', generationFile: path });
     const error = await authErrorOf(TokenAuthority.open({ store }));
     expect(isLauncherAuthError(error, 'ERR_STORE_CORRUPT')).toBe(true);
     expect(error.message).toContain(path);
@@ -141,7 +141,7 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore with a generation f
 
   it('remembers the record it trusted, and the one it saved; by default under $XDG_STATE_HOME', async () => {
     const { client } = shared;
-    const key = 'memory:default';
+    const key = 'generation-file:default';
     const store = new RedisSecretStore({ client, key, leaseMs: 1000, renewInterval: 200, driftMargin: 100 });
     const authority = await TokenAuthority.open({ store });
     onTestFinished(() => authority.close());
@@ -194,7 +194,11 @@ describe.skipIf(SKIP_REASON !== undefined || OTHER_USER_MISSING !== undefined ||
           `fs.writeFileSync(path, ${JSON.stringify(PLANTED)}, { mode: 0o600 });`,
         path,
       );
-      const store = new RedisSecretStore({ client: shared.client, key: 'memory:planted', generationFile: path });
+      const store = new RedisSecretStore({
+        client: shared.client,
+        key: 'generation-file:planted',
+        generationFile: path,
+      });
       const error = await authErrorOf(TokenAuthority.open({ store }));
       expect(error.code).toBe('ERR_STORE_PERMISSIONS');
       expect(error.message).toContain(path);
@@ -205,7 +209,7 @@ describe.skipIf(SKIP_REASON !== undefined || OTHER_USER_MISSING !== undefined ||
       // In a folder of this user's own, so that the file itself is what is judged.
       const path = join(await folder(), 'g.json');
       expect(spawnSync('mkfifo', ['-m', '600', path]).status).toBe(0);
-      const store = new RedisSecretStore({ client: shared.client, key: 'memory:fifo', generationFile: path });
+      const store = new RedisSecretStore({ client: shared.client, key: 'generation-file:fifo', generationFile: path });
       const error = await authErrorOf(TokenAuthority.open({ store }));
       expect(error.code).toBe('ERR_STORE_PERMISSIONS');
       expect(error.message).toContain(path);
@@ -235,9 +239,9 @@ describe.skipIf(SKIP_REASON !== undefined || OTHER_USER_MISSING !== undefined ||
         const path = join(dir, `${name.replaceAll(' ', '-')}.json`);
         await plant(path);
         const before = await lstat(path);
-        const memory = fileMemory(path, () => undefined);
-        const error = await authErrorOf(memory.read());
-        await memory.write({ generation: 2, id: 'two' });
+        const file = generationFileAt(path, () => undefined);
+        const error = await authErrorOf(file.read());
+        await file.write({ generation: 2, id: 'two' });
         const after = await lstat(path);
         if (error.code === 'ERR_STORE_PERMISSIONS' && error.message.includes(path) && after.ino === before.ino)
           refused.push(name);

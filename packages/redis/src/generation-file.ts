@@ -8,16 +8,16 @@ import { LauncherAuthError } from 'launcher-auth';
 import { printable, readPrivateFile, syncDirectory, temporaryName, writeTemporary } from 'launcher-auth/store-kit';
 import type { Seen } from './lease.js';
 
-/** The store's memory of the newest record: a file by default, the simulator's own in test/sim/. */
-export interface GenerationMemory {
-  /** The record remembered, or `undefined` when none is. Rejects (`ERR_STORE_CORRUPT`) when the memory is damaged. */
+/** The reads and writes of a generation file: a real file by default, the simulator's own in test/sim/. */
+export interface GenerationFileIo {
+  /** The record remembered, or `undefined` when none is. Rejects (`ERR_STORE_CORRUPT`) when the file is damaged. */
   read(): Promise<Seen | undefined>;
-  /** Remembers `seen`. Never rejects: a memory that cannot be written is reported once and then left alone. */
+  /** Remembers `seen`. Never rejects: a file that cannot be written is reported once and then left alone. */
   write(seen: Seen): Promise<void>;
 }
 
-/** A memory that remembers nothing (`generationFile: false`). */
-export const NO_MEMORY: GenerationMemory = {
+/** No generation file (`generationFile: false`): nothing is remembered. */
+export const NO_GENERATION_FILE: GenerationFileIo = {
   read: () => Promise.resolve(undefined),
   write: () => Promise.resolve(),
 };
@@ -84,9 +84,9 @@ function errnoOf(error: unknown): string | undefined {
  * The generation file at `path`: read once by the store, written atomically (a temporary file in the same
  * folder, then a rename; the file 0600, the folder 0700) one write after another, and never over a damaged file
  * nor over a higher generation another process sharing it wrote. A folder that cannot be created, read or written
- * is told once through `warn`; the memory then stays empty.
+ * is told once through `warn`; nothing is then remembered.
  */
-export function fileMemory(path: string, warn: (message: string) => void): GenerationMemory {
+export function generationFileAt(path: string, warn: (message: string) => void): GenerationFileIo {
   let usable = true;
   let writes: Promise<void> = Promise.resolve();
   const corrupt = (problem: string): LauncherAuthError =>
@@ -159,38 +159,38 @@ export function fileMemory(path: string, warn: (message: string) => void): Gener
   };
 }
 
-/** The memory a store uses: `generationFile`'s file, or none for `false`. */
-export function generationMemory(file: string | false): GenerationMemory {
-  if (file === false) return NO_MEMORY;
-  return fileMemory(file, (message) =>
+/** The generation file a store uses: `generationFile`'s, or none for `false`. */
+export function generationFileFor(file: string | false): GenerationFileIo {
+  if (file === false) return NO_GENERATION_FILE;
+  return generationFileAt(file, (message) =>
     process.emitWarning(message, { code: 'LAUNCHER_AUTH_GENERATION_FILE', type: 'LauncherAuthWarning' }),
   );
 }
 
-/** The memory as the store uses it: read once, before the first load; written when the record remembered changes. */
-export class Recollection {
-  readonly #memory: GenerationMemory;
+/** The generation file as the store uses it: read once, before the first load; written when its record changes. */
+export class GenerationFile {
+  readonly #io: GenerationFileIo;
   #known: Seen | undefined;
   #read = false;
 
-  constructor(memory: GenerationMemory) {
-    this.#memory = memory;
+  constructor(io: GenerationFileIo) {
+    this.#io = io;
   }
 
   /** At the first call: the record remembered from an earlier run, taken in by `lease` as seen. */
   async recall(lease: { see(generation: number, id: string, prev: string): unknown }): Promise<void> {
     if (this.#read) return;
-    const seen = await this.#memory.read();
+    const seen = await this.#io.read();
     if (seen !== undefined) lease.see(seen.generation, seen.id, '');
     this.#known = seen;
     this.#read = true;
   }
 
-  /** Writes `seen` when it is not what the memory holds (nothing before the first read); never rejects. */
+  /** Writes `seen` when it is not what the file holds (nothing before the first read); never rejects. */
   remember(seen: Seen): Promise<void> {
     const known = this.#known;
     if (!this.#read || (known?.id === seen.id && known.generation >= seen.generation)) return Promise.resolve();
     this.#known = seen;
-    return this.#memory.write(seen);
+    return this.#io.write(seen);
   }
 }
