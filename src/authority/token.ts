@@ -1,7 +1,6 @@
 // The token's shape: how the launcher's token is built from a record, and the cheap checks that refuse a
 // string before jose is asked (syntax, canonical base64url, an HMAC of the signing input, the header).
 import { createHmac, timingSafeEqual, type KeyObject } from 'node:crypto';
-import { MAX_TOKEN_LENGTH } from './bearer.js';
 import type { RejectReason, SecretRecord } from './types.js';
 
 /** Length of the base64url text of an HMAC-SHA256 signature (32 bytes, unpadded). */
@@ -30,8 +29,8 @@ function hasCanonicalEnd(text: string, start: number, end: number): boolean {
 /** True when `text[start, end)` is canonical unpadded base64url: only the URL-safe alphabet, and a canonical end. */
 export function isCanonicalBase64url(text: string, start: number, end: number): boolean {
   for (let i = start; i < end; i++) {
-    const code = text.charCodeAt(i);
-    if (code >= 128 || (B64URL[code] as number) < 0) return false;
+    // A code of 128 or more is past the table: undefined, refused like the table's -1.
+    if (!((B64URL[text.charCodeAt(i)] as number) >= 0)) return false;
   }
   return hasCanonicalEnd(text, start, end);
 }
@@ -45,7 +44,8 @@ const COMPACT = new RegExp(`^[\\w-]+\\.[\\w-]+\\.[\\w-]{${SIGNATURE_LENGTH}}$`);
 
 /** Where the two dots of a compact JWS are, or `malformed` when the string is not three canonical segments. */
 export function splitCompact(token: string): { headerEnd: number; payloadEnd: number } | 'malformed' {
-  if (token.length > MAX_TOKEN_LENGTH || !COMPACT.test(token)) return 'malformed';
+  // Only called on a token no longer than `maxTokenLength`.
+  if (!COMPACT.test(token)) return 'malformed';
   const headerEnd = token.indexOf('.');
   const payloadEnd = token.indexOf('.', headerEnd + 1);
   if (
@@ -60,9 +60,9 @@ export function splitCompact(token: string): { headerEnd: number; payloadEnd: nu
 
 /** Constant-time check of the HS256 signature with node:crypto: rejects a forgery before jose is asked. */
 export function signatureMatches(token: string, payloadEnd: number, key: KeyObject): boolean {
-  const expected = createHmac('sha256', key).update(token.slice(0, payloadEnd), 'latin1').digest();
-  const actual = Buffer.from(token.slice(payloadEnd + 1), 'base64url');
-  return actual.length === expected.length && timingSafeEqual(actual, expected);
+  const expected = createHmac('sha256', key).update(token.slice(0, payloadEnd)).digest();
+  // 43 canonical characters (splitCompact) are always the 32 bytes of an HMAC-SHA256.
+  return timingSafeEqual(Buffer.from(token.slice(payloadEnd + 1), 'base64url'), expected);
 }
 
 function parseObject(segment: string): Record<string, unknown> | undefined {
@@ -70,7 +70,7 @@ function parseObject(segment: string): Record<string, unknown> | undefined {
   try {
     value = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
   } catch {
-    return undefined;
+    // Not JSON: `value` stays undefined, which is not an object.
   }
   return typeof value === 'object' && value !== null && !Array.isArray(value)
     ? (value as Record<string, unknown>)
@@ -88,17 +88,16 @@ function isJwtType(typ: unknown): boolean {
 }
 
 /**
- * The header and claims rules jose does not enforce on its own: a JSON object header with `alg` exactly
- * `HS256`, `typ` absent or the JWT media type, no `crit` and no `b64`; a JSON object claims set. Only called on
+ * The header and claims rules jose does not enforce on its own (it checks `alg` itself): a JSON object header,
+ * `typ` absent or the JWT media type, no `crit` and no `b64`; a JSON object claims set. Only called on
  * a token whose signature already matched, so only a holder of the key gets this far.
  */
 export function checkStructure(token: string, headerEnd: number, payloadEnd: number): RejectReason | undefined {
   const header = parseObject(token.slice(0, headerEnd));
-  if (header === undefined) return 'malformed';
-  if (!Object.hasOwn(header, 'alg') || header.alg !== 'HS256') return 'invalid';
+  // `malformed` before `invalid`, as the reasons table in docs/adapters.md orders them.
+  if (header === undefined || parseObject(token.slice(headerEnd + 1, payloadEnd)) === undefined) return 'malformed';
   if (Object.hasOwn(header, 'typ') && !isJwtType(header.typ)) return 'invalid';
   if (Object.hasOwn(header, 'crit') || Object.hasOwn(header, 'b64')) return 'invalid';
-  if (parseObject(token.slice(headerEnd + 1, payloadEnd)) === undefined) return 'malformed';
   return undefined;
 }
 
@@ -124,10 +123,8 @@ export function tokenClaims(
  * key is ready without a trip through the thread pool, which WebCrypto's asynchronous sign takes.
  */
 export function signToken(record: SecretRecord, claims: Record<string, string | number>, key: KeyObject): string {
-  const header = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT', kid: record.id }), 'utf8').toString(
-    'base64url',
-  );
-  const payload = Buffer.from(JSON.stringify(claims), 'utf8').toString('base64url');
+  const header = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT', kid: record.id })).toString('base64url');
+  const payload = Buffer.from(JSON.stringify(claims)).toString('base64url');
   const signingInput = `${header}.${payload}`;
-  return `${signingInput}.${createHmac('sha256', key).update(signingInput, 'latin1').digest('base64url')}`;
+  return `${signingInput}.${createHmac('sha256', key).update(signingInput).digest('base64url')}`;
 }

@@ -85,6 +85,18 @@ describe('the launcher token', () => {
     expect(signature?.length).toBe(43);
   });
 
+  it('is accepted with exactly its own claims: jti and iat, and iss only when an issuer is set', async () => {
+    expect(expectAccepted(await authority.verify(authority.issue())).claims).toStrictEqual({
+      jti: RECORD.id,
+      iat: IAT,
+    });
+    expect(expectAccepted(await withIssuer.authenticate(`Bearer ${withIssuer.issue()}`)).claims).toStrictEqual({
+      jti: RECORD.id,
+      iat: IAT,
+      iss: ISSUER,
+    });
+  });
+
   it('puts "iss" last when an issuer is set', () => {
     const [header, claims] = withIssuer.issue().split('.');
     expect(decode(header as string)).toBe('{"alg":"HS256","typ":"JWT","kid":"shape-key_01"}');
@@ -435,6 +447,35 @@ describe('refused, with the exact reason', () => {
     }
     expect(await authority.verify(signSegments(b64(JSON.stringify(HS256)), b64('{"sub":')))).toEqual(MALFORMED);
     expect(await authority.verify(signSegments(b64('{"alg":"HS256"'), b64('{}')))).toEqual(MALFORMED);
+  });
+
+  it('claims that are not a JSON object, correctly signed: malformed, whatever the header says of alg, typ, crit or b64', async () => {
+    const headers = [
+      { alg: 'HS384', typ: 'JWT' },
+      { typ: 'JWT' },
+      { alg: 'HS256', typ: 'text/plain' },
+      { ...HS256, crit: ['b64'], b64: false },
+      { ...HS256, b64: true },
+    ];
+    for (const header of headers) {
+      for (const claims of [['sub'], 'sub', 1, null]) {
+        expect(await authority.verify(signJson(header, claims))).toEqual(MALFORMED);
+      }
+    }
+  });
+
+  it('a header or claims segment of 4n+1 characters (no whole number of bytes): malformed, whatever the signature', async () => {
+    const [header = '', payload = ''] = authority.issue().split('.');
+    const oneOver = (segment: string): string => segment + 'A'.repeat((5 - (segment.length % 4)) % 4);
+    for (const [h, p] of [
+      [oneOver(header), payload],
+      [header, oneOver(payload)],
+    ] as const) {
+      expect([h.length % 4, p.length % 4]).toContain(1);
+      expect(await authority.verify(signSegments(h, p))).toEqual(MALFORMED);
+      expect(await authority.verify(signSegments(h, p, OTHER_KEY))).toEqual(MALFORMED);
+      expect(await authority.authenticate(`Bearer ${signSegments(h, p, OTHER_KEY)}`)).toEqual(MALFORMED);
+    }
   });
 
   it('a token of the old key after rotation, whatever its kid: invalid', async () => {
