@@ -35,9 +35,10 @@ function scratchFor(offset: number, tokenLength: number, signingInputLength: num
 export function deepFreeze<T>(value: T): T {
   const pending: unknown[] = [value];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    if (typeof next !== 'object' || next === null || Object.isFrozen(next)) continue;
+    // A primitive (null too) counts as frozen, and so does what was frozen already.
+    if (Object.isFrozen(next)) continue;
     Object.freeze(next);
-    for (const child of Object.values(next)) pending.push(child);
+    for (const child of Object.values(next as object)) pending.push(child);
   }
   return value;
 }
@@ -84,7 +85,7 @@ export async function buildState(record: SecretRecord, claimOptions: ClaimOption
   const controller = new AbortController();
   // Every open SSE stream or WebSocket of this key listens on the one signal: no listener cap, no warning.
   setMaxListeners(0, controller.signal);
-  const tokenBytes = Buffer.from(token, 'latin1');
+  const tokenBytes = Buffer.from(token);
   const headerEnd = token.indexOf('.');
   const payloadEnd = token.lastIndexOf('.');
   // One result shared by every request with the current token: frozen all the way down, so no handler can change
