@@ -61,7 +61,7 @@ const UPGRADE: ReadonlySet<string> = new Set(['upgrade']);
 function names(values: HeaderValues, accepted: ReadonlySet<string>): boolean {
   if (typeof values === 'string') return namesAcceptedUpgrade(values, accepted);
   if (values === null || values === undefined) return false;
-  return values.some((value) => typeof value === 'string' && namesAcceptedUpgrade(value, accepted));
+  return values.some((value) => namesAcceptedUpgrade(value, accepted));
 }
 
 /**
@@ -78,7 +78,7 @@ const AMBIGUOUS: readonly string[] = Object.freeze(['', '']);
 const MALFORMED = '';
 
 function isTokenEntry(entry: string): boolean {
-  return entry.length >= PREFIX_LENGTH && entry.slice(0, PREFIX_LENGTH).toLowerCase() === TOKEN_PROTOCOL_PREFIX;
+  return entry.slice(0, PREFIX_LENGTH).toLowerCase() === TOKEN_PROTOCOL_PREFIX;
 }
 
 function present(authorization: string | readonly string[] | undefined): boolean {
@@ -100,10 +100,9 @@ export function protocolCredentials(
   if (protocolValues === undefined || !isWebSocketHandshake(request)) return { authorization, protocols: undefined };
   const values = typeof protocolValues === 'string' ? [protocolValues] : protocolValues;
   const protocols: string[] = [];
-  let token: string | undefined;
+  let token = '';
   let entries = 0;
   for (const value of values) {
-    if (typeof value !== 'string') continue;
     for (const item of value.split(',')) {
       const entry = item.trim();
       if (entry === '') continue;
@@ -118,7 +117,7 @@ export function protocolCredentials(
   if (entries === 0) return { authorization, protocols: undefined };
   if (entries > 1 || present(authorization)) return { authorization: AMBIGUOUS, protocols };
   // A JWT is base64url segments and dots, all HTTP token characters; anything else is not a token entry.
-  const credential = token !== undefined && token !== '' && HTTP_TOKEN.test(token) ? `Bearer ${token}` : MALFORMED;
+  const credential = HTTP_TOKEN.test(token) ? `Bearer ${token}` : MALFORMED;
   return { authorization: credential, protocols };
 }
 

@@ -33,6 +33,10 @@ interface Seen {
   /** Every header value of the request the handler got, per run. */
   rawValues: string[][];
   headerProtocol: Array<string | undefined>;
+  /** Per run: the values of the `Sec-WebSocket-Protocol` lines of `rawHeaders`, of `headersDistinct`, and whether `headers` has the name. */
+  rawProtocols: string[][];
+  distinctProtocols: Array<string[] | undefined>;
+  protocolNamed: boolean[];
   rejects: RejectInfo[];
 }
 
@@ -44,7 +48,16 @@ interface Started {
 }
 
 async function start(authority: TokenAuthority, subprotocolToken: boolean | undefined): Promise<Started> {
-  const seen: Seen = { runs: 0, offered: [], rawValues: [], headerProtocol: [], rejects: [] };
+  const seen: Seen = {
+    runs: 0,
+    offered: [],
+    rawValues: [],
+    headerProtocol: [],
+    rawProtocols: [],
+    distinctProtocols: [],
+    protocolNamed: [],
+    rejects: [],
+  };
   const wss = new WebSocketServer({
     noServer: true,
     handleProtocols: (protocols: Set<string>) => {
@@ -66,6 +79,13 @@ async function start(authority: TokenAuthority, subprotocolToken: boolean | unde
         seen.rawValues.push(req.rawHeaders.filter((_, i) => i % 2 === 1));
         const value = (req as IncomingMessage).headers['sec-websocket-protocol'];
         seen.headerProtocol.push(value === undefined ? undefined : redact(value));
+        seen.rawProtocols.push(
+          req.rawHeaders.flatMap((name, i) =>
+            name.toLowerCase() === 'sec-websocket-protocol' ? [redact(req.rawHeaders[i + 1] ?? '')] : [],
+          ),
+        );
+        seen.distinctProtocols.push(req.headersDistinct['sec-websocket-protocol']?.map(redact));
+        seen.protocolNamed.push(Object.hasOwn(req.headers, 'sec-websocket-protocol'));
         wss.handleUpgrade(req, socket, head, (ws) => {
           ws.send(`hello ${req.auth.keyId}`);
           req.auth.signal.addEventListener('abort', () => ws.close(1008, 'token regenerated'), { once: true });
@@ -144,6 +164,9 @@ describe('withUpgradeAuth with subprotocolToken: true', () => {
     expect(res.headers['sec-websocket-protocol'] === undefined).toBe(true);
     expect(host.seen.runs).toBe(before + 1);
     expect(host.seen.headerProtocol.at(-1)).toBeUndefined();
+    expect([host.seen.protocolNamed.at(-1), host.seen.distinctProtocols.at(-1), host.seen.rawProtocols.at(-1)]).toEqual(
+      [false, undefined, []],
+    );
     expect((host.seen.rawValues.at(-1) ?? []).some((value) => value.includes(tokens.current))).toBe(false);
   });
 
@@ -190,6 +213,11 @@ describe('withUpgradeAuth with subprotocolToken: true', () => {
     {
       name: 'an empty entry',
       headers: () => `Sec-WebSocket-Protocol: launcher.v1, ${TOKEN_PROTOCOL_PREFIX}\r\n`,
+      reason: 'malformed',
+    },
+    {
+      name: 'a space between the prefix and the current token',
+      headers: (t) => `Sec-WebSocket-Protocol: launcher.v1, ${TOKEN_PROTOCOL_PREFIX} ${t.current}\r\n`,
       reason: 'malformed',
     },
     {
@@ -247,6 +275,24 @@ describe('withUpgradeAuth with subprotocolToken: true', () => {
       expect(outcomes[0]?.status).toBe(name === 'resigned' ? 101 : 401);
     },
   );
+
+  it('the entry among several protocol lines and empty items: the host gets the others, in order, on one line', async () => {
+    const before = host.seen.runs;
+    const res = await rawRequest(
+      host.port,
+      upgrade(
+        `Sec-WebSocket-Protocol: launcher.v1,, other\r\nX-Between: 1\r\n` +
+          `Sec-WebSocket-Protocol: ${entry(tokens.current)}, third,\r\nSec-WebSocket-Protocol: fourth\r\n`,
+      ),
+    );
+    expect(res.status).toBe(101);
+    expect(host.seen.runs).toBe(before + 1);
+    const line = 'launcher.v1, other, third, fourth';
+    expect(host.seen.rawProtocols.at(-1)).toEqual([line]);
+    expect(host.seen.headerProtocol.at(-1)).toBe(line);
+    expect(host.seen.distinctProtocols.at(-1)).toEqual([line]);
+    expect(host.seen.rawValues.at(-1)).toContain('1');
+  });
 
   it('the Authorization header alone still works beside ordinary protocols', async () => {
     const before = host.seen.runs;
