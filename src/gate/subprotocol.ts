@@ -100,8 +100,7 @@ export function protocolCredentials(
   if (protocolValues === undefined || !isWebSocketHandshake(request)) return { authorization, protocols: undefined };
   const values = typeof protocolValues === 'string' ? [protocolValues] : protocolValues;
   const protocols: string[] = [];
-  let token = '';
-  let entries = 0;
+  const tokens: string[] = [];
   for (const value of values) {
     for (const item of value.split(',')) {
       const entry = item.trim();
@@ -110,12 +109,12 @@ export function protocolCredentials(
         protocols.push(entry);
         continue;
       }
-      entries++;
-      token = entry.slice(PREFIX_LENGTH);
+      tokens.push(entry.slice(PREFIX_LENGTH));
     }
   }
-  if (entries === 0) return { authorization, protocols: undefined };
-  if (entries > 1 || present(authorization)) return { authorization: AMBIGUOUS, protocols };
+  if (tokens.length === 0) return { authorization, protocols: undefined };
+  if (tokens.length > 1 || present(authorization)) return { authorization: AMBIGUOUS, protocols };
+  const token = tokens[0] as string;
   // A JWT is base64url segments and dots, all HTTP token characters; anything else is not a token entry.
   const credential = HTTP_TOKEN.test(token) ? `Bearer ${token}` : MALFORMED;
   return { authorization: credential, protocols };
