@@ -86,15 +86,16 @@ describe('the launcher token', () => {
   });
 
   it('is accepted with exactly its own claims: jti and iat, and iss only when an issuer is set', async () => {
-    expect(expectAccepted(await authority.verify(authority.issue())).claims).toStrictEqual({
-      jti: RECORD.id,
-      iat: IAT,
-    });
-    expect(expectAccepted(await withIssuer.authenticate(`Bearer ${withIssuer.issue()}`)).claims).toStrictEqual({
-      jti: RECORD.id,
-      iat: IAT,
-      iss: ISSUER,
-    });
+    // Opened here, not in beforeAll: the claims are made when an authority opens.
+    for (const [issuer, claims] of [
+      [undefined, { jti: RECORD.id, iat: IAT }],
+      [ISSUER, { jti: RECORD.id, iat: IAT, iss: ISSUER }],
+    ] as const) {
+      const own = await TokenAuthority.open({ store: new MemorySecretStore(RECORD), ...(issuer && { issuer }) });
+      onTestFinished(() => own.close());
+      expect(expectAccepted(await own.verify(own.issue())).claims).toStrictEqual(claims);
+      expect(expectAccepted(await own.authenticate(`Bearer ${own.issue()}`)).claims).toStrictEqual(claims);
+    }
   });
 
   it('puts "iss" last when an issuer is set', () => {
