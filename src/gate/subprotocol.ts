@@ -61,7 +61,8 @@ const UPGRADE: ReadonlySet<string> = new Set(['upgrade']);
 function names(values: HeaderValues, accepted: ReadonlySet<string>): boolean {
   if (typeof values === 'string') return namesAcceptedUpgrade(values, accepted);
   if (values === null || values === undefined) return false;
-  return values.some((value) => namesAcceptedUpgrade(value, accepted));
+  // A framework's loosely typed request may hold something else than a string: it names nothing.
+  return values.some((value) => typeof value === 'string' && namesAcceptedUpgrade(value, accepted));
 }
 
 /**
@@ -102,6 +103,8 @@ export function protocolCredentials(
   const protocols: string[] = [];
   const tokens: string[] = [];
   for (const value of values) {
+    // Something else than a string (a loosely typed request) holds no entry.
+    if (typeof value !== 'string') continue;
     for (const item of value.split(',')) {
       const entry = item.trim();
       if (entry === '') continue;

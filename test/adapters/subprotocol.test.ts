@@ -396,6 +396,19 @@ describe('protocolCredentials', () => {
       expect({ parts, result: protocolCredentials(parts, undefined, entryOnly) }).toEqual({ parts, result: ignored });
     }
   });
+
+  it('a value that is not a string (a loosely typed request) names nothing and holds no entry, never a throw', () => {
+    const odd = [5, null, { toString: () => 'authorization.bearer.t' }] as unknown as string[];
+    const parts = { method: 'GET', connection: 'Upgrade', upgrade: [...odd, 'websocket'] };
+    expect(protocolCredentials(parts, undefined, [...odd, 'authorization.bearer.t', 'chat'])).toEqual({
+      authorization: 'Bearer t',
+      protocols: ['chat'],
+    });
+    expect(protocolCredentials({ ...parts, upgrade: odd }, 'Bearer q', 'authorization.bearer.t')).toEqual({
+      authorization: 'Bearer q',
+      protocols: undefined,
+    });
+  });
 });
 
 describe('withUpgradeAuth with subprotocolToken: an upgrade that is not a WebSocket handshake', () => {
