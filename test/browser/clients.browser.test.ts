@@ -2,23 +2,16 @@
 // WebSocket with the token as a `Sec-WebSocket-Protocol` entry (withUpgradeAuth's `subprotocolToken`, ws as the
 // host's server) and reads an event stream with examples/clients/event-stream.js (fetch, the header sent). Both
 // end when the token is regenerated; an old, forged or absent token never reaches a handler.
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
 import { MemorySecretStore, TokenAuthority, type RejectInfo } from 'launcher-auth';
 import { withAuth, withUpgradeAuth } from 'launcher-auth/node';
+import { launchChromium } from './chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--no-first-run',
-  '--disable-background-networking',
-];
 const EXAMPLES = new URL('../../examples/clients/', import.meta.url);
 /** The browser-side examples of docs/clients.md, served to the page as they are. */
 const SCRIPTS = new Map(
@@ -93,15 +86,12 @@ describe('browser clients in chromium', () => {
   let apiOrigin: string;
   let wsUrl: string;
   let pageOrigin: string;
-  let browser: Awaited<ReturnType<typeof chromium.launch>>;
+  let browser: Browser;
   let page: Page;
   const seen: Seen = { sockets: 0, streams: 0, offered: [], upgradeValues: [], rejects: [] };
   const streamOpened: Array<() => void> = [];
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(`${CHROMIUM} is missing: install it with \`sudo apt-get install chromium\` (Debian/Ubuntu).`);
-    }
     authority = await TokenAuthority.open({ store: new MemorySecretStore() });
     pages = createServer((req, res) => {
       const script = SCRIPTS.get(req.url ?? '');
@@ -153,7 +143,7 @@ describe('browser clients in chromium', () => {
     apiOrigin = listening.origin;
     wsUrl = `ws://127.0.0.1:${listening.port}/socket`;
 
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
     page = await browser.newPage();
     await page.goto(`${pageOrigin}/`);
     await page.waitForFunction(() => 'readEventStream' in window && 'openLauncherSocket' in window);

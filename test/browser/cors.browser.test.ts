@@ -2,22 +2,13 @@
 // another loopback port calls the API with fetch and the token. From an allowed origin the call succeeds, and
 // after a regeneration the page can read the 401 and its challenge; from any other origin the browser blocks the
 // call (its preflight is refused) and no handler runs.
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemorySecretStore, TokenAuthority } from 'launcher-auth';
 import { CHALLENGE, HOST_KINDS, startHost } from '../adapters/harness.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--no-first-run',
-  '--disable-background-networking',
-];
+import { launchChromium } from './chromium.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -66,9 +57,6 @@ function callFrom(page: Page, url: string, token: string): Promise<Answer> {
 
 describe.each(HOST_KINDS)('cors in chromium, %s adapter', (kind) => {
   it('an allowed page calls the API with the token and reads the 401 after a regeneration; another page is blocked', async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(`${CHROMIUM} is missing: install it with \`sudo apt-get install chromium\` (Debian/Ubuntu).`);
-    }
     const allowedOrigin = await pageServer();
     const otherOrigin = await pageServer();
     const authority = await TokenAuthority.open({ store: new MemorySecretStore() });
@@ -84,7 +72,7 @@ describe.each(HOST_KINDS)('cors in chromium, %s adapter', (kind) => {
     const api = host.url;
     const runs = (): number => host.counts.protected + host.counts.health;
 
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    const browser = await launchChromium();
     cleanups.push(() => browser.close());
     const page = await browser.newPage();
 

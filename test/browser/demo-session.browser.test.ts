@@ -1,24 +1,17 @@
 // Another page on 127.0.0.1 against the demo owner's session, in Debian's chromium: (F1) it sends a tab of the
 // owner to the settings page with a fragment of its choice; (F2) its server, on another port, replaces the owner's
 // cookie (cookies ignore ports). Neither may sign the owner out: every tab keeps loading the token.
-import { access, constants, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { chromium, type Page } from 'playwright-core';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { afterEach, describe, expect, it } from 'vitest';
 import { startDemo } from '../../examples/demo/main.ts';
+import { launchChromium } from './chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--no-first-run',
-  '--disable-background-networking',
-];
 /** The start of the launcher's masked form of a token (tokenView().masked): twelve dots. */
 const MASK = '\u2022'.repeat(12);
 /** Attempts of each attack. */
@@ -44,12 +37,6 @@ async function showsToken(page: Page): Promise<boolean> {
 }
 
 describe('the demo session against another page on 127.0.0.1, in chromium', () => {
-  beforeAll(async () => {
-    await access(CHROMIUM, constants.X_OK).catch(() => {
-      throw new Error(`npm run test:browser drives Debian's chromium at ${CHROMIUM}: sudo apt-get install chromium`);
-    });
-  });
-
   it(`F1, a fragment set by another page, and F2, a cookie replaced from another port: the owner stays in, ${N} of ${N} each`, async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'launcher-auth-session-'));
     cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
@@ -80,7 +67,7 @@ describe('the demo session against another page on 127.0.0.1, in chromium', () =
     cleanups.push(() => new Promise<void>((resolve) => other.close(() => resolve())));
     const otherUrl = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
 
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    const browser = await launchChromium();
     cleanups.push(() => browser.close());
     const context = await browser.newContext();
     const owner = await context.newPage();

@@ -4,15 +4,15 @@
 //
 // The screenshots go to the system's temporary folder, so that a run leaves the clone unmodified. To update the
 // README's picture on purpose: LAUNCHER_AUTH_SCREENSHOT=docs/settings.png npm run test:browser
-import { access, constants, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { request, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve as resolvePath } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { chromium } from 'playwright-core';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { FileSecretStore, LauncherAuthError } from 'launcher-auth';
 import { PortInUseError, startDemo, type Demo } from '../../examples/demo/main.ts';
+import { launchChromium } from './chromium.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** The settings page as the README shows it: written into the tree only when asked (a path, relative to the clone's root or absolute). */
@@ -23,17 +23,6 @@ const SCREENSHOT = process.env['LAUNCHER_AUTH_SCREENSHOT']
 const NARROW_SCREENSHOT = join(tmpdir(), 'launcher-auth-settings-narrow.png');
 const REFUSED_SCREENSHOT = join(tmpdir(), 'launcher-auth-settings-refused.png');
 const REFUSAL_TITLE = 'Open the settings from the launcher';
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 /** The launcher's masked form of a token (tokenView().masked): twelve dots and its last 4 characters. */
 const masked = (token: string): string => `${'\u2022'.repeat(12)}${token.slice(-4)}`;
 
@@ -95,17 +84,6 @@ async function openEvents(apiUrl: string, token: string) {
 }
 
 describe('the demo settings page in chromium', () => {
-  beforeAll(async () => {
-    try {
-      await access(CHROMIUM, constants.X_OK);
-    } catch {
-      throw new Error(
-        `npm run test:browser drives Debian's chromium at ${CHROMIUM}, which is not installed here. ` +
-          'Install it with `sudo apt-get install chromium` (Debian; CI does this in .ci/run), then run it again.',
-      );
-    }
-  });
-
   it('shows, copies and regenerates the token; the old token and its event stream stop at once', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'launcher-auth-browser-'));
     cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
@@ -122,7 +100,7 @@ describe('the demo settings page in chromium', () => {
     let rotations = 0;
     authority.onRotate(() => rotations++);
 
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    const browser = await launchChromium();
     cleanups.push(() => browser.close());
     const context = await browser.newContext({
       viewport: { width: 1000, height: 700 },
