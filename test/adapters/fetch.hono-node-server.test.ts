@@ -2,14 +2,15 @@
 // request joins them (refused); the Request of a WebSocket handshake holds the first line only, which fetchAuth
 // cannot tell from one line (docs/adapters.md names honoAuth for this host; hono.test.ts shows it refusing).
 import type { Server } from 'node:http';
-import { connect, type AddressInfo } from 'node:net';
-import { serve, upgradeWebSocket, type ServerType, type WebSocketServerLike } from '@hono/node-server';
+import { connect } from 'node:net';
+import { upgradeWebSocket, type ServerType } from '@hono/node-server';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
 import type { TokenAuthority } from 'launcher-auth';
 import { fetchAuth } from '../../src/adapters/fetch.js';
 import { openCaseAuthority, type Tokens } from './cases.js';
+import { serveWithWebSockets } from './harness.js';
 import { until } from '../support/poll.js';
 import { expectRefusal, rawPipeline, type RawResponse } from './harness.js';
 
@@ -39,18 +40,7 @@ describe('fetchAuth on @hono/node-server with two Authorization lines', () => {
       '/ws',
       upgradeWebSocket(() => (runs.socket++, {})),
     );
-    server = await new Promise<ServerType>((resolve) => {
-      const started = serve(
-        {
-          fetch: app.fetch,
-          port: 0,
-          hostname: '127.0.0.1',
-          websocket: { server: wss as unknown as WebSocketServerLike },
-        },
-        () => resolve(started),
-      );
-    });
-    port = (server.address() as AddressInfo).port;
+    ({ server, port } = await serveWithWebSockets(app.fetch, wss));
   });
   afterAll(async () => {
     for (const client of wss.clients) client.terminate();

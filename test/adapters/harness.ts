@@ -24,7 +24,13 @@
 // One host per describe block is enough: checkCase compares counts before and after each case.
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
-import { serve, type Http2Bindings, type HttpBindings } from '@hono/node-server';
+import {
+  serve,
+  type Http2Bindings,
+  type HttpBindings,
+  type ServerType,
+  type WebSocketServerLike,
+} from '@hono/node-server';
 import express from 'express';
 // @ts-expect-error Express 4 is installed under an alias without types of its own; it is used through the
 // Express 5 types below, which cover the few calls made here.
@@ -33,7 +39,7 @@ import Fastify from 'fastify';
 import { Hono } from 'hono';
 import Koa from 'koa';
 import { expect } from 'vitest';
-import type { WebSocket } from 'ws';
+import type { WebSocket, WebSocketServer } from 'ws';
 import type { AuthContext, AuthOptions, TokenAuthority } from 'launcher-auth';
 import { expressAuth, type AuthenticatedRequest } from '../../src/adapters/express.js';
 import { fastifyAuth } from '../../src/adapters/fastify.js';
@@ -840,4 +846,21 @@ export function handshakeStatus(ws: WebSocket): Promise<number | undefined> {
     }),
     'the handshake',
   );
+}
+
+/**
+ * `fetch` served by @hono/node-server on a free loopback port, its WebSocket upgrades handed to `wss` (as
+ * `upgradeWebSocket` from @hono/node-server needs): the server and its port, once it listens.
+ */
+export async function serveWithWebSockets(
+  fetch: Parameters<typeof serve>[0]['fetch'],
+  wss: WebSocketServer,
+): Promise<{ server: ServerType; port: number }> {
+  const server = await new Promise<ServerType>((resolve) => {
+    const started = serve(
+      { fetch, port: 0, hostname: '127.0.0.1', websocket: { server: wss as unknown as WebSocketServerLike } },
+      () => resolve(started),
+    );
+  });
+  return { server, port: (server.address() as AddressInfo).port };
 }

@@ -3,7 +3,7 @@
 // and onReject where no socket is at hand (as on Bun and Deno, and for fetchAuth without a `peer`).
 import type { Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { serve, upgradeWebSocket, type ServerType, type WebSocketServerLike } from '@hono/node-server';
+import { serve, upgradeWebSocket, type ServerType } from '@hono/node-server';
 import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,6 +19,7 @@ import {
   rawPipeline,
   rawRequest,
   sendFramed,
+  serveWithWebSockets,
   type RawResponse,
 } from './harness.js';
 import { within } from '../support/poll.js';
@@ -94,18 +95,7 @@ describe("WebSocket handshakes through Hono's upgradeWebSocket on @hono/node-ser
     app.get('/fails', () => {
       throw new HTTPException(418);
     });
-    server = await new Promise<ServerType>((resolve) => {
-      const started = serve(
-        {
-          fetch: app.fetch,
-          port: 0,
-          hostname: '127.0.0.1',
-          websocket: { server: wss as unknown as WebSocketServerLike },
-        },
-        () => resolve(started),
-      );
-    });
-    port = (server.address() as AddressInfo).port;
+    ({ server, port } = await serveWithWebSockets(app.fetch, wss));
     // Upgraded sockets leave node:http's bookkeeping, so closeAllConnections() does not reach them.
     server.on('connection', (socket: Socket) => {
       sockets.add(socket);
