@@ -10,7 +10,6 @@ import {
   type SecretStore,
 } from 'launcher-auth';
 import { RedisSecretStore } from '@launcher-auth/redis';
-import { checkSecretStore } from 'launcher-auth/testing';
 import { createClient } from 'redis';
 import { fixtureRecord, sameRecord } from '../../../test/stores/fixtures/records.js';
 import { authErrorOf, until } from '../../../test/support/async.js';
@@ -24,7 +23,7 @@ import {
   type RedisServer,
 } from '../../../test/support/redis-server.js';
 import { budget } from '../../../test/support/machine.js';
-import { FAST, renewed } from './topology.js';
+import { FAST, expectConformance, renewed } from './topology.js';
 
 describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore', () => {
   const shared = sharedRedis();
@@ -42,15 +41,12 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore', () => {
   }
 
   it('passes the conformance kit', async () => {
-    const key = uniqueKey();
-    const report = await checkSecretStore(() => new RedisSecretStore({ client, key, ...FAST }), { sameBacking: true });
-    expect(report.cases.filter((row) => !row.ok)).toEqual([]);
-    expect(report.ok).toBe(true);
+    await expectConformance(client, uniqueKey());
   });
 
   it('stores the file format plus the generation', async () => {
     const key = uniqueKey();
-    const store = new RedisSecretStore({ client, key });
+    const store = new RedisSecretStore({ client, key, ...FAST });
     const record = fixtureRecord('redis-format');
     await store.save(record);
     const stored = JSON.parse((await client.get(key)) ?? 'null') as Record<string, unknown>;
@@ -87,8 +83,8 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore', () => {
 
   it('a save that lost to another rotation rejects with ERR_SAVE_CONFLICT and changes nothing', async () => {
     const key = uniqueKey();
-    const first = new RedisSecretStore({ client, key });
-    const second = new RedisSecretStore({ client, key });
+    const first = new RedisSecretStore({ client, key, ...FAST });
+    const second = new RedisSecretStore({ client, key, ...FAST });
     await first.save(fixtureRecord('cas-start'));
     await first.load();
     await second.load();
@@ -105,9 +101,9 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore', () => {
 
   it('a save over its record written forward by another instance (same record, later generation) is no conflict', async () => {
     const key = uniqueKey();
-    const first = new RedisSecretStore({ client, key });
+    const first = new RedisSecretStore({ client, key, ...FAST });
     await first.save(fixtureRecord('forward-start'));
-    const second = new RedisSecretStore({ client, key });
+    const second = new RedisSecretStore({ client, key, ...FAST });
     await second.load();
     // What another instance's write-back after Redis lost the record leaves: the same record, one generation later,
     // replacing nothing.
@@ -121,7 +117,7 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore', () => {
       id: fixtureRecord('forward-next').id,
     });
     // Another record at that later generation is another rotation: still a conflict, and nothing changes.
-    const third = new RedisSecretStore({ client, key });
+    const third = new RedisSecretStore({ client, key, ...FAST });
     await third.load();
     await first.load();
     await third.save(fixtureRecord('forward-winner'));
@@ -255,7 +251,7 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore', () => {
 
   it('a save whose signal was aborted changes nothing', async () => {
     const key = uniqueKey();
-    const store = new RedisSecretStore({ client, key });
+    const store = new RedisSecretStore({ client, key, ...FAST });
     await store.save(fixtureRecord('abort-start'));
     const before = await client.get(key);
     const controller = new AbortController();
