@@ -85,7 +85,8 @@ export class AckWait {
    * An acknowledgement read answered at `now`, while this instance's lease in the table lasts until `leaseUntil`.
    * The rotation resolves only while that lease lasts: it comes from a renewal that found this rotation's record
    * current, and any newer rotation must wait for it, so none can have resolved in between (an answer that lay in
-   * a frozen process's buffer is never taken for the present).
+   * a frozen process's buffer is never taken for the present). A second layer: the store renews on the record
+   * once the wait resolved, and resolves the rotation only if that renewal leaves a lease (store.ts).
    */
   read(reply: PendingReply, now: number, leaseUntil: number, confirmedAtSend?: number, sentAt?: number): AckStep {
     // A new era (a restart, a failover, a lost table) starts its own wait for leases granted before it.

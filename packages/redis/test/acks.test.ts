@@ -70,6 +70,18 @@ describe('AckWait: entries of instances that never acknowledge', () => {
   });
 });
 
+describe("AckWait: this instance's own lease (a second layer under the store's renewal before resolving)", () => {
+  it('never resolves once its own lease is over, before the bound or at it', () => {
+    const wait = waitFor(10_000);
+    // Every instance acknowledged, on a table known for longer than a lease: only the lease, over at 10_004, stops it.
+    expect(wait.read(pending(2, 'b', []), 10_005, 10_004)).toEqual({ drop: [] });
+    expect(wait.read(pending(2, 'b', []), wait.bound + 1, wait.bound)).toEqual({ drop: [] });
+    // The same reads while the lease lasts resolve.
+    expect(waitFor(10_000).read(pending(2, 'b', []), 10_005, 10_006).outcome).toBe('resolved');
+    expect(wait.read(pending(2, 'b', []), wait.bound + 1, wait.bound + 2).outcome).toBe('resolved');
+  });
+});
+
 describe('AckWait: a record that is no longer there', () => {
   it('replaced by a newer rotation: superseded', () => {
     const wait = waitFor(10_000);
