@@ -113,7 +113,10 @@ export class AckReader {
     for (const [instance, seq] of entries) this.#io.drop(instance, seq);
   }
 
-  /** The same, once their time has come: one timer, at the latest of them, for all. */
+  /**
+   * The same, once their time has come: one timer, at the latest of them, for all, so that no entry goes before its
+   * own lease may be over. A second layer under DROP, which removes an entry only if it was not renewed since.
+   */
   #dropLater(entries: ReadonlyArray<readonly [instance: string, seq: number, at: number]>): void {
     if (entries.length === 0) return;
     const at = Math.max(...entries.map(([, , time]) => time));

@@ -4,6 +4,7 @@ import type { Runtime } from 'launcher-auth/store-kit';
 import { AckReader } from '../src/ack-reader.js';
 import { AckWait } from '../src/acks.js';
 import { Lease } from '../src/lease.js';
+import { until } from '../../../test/support/poll.js';
 import type { Observed } from '../src/reply.js';
 
 const OPTIONS = { leaseMs: 1000, renewInterval: 100, driftMargin: 100 } as const;
@@ -17,8 +18,8 @@ const observed = (generation: number, id: string | null, prev: string): Observed
   ownSeq: 1,
 });
 
-/** A PENDING answer as Redis sends it (REPLY_HEAD, then the instances waited on: none). */
-const pendingReply = (generation: number, id: string, prev: string): unknown[] => [
+/** A PENDING answer as Redis sends it (REPLY_HEAD, then each instance waited on and its renewal number). */
+const pendingReply = (generation: number, id: string, prev: string, ...waiting: Array<[string, number]>): unknown[] => [
   'ok',
   generation,
   id,
@@ -27,6 +28,7 @@ const pendingReply = (generation: number, id: string, prev: string): unknown[] =
   'epoch',
   1,
   '',
+  ...waiting.flat(),
 ];
 
 /** A clock that stands still: the first read decides, no timer runs. */
@@ -64,5 +66,58 @@ describe('AckReader: the record an acknowledgement read shows', () => {
     const step = lease.renewed({ status: 'stale', ...observed(0, null, '') }, { ...renewal, seq, sentAt: 15, now: 16 });
     expect(step.writeForward).toBeUndefined();
     expect(step.marker).toMatchObject({ expected: 0, expectedId: '', generation: 4 });
+  });
+});
+
+describe('AckReader: the instance table after a resolved rotation', () => {
+  it('removes the entries still waited on only once the latest of their leases may be over, not the earliest', async () => {
+    let now = 0;
+    const timers: Array<{ due: number; fire: () => void }> = [];
+    const clock: Runtime = {
+      now: () => now,
+      timer: (ms, fire) => {
+        const timer = { due: now + ms, fire };
+        timers.push(timer);
+        return () => {
+          if (timers.includes(timer)) timers.splice(timers.indexOf(timer), 1);
+        };
+      },
+      random: (bytes) => Buffer.alloc(bytes),
+    };
+    const lease = new Lease(OPTIONS);
+    lease.see(1, 'a', '');
+    lease.wrote(2, 'b');
+    const options = { ...OPTIONS, commandTimeout: 500 };
+    const wait = new AckWait({
+      generation: 2,
+      id: 'b',
+      savedAt: 0,
+      saveReply: observed(2, 'b', 'a'),
+      era: lease.era,
+      options,
+    });
+    // The first read shows one silent instance; the read at the bound shows it and another, first seen there.
+    const answers = [pendingReply(2, 'b', 'a', ['early', 7]), pendingReply(2, 'b', 'a', ['early', 7], ['late', 8])];
+    const dropped: Array<[string, number]> = [];
+    const io = {
+      pending: () => Promise.resolve(answers.shift()),
+      drop: (instance: string) => void dropped.push([instance, now]),
+      leaseUntil: () => Infinity,
+    };
+    now = 10;
+    const resolved = new AckReader(io, 5, 'key', clock).wait(wait, lease);
+    expect(await until(() => timers.length === 1)).toBe(true);
+    now = wait.bound + 1;
+    timers.shift()?.fire();
+    await resolved;
+    // 'late' was first seen at the bound: the renewal behind it may have left a lease until then + leaseMs + driftMargin.
+    const lateLeaseOver = wait.bound + 1 + options.leaseMs + options.driftMargin;
+    expect(timers.map(({ due }) => due > lateLeaseOver)).toEqual([true]);
+    now = timers[0]?.due ?? Number.NaN;
+    timers.shift()?.fire();
+    expect(dropped.map(([instance, at]) => [instance, at > lateLeaseOver])).toEqual([
+      ['early', true],
+      ['late', true],
+    ]);
   });
 });
