@@ -1,6 +1,6 @@
 // What a settings window needs from the authority: the token to show (and a masked form of it), and "Regenerate
 // token" with every outcome of rotate() turned into something the window can show as is. Never throws for a store.
-import { LauncherAuthError, isLauncherAuthError, type LauncherAuthErrorCode } from './errors.js';
+import { isLauncherAuthError, type LauncherAuthError, type LauncherAuthErrorCode } from './errors.js';
 import { tokenState } from './internal.js';
 import { assertAuthority } from './assert-authority.js';
 import type { TokenAuthority } from './token-authority.js';
@@ -115,9 +115,10 @@ export async function regenerateToken(authority: TokenAuthority): Promise<Regene
     outcome = 'regenerated';
   } catch (error) {
     const match = OUTCOMES.find(([code]) => isLauncherAuthError(error, code));
-    if (match === undefined || !(error instanceof LauncherAuthError)) throw error;
+    if (match === undefined) throw error;
     outcome = match[1];
-    failure = { code: error.code, cause: error };
+    // isLauncherAuthError checked the name and the code: rotate() rejects with this copy's class.
+    failure = { code: match[0], cause: error as LauncherAuthError };
   }
   const state = authority[tokenState]();
   if (outcome === 'stopped') return { outcome, state, token: undefined, message: STOPPED, ...failure };
