@@ -44,7 +44,6 @@ const REJECTED_PROMISES: Readonly<Record<RejectReason, Promise<VerifyResult>>> =
  * "Regenerate token" is the usual 401. A fixed number, set at rotation: nothing a client sends can grow it.
  */
 const RETIRED_KEPT = 2;
-const DOT = 0x2e;
 
 export class TokenAuthority {
   #state: KeyState;
@@ -122,8 +121,10 @@ export class TokenAuthority {
           `(${authority.issue().length} characters, with this \`issuer\` and \`audience\`).`,
       );
     }
-    authority.#placeholder = lost !== undefined;
-    if (lost !== undefined) authority.#trustUntil = -Infinity;
+    if (lost !== undefined) {
+      authority.#placeholder = true;
+      authority.#trustUntil = -Infinity;
+    }
     if (store.watch !== undefined) {
       const link: StoreLink = Object.freeze({
         get keyId(): string {
@@ -211,7 +212,6 @@ export class TokenAuthority {
    * store's connection.
    */
   async close(): Promise<void> {
-    if (this.#closed) return;
     this.#closed = true;
     this.#trustUntil = -Infinity;
     const unwatch = this.#unwatch;
@@ -270,20 +270,15 @@ export class TokenAuthority {
    * the current token's own), are refused without an HMAC. `undefined` for any other text.
    */
   #known(text: string, state: KeyState, scratch: Scratch): VerifyResult | undefined {
-    const { offset } = scratch;
-    // Public shape first: a text without dots where the current token has them (garbage) is none of these.
-    if (text.charCodeAt(offset + state.headerEnd) !== DOT || text.charCodeAt(offset + state.payloadEnd) !== DOT) {
-      return undefined;
-    }
     // Written as UTF-8: a non-ASCII character becomes bytes of 0x80 and above, which no token holds, so only the
     // very same string can compare equal. A text that does not fill the scratch (it would leave an earlier text's
     // bytes behind) is compared with nothing.
-    if (scratch.whole.write(text, 0, 'utf8') !== scratch.whole.length) return undefined;
+    if (scratch.whole.write(text) !== scratch.whole.length) return undefined;
     if (timingSafeEqual(scratch.token, state.tokenBytes)) return state.accepted;
     if (this.#isRetired(scratch.token)) return REJECTED.rotated;
     if (timingSafeEqual(scratch.signingInput, state.signingInput)) {
       // Refused either way; the reason is the one the syntax checks would give.
-      return isCanonicalBase64url(text, offset + state.payloadEnd + 1, text.length)
+      return isCanonicalBase64url(text, scratch.offset + state.payloadEnd + 1, text.length)
         ? REJECTED.invalid
         : REJECTED.malformed;
     }
@@ -296,19 +291,11 @@ export class TokenAuthority {
     if (parts === 'malformed') return REJECTED.malformed;
     if (!signatureMatches(token, parts.payloadEnd, state.hmacKey)) {
       // A recently rotated-away token of another length than the current one (ids of other lengths) is named too.
-      return this.#isRetiredText(token) ? REJECTED.rotated : REJECTED.invalid;
+      return this.#isRetired(Buffer.from(token)) ? REJECTED.rotated : REJECTED.invalid;
     }
     const problem = checkStructure(token, parts.headerEnd, parts.payloadEnd);
     if (problem !== undefined) return REJECTED[problem];
     return this.#verifyWithJose(token, state);
-  }
-
-  /** {@link #isRetired} for a token text, which is turned into bytes only when a kept token has its length. */
-  #isRetiredText(token: string): boolean {
-    for (const retired of this.#retired) {
-      if (retired.length === token.length) return this.#isRetired(Buffer.from(token, 'latin1'));
-    }
-    return false;
   }
 
   /** Whether `bytes` are one of the recently rotated-away tokens; every kept token of that length is compared. */
@@ -345,8 +332,7 @@ export class TokenAuthority {
 
   /** Whether tokens may be accepted now: open, and within the bound a store set (checked on the monotonic clock). */
   #trusted(): boolean {
-    const until = this.#trustUntil;
-    return until === Infinity || this.#now() < until;
+    return this.#now() < this.#trustUntil;
   }
 
   /** @internal For the settings helpers: whether the current token is accepted now, and why not. */

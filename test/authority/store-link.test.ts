@@ -7,6 +7,7 @@ import {
   LauncherAuthError,
   TokenAuthority,
   isLauncherAuthError,
+  tokenView,
   type SecretRecord,
   type SecretStore,
   type StoreLink,
@@ -123,8 +124,24 @@ describe('StoreLink.trustUntil', () => {
   it('a deadline that is not a number is a TypeError for the store', async () => {
     const store = new LinkedStore(recordOf('typed'));
     await opened({ store });
-    expect(() => (store.link as StoreLink).trustUntil(Number.NaN)).toThrow(TypeError);
-    expect(() => (store.link as StoreLink).trustUntil('1' as unknown as number)).toThrow(TypeError);
+    const message = 'StoreLink.trustUntil: `deadline` must be a performance.now() time in milliseconds.';
+    expect(() => (store.link as StoreLink).trustUntil(Number.NaN)).toThrow(new TypeError(message));
+    expect(() => (store.link as StoreLink).trustUntil('1' as unknown as number)).toThrow(new TypeError(message));
+  });
+
+  it('a deadline without a key id bounds the current key', async () => {
+    const store = new LinkedStore(recordOf('current'));
+    const authority = await opened({ store });
+    (store.link as StoreLink).trustUntil(performance.now() - 1);
+    expect(await answers(authority, authority.issue())).toEqual([SUSPENDED, SUSPENDED]);
+  });
+
+  it('reportsErrors tells the store whether the host passed onStoreError', async () => {
+    const told = new LinkedStore(recordOf('told'));
+    await opened({ store: told, onStoreError: () => undefined });
+    const silent = new LinkedStore(recordOf('silent'));
+    await opened({ store: silent });
+    expect([told.link?.reportsErrors, silent.link?.reportsErrors]).toEqual([true, false]);
   });
 });
 
@@ -216,6 +233,13 @@ describe('a store whose secret went back (ERR_STORE_ROLLBACK from load)', () => 
     expect(authority.keyId).not.toBe('kept');
     for (const result of await answers(authority, authority.issue())) expect(result).toEqual(SUSPENDED);
     expect(errors).toEqual([lost]);
+    expect(tokenView(authority).state).toBe('lost');
+    // A rotation saves a real key: no longer lost, refused until the store vouches for it, then accepted.
+    const token = await authority.rotate();
+    expect(tokenView(authority).state).toBe('suspended');
+    (store.link as StoreLink).trustUntil(Infinity);
+    expect(tokenView(authority).state).toBe('ok');
+    expect((await authority.verify(token)).ok).toBe(true);
   });
 });
 

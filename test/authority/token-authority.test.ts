@@ -459,6 +459,7 @@ describe('rotate()', () => {
     expect(keyIdAtAbort).toBe(authority.keyId); // swapped before aborting
     expect(current.signal.reason).toBeInstanceOf(LauncherAuthError);
     expect(isLauncherAuthError(current.signal.reason, 'ERR_KEY_ROTATED')).toBe(true);
+    expect((current.signal.reason as Error).message).toBe('The key that authenticated this request was rotated away.');
 
     const fresh = accepted(await authority.verify(next));
     expect(fresh.signal === current.signal).toBe(false);
@@ -486,6 +487,7 @@ describe('close()', () => {
     expect(await authority.verify(other)).toEqual(INVALID);
     expect(signal.aborted).toBe(true);
     expect(isLauncherAuthError(signal.reason, 'ERR_CLOSED')).toBe(true);
+    expect((signal.reason as Error).message).toBe('The token authority was closed.');
     const error = await rejectionOf(authority.rotate());
     expect(error).toBeInstanceOf(LauncherAuthError);
     expect(isLauncherAuthError(error, 'ERR_CLOSED')).toBe(true);
@@ -590,6 +592,22 @@ describe('an external change reported by the store', () => {
     expect(await authority.verify(await otherJwt(keyOf('theirs')))).toMatchObject({ ok: true, keyId: 'theirs' });
     expect(events).toEqual([{ keyId: 'theirs', previousKeyId: 'mine' }]);
     expect(isLauncherAuthError(signal.reason, 'ERR_KEY_ROTATED')).toBe(true);
+  });
+
+  it('an earlier secret brought back is current, not kept among the rotated-away tokens it would crowd out', async () => {
+    const store = new WatchedStore(recordOf('first'));
+    const authority = await opened({ store });
+    const first = authority.issue();
+    for (const id of ['second', 'third']) {
+      store.replace(recordOf(id));
+      expect(await until(() => authority.keyId === id)).toBe(true);
+    }
+    const third = authority.issue();
+    // A restored backup holds 'second' again: its token works, and both others are named as rotated away.
+    store.replace(recordOf('second'));
+    expect(await until(() => authority.keyId === 'second')).toBe(true);
+    expect(await authority.verify(authority.issue())).toMatchObject({ ok: true, keyId: 'second' });
+    expect([await authority.verify(third), await authority.verify(first)]).toEqual([ROTATED, ROTATED]);
   });
 
   it('a notification that finds the same record changes nothing', async () => {

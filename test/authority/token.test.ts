@@ -301,6 +301,26 @@ describe('maxTokenLength', () => {
       TokenAuthority.open({ store: new MemorySecretStore(RECORD), issuer: long, audience: long, maxTokenLength: 512 }),
     ).rejects.toThrow(/`maxTokenLength` \(512\) is shorter than this authority's own token/);
   });
+
+  it("a limit of exactly the authority's own token's length is allowed; one less names both lengths", async () => {
+    const long = { issuer: 'i'.repeat(300), audience: 'a'.repeat(300) };
+    const own = (await limited(4096)).issue().length;
+    const sized = await TokenAuthority.open({ store: new MemorySecretStore(RECORD), ...long, maxTokenLength: 4096 });
+    const length = sized.issue().length;
+    await sized.close();
+    expect(length).toBeGreaterThan(own);
+    const exact = await TokenAuthority.open({ store: new MemorySecretStore(RECORD), ...long, maxTokenLength: length });
+    expectAccepted(await exact.verify(exact.issue()));
+    await exact.close();
+    await expect(
+      TokenAuthority.open({ store: new MemorySecretStore(RECORD), ...long, maxTokenLength: length - 1 }),
+    ).rejects.toThrow(
+      new TypeError(
+        `TokenAuthority.open: \`maxTokenLength\` (${length - 1}) is shorter than this authority's own token ` +
+          `(${length} characters, with this \`issuer\` and \`audience\`).`,
+      ),
+    );
+  });
 });
 
 describe('refused, with the exact reason', () => {
