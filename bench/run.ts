@@ -14,7 +14,8 @@ import { cpus, loadavg, release, tmpdir, totalmem, type as osType } from 'node:o
 import { join } from 'node:path';
 import { build, type Options } from 'tsup';
 import tsupConfig from '../tsup.config.ts';
-import { BENCH_DIR, BUILD_DIR, BUILT, REPO_DIR, buildExists, flag, hookExit, progress } from './common.js';
+import redisConfig from '../packages/redis/tsup.config.ts';
+import { BENCH_DIR, BUILD_DIR, CORE_BUILT, REPO_DIR, buildExists, flag, hookExit, progress } from './common.js';
 import { estimateHttpSeconds, runHttp } from './http.js';
 import { MICRO_ESTIMATE_SECONDS, runMicro } from './micro.js';
 import { PROFILE_CASES, runProfile, type ProfileCase } from './profile.js';
@@ -80,22 +81,49 @@ if (profileCase !== undefined && !(PROFILE_CASES as readonly string[]).includes(
 
 /**
  * Builds the modules the benchmark loads into bench/.build/: the ESM output of the package's own tsup options for
- * the library (tsup.config.ts: target, externals, splitting, tree shaking), without declarations.
+ * the library (tsup.config.ts: target, externals, splitting, tree shaking), without declarations; then
+ * @launcher-auth/redis with its own options (packages/redis/tsup.config.ts), its imports of launcher-auth pointed
+ * at that build, as an installed pair of the two packages would load them.
  */
 async function buildLibrary(): Promise<void> {
   const configs = typeof tsupConfig === 'function' ? await tsupConfig({}) : tsupConfig;
   const library = (Array.isArray(configs) ? configs : [configs]).find((c: Options) => c.dts !== false);
   if (library === undefined) throw new Error('bench: no library build in tsup.config.ts');
+  const entries = library.entry as Record<string, string>;
   await build({
     ...library,
     // The library's own entries (package.json's `exports`), only those the benchmark loads.
-    entry: Object.fromEntries(BUILT.map((name) => [name, (library.entry as Record<string, string>)[name] ?? name])),
+    entry: Object.fromEntries(CORE_BUILT.map((name) => [name, entries[name] ?? name])),
     format: ['esm'],
     dts: false,
     outDir: BUILD_DIR,
     clean: true,
     config: false,
     silent: true,
+  });
+  const redis = typeof redisConfig === 'function' ? await redisConfig({}) : redisConfig;
+  await build({
+    ...(Array.isArray(redis) ? redis[0] : redis),
+    entry: { redis: join(REPO_DIR, 'packages/redis/src/index.ts') },
+    tsconfig: join(REPO_DIR, 'packages/redis/tsconfig.build.json'),
+    external: ['redis'],
+    format: ['esm'],
+    dts: false,
+    outDir: BUILD_DIR,
+    clean: false,
+    config: false,
+    silent: true,
+    esbuildPlugins: [
+      {
+        name: 'launcher-auth-build',
+        setup(esbuild) {
+          esbuild.onResolve({ filter: /^launcher-auth(\/store-kit)?$/ }, ({ path }) => ({
+            path: path === 'launcher-auth' ? './index.js' : './store-kit.js',
+            external: true,
+          }));
+        },
+      },
+    ],
   });
   if (!buildExists()) throw new Error('bench: the build did not write every module');
 }
