@@ -1,6 +1,6 @@
 // The refusals that skip the HMAC (a recently rotated-away token; the current header and claims under another
 // signature; a text without the token's shape) refuse exactly those and nothing that must pass, and really skip it:
-// node:crypto's createHmac is wrapped, unchanged, in a counter. The settled promises are shared, never wrong.
+// node:crypto's createHmac and timingSafeEqual are wrapped, unchanged, in counters. The settled promises are shared, never wrong.
 import { createHash } from 'node:crypto';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { SignJWT } from 'jose';
@@ -11,17 +11,24 @@ import { until } from '../support/async.js';
 // Patched on the module object that every `import ... from 'node:crypto'` reads (syncBuiltinESMExports), so the
 // count holds however the test runner shares modules between files; put back after this file.
 const hmacs = { count: 0 };
+const comparisons = { count: 0 };
 const crypto = createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto');
 const realCreateHmac = crypto.createHmac;
+const realTimingSafeEqual = crypto.timingSafeEqual;
 beforeAll(() => {
   crypto.createHmac = (...args: Parameters<typeof realCreateHmac>) => {
     hmacs.count++;
     return realCreateHmac(...args);
   };
+  crypto.timingSafeEqual = (...args: Parameters<typeof realTimingSafeEqual>) => {
+    comparisons.count++;
+    return realTimingSafeEqual(...args);
+  };
   syncBuiltinESMExports();
 });
 afterAll(() => {
   crypto.createHmac = realCreateHmac;
+  crypto.timingSafeEqual = realTimingSafeEqual;
   syncBuiltinESMExports();
 });
 beforeEach(() => {
@@ -189,10 +196,21 @@ describe('refusals without an HMAC', () => {
     const authority = await opened(new SwappableStore(recordOf('garbage')));
     const current = authority.issue();
     const garbage = '#%!*'.repeat(current.length).slice(0, current.length);
-    for (const { result, hmacs: count } of await answers(authority, garbage)) {
-      expect(result).toEqual(MALFORMED);
-      expect(count).toBe(0);
+    // Nor with one of the token's two dots in its place.
+    const dotAt = (at: number): string => `${garbage.slice(0, at)}.${garbage.slice(at + 1)}`;
+    const headerEnd = current.indexOf('.');
+    const payloadEnd = current.indexOf('.', headerEnd + 1);
+    comparisons.count = 0;
+    for (const text of [garbage, dotAt(headerEnd), dotAt(payloadEnd)]) {
+      for (const { result, hmacs: count } of await answers(authority, text)) {
+        expect(result).toEqual(MALFORMED);
+        expect(count).toBe(0);
+      }
     }
+    expect(comparisons.count).toBe(0);
+    // The counter counts: the current token takes its one comparison.
+    await authority.verify(current);
+    expect(comparisons.count).toBe(1);
   });
 
   it('the current token with one character made non-ASCII is refused, however the character encodes', async () => {

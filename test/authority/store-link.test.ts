@@ -156,6 +156,24 @@ async function onClock(store: LinkedStore): Promise<{ authority: TokenAuthority;
   return { authority, clock };
 }
 
+describe('the clock', () => {
+  it('is read by a verification only while a store bounds the trust (each read costs a request a heap number)', async () => {
+    let reads = 0;
+    const store = new LinkedStore(recordOf('clock'));
+    const options: TokenAuthorityOptions & WithRuntime = {
+      store,
+      [runtimeOption]: { ...nodeRuntime, now: () => (reads++, performance.now()) },
+    };
+    const authority = await opened(options);
+    reads = 0;
+    await answers(authority, authority.issue());
+    expect(reads).toBe(0);
+    (store.link as StoreLink).trustUntil(performance.now() + 60_000);
+    await answers(authority, authority.issue());
+    expect(reads).toBe(2);
+  });
+});
+
 /** The store reports that it now holds `id`'s record, and the authority has adopted it. */
 async function changeTo(store: LinkedStore, id: string): Promise<void> {
   store.replace(recordOf(id));
