@@ -109,10 +109,7 @@ export async function buildState(record: SecretRecord, claimOptions: ClaimOption
     controller,
     accepted,
     acceptedPromise: Promise.resolve(accepted),
-    joseOptions: {
-      algorithms: ['HS256'],
-      ...(issuer === undefined ? {} : { issuer }),
-      ...(audience === undefined ? {} : { audience }),
-    },
+    // jose checks `iss` and `aud` only when the option is set: undefined is the same as absent.
+    joseOptions: { algorithms: ['HS256'], issuer, audience } as JWTVerifyOptions,
   };
 }
