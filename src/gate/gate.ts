@@ -138,15 +138,16 @@ export function unauthorizedHeaderList(options: ResolvedAuthOptions, cors: CorsO
  */
 export function namesAcceptedUpgrade(value: string, accepted: ReadonlySet<string>): boolean {
   for (const item of value.split(',')) {
-    const name = item.split('/', 1)[0]?.trim().toLowerCase() ?? '';
-    if (accepted.has(name)) return true;
+    // A split with a limit of 1 gives exactly one item.
+    const [name] = item.split('/', 1) as [string];
+    if (accepted.has(name.trim().toLowerCase())) return true;
   }
   return false;
 }
 
 /** The options with nothing exempt, for upgrade requests: built once per options, never per request. */
 export function withoutExemption(options: ResolvedAuthOptions): ResolvedAuthOptions {
-  return options.healthPath === false ? options : Object.freeze({ ...options, healthPath: false });
+  return Object.freeze({ ...options, healthPath: false });
 }
 
 /** The `health` option of an adapter that serves the health check itself: a function, or absent. */
@@ -182,14 +183,14 @@ function reject(
   peer: Peer | undefined,
 ): undefined {
   if (options.onReject !== undefined) {
-    const path = typeof target === 'string' ? (target.split('?', 1)[0] ?? '') : '';
-    const remoteAddress = peer?.remoteAddress;
+    // A split with a limit of 1 gives exactly one item.
+    const [path] = typeof target === 'string' ? (target.split('?', 1) as [string]) : [''];
     try {
       options.onReject({
         method: typeof method === 'string' ? method : '',
         path,
         reason,
-        remoteAddress: typeof remoteAddress === 'string' ? remoteAddress : undefined,
+        remoteAddress: peer?.remoteAddress,
       });
     } catch {
       // The host's hook failed; the answer must still be the uniform 401.
@@ -251,6 +252,6 @@ export function decideCors(
 ): CorsOutcome | undefined {
   if (options.cors === undefined) return undefined;
   const outcome = corsFor(options.cors, method, headers);
-  if (outcome?.refused) reject(method, target, 'missing', options, peer);
+  if (outcome.refused) reject(method, target, 'missing', options, peer);
   return outcome;
 }

@@ -335,6 +335,8 @@ describe.each(HOST_KINDS)('%s adapter', (kind) => {
 
     it.each([
       ['healthPath without a leading slash', { healthPath: 'health' }, '`healthPath`'],
+      ['healthPath with a slash, not first', { healthPath: 'status/health' }, '`healthPath`'],
+      ['healthPath a list of a path', { healthPath: ['/status'] }, '`healthPath`'],
       ['healthPath with a query', { healthPath: '/health?x' }, '`healthPath`'],
       ['healthPath with a fragment', { healthPath: '/health#x' }, '`healthPath`'],
       ['healthPath with a space', { healthPath: '/he alth' }, '`healthPath`'],
@@ -410,10 +412,12 @@ describe.each(HOST_KINDS)('%s adapter', (kind) => {
       expect(await errorOf(kind, { realm: 'x'.repeat(128) }, authority)).toBeUndefined();
     });
 
-    it.runIf(kind !== 'fastify')('options that are not an object: a TypeError', async () => {
-      const error = await errorOf(kind, 'options', authority);
-      expect(error).toBeInstanceOf(TypeError);
-      expect((error as TypeError).message).toContain(NAME[kind]);
+    it.runIf(kind !== 'fastify')('options that are not an object (null included): a TypeError', async () => {
+      for (const options of ['options', null]) {
+        expect(await errorOf(kind, options, authority)).toEqual(
+          new TypeError(`${NAME[kind]}: options must be an object.`),
+        );
+      }
     });
 
     it.runIf(kind === 'node')('a handler that is not a function: a TypeError naming `handler`', () => {
