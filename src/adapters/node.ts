@@ -98,12 +98,11 @@ function guard<Request extends NodeRequest, Response extends ServerResponse | Ht
 
   const apply = (req: Request, res: Response, decision: Decision, cors: CorsOutcome | undefined): void => {
     if (decision === undefined) {
-      const headers = unauthorizedHeaderList(resolved, cors);
-      // Refused before its body was sent, a request leaves that body unread: HTTP/1 closes the connection rather
-      // than read it or mistake it for the next request (RFC 9110 §10.1.1). HTTP/2 frames keep streams apart.
-      const closing = expectContinue && req.httpVersionMajor === 1;
+      // Refused before its body was sent, a request leaves that body unread: Node closes an HTTP/1 connection
+      // whose client waited for 100 Continue and got a final status (`Connection: close`) rather than read the body
+      // or mistake it for the next request (RFC 9110 §10.1.1). HTTP/2 frames keep streams apart.
       // Both accept a flat list at run time; @types/node declares it for node:http only.
-      (res as ServerResponse).writeHead(UNAUTHORIZED_STATUS, closing ? [...headers, 'Connection', 'close'] : headers);
+      (res as ServerResponse).writeHead(UNAUTHORIZED_STATUS, unauthorizedHeaderList(resolved, cors));
       res.end();
       return;
     }
