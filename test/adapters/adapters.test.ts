@@ -385,9 +385,9 @@ describe.each(HOST_KINDS)('%s adapter', (kind) => {
 
     it('an authority that is not a TokenAuthority: a TypeError naming `authority`', async () => {
       for (const wrong of [undefined, null, {}, 'token']) {
-        const error = await errorOf(kind, undefined, wrong);
-        expect(error).toBeInstanceOf(TypeError);
-        expect((error as TypeError).message).toContain('`authority`');
+        expect(await errorOf(kind, undefined, wrong)).toEqual(
+          new TypeError(`${NAME[kind]}: \`authority\` must be a TokenAuthority (from TokenAuthority.open()).`),
+        );
       }
     });
 

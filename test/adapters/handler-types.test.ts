@@ -113,6 +113,10 @@ describe.each([
     expectRefusal(await rawRequest(port, get('/apps', auth.issue())));
     expect(runs).toBe(0);
   });
+
+  it('refuses a handler that is not a function, naming it', () => {
+    expect(() => authenticated('apps' as never)).toThrow(new TypeError('authenticated: `handler` must be a function.'));
+  });
 });
 
 describe('Fastify health()', () => {
