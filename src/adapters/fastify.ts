@@ -48,17 +48,15 @@ export function health<R extends FastifyRequest, Reply extends FastifyReply, Res
 /** The options of {@link fastifyAuth}. */
 export type FastifyAuthOptions = { authority: TokenAuthority } & AuthOptions;
 
-/** Marks, in its `config`, the host's own health route: unconstrained, `GET` or `HEAD`, at exactly `healthPath`. */
-const HEALTH_ROUTE = Symbol('launcher-auth.health-route');
+/**
+ * Marks, in its `config`, a route registered without host or version constraints. The health route is the one of
+ * them at exactly `healthPath` that a `GET` or `HEAD` reached: the gate checks the path and the method.
+ */
+const UNCONSTRAINED = Symbol('launcher-auth.unconstrained');
 
-function isPlainHealthRoute(route: RouteOptions, healthPath: string): boolean {
-  const methods = Array.isArray(route.method) ? route.method : [route.method];
+function isUnconstrained(route: RouteOptions): boolean {
   const constraints = route.constraints as Record<string, unknown> | undefined;
-  return (
-    route.url === healthPath &&
-    methods.some((method) => method === 'GET' || method === 'HEAD') &&
-    (constraints === undefined || Object.keys(constraints).length === 0)
-  );
+  return constraints === undefined || Object.keys(constraints).length === 0;
 }
 
 /**
@@ -81,17 +79,14 @@ const plugin: FastifyPluginAsync<FastifyAuthOptions> = async (fastify, options) 
         'routes, which would tell them apart from the protected ones without a token.',
     );
   }
-  const { healthPath } = resolved;
 
   // `undefined` stays only on the health check, which `health()` types as having no `auth`.
   fastify.decorateRequest('auth', undefined as unknown as AuthContext);
 
   // A second route at the health path with host or version constraints is another handler: it needs the token.
-  if (healthPath !== false) {
-    fastify.addHook('onRoute', (route) => {
-      if (isPlainHealthRoute(route, healthPath)) route.config = { ...route.config, [HEALTH_ROUTE]: true };
-    });
-  }
+  fastify.addHook('onRoute', (route) => {
+    if (isUnconstrained(route)) route.config = { ...route.config, [UNCONSTRAINED]: true };
+  });
 
   // hijack() keeps the host's hooks and serializers away from the answer: no body, whatever they do.
   const answer = (reply: FastifyReply, status: number, headers: string[]): void => {
@@ -129,9 +124,9 @@ const plugin: FastifyPluginAsync<FastifyAuthOptions> = async (fastify, options) 
     // route, reached with the exact spelling (not through ignoreTrailingSlash or case-insensitive routing).
     // Read only then: `routeOptions` is a getter that builds an object on every call.
     let route: string | undefined;
-    if (isHealthRequest(method, url, healthPath)) {
-      const config = request.routeOptions.config as unknown as Record<symbol, unknown> | undefined;
-      route = config?.[HEALTH_ROUTE] === true ? (request.routeOptions.url ?? '') : '';
+    if (isHealthRequest(method, url, resolved.healthPath)) {
+      const config = request.routeOptions.config as unknown as Record<symbol, unknown>;
+      route = config[UNCONSTRAINED] === true ? request.routeOptions.url : '';
     }
     const authorization = authorizationFromRawHeaders(request.raw.rawHeaders);
     const decision = decide(

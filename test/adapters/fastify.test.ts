@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 import type { TokenAuthority } from 'launcher-auth';
 import { frameworkErrors } from '../../examples/readme/fastify-errors.js';
 import { withPrefixedApi } from '../../examples/readme/fastify-prefix.js';
-import { fastifyAuth } from '../../src/adapters/fastify.js';
+import { fastifyAuth, health } from '../../src/adapters/fastify.js';
 import { openCaseAuthority, type Tokens } from './cases.js';
 import { expectRefusal, rawRequest } from './harness.js';
 
@@ -100,6 +100,33 @@ describe('fastify: constrained routes at the health path', () => {
   });
 });
 
+describe('fastify: the health route, registered in the test', () => {
+  it('with `constraints: {}` it is unconstrained and exempt; a host-constrained twin still needs the token', async () => {
+    const { authority } = await openCaseAuthority();
+    onTestFinished(() => authority.close());
+    const app = Fastify();
+    onTestFinished(() => app.close());
+    await app.register(fastifyAuth, { authority });
+    const ran: string[] = [];
+    app.route({ method: 'GET', url: '/health', constraints: {}, handler: async () => (ran.push('health'), 'ok') });
+    app.route({
+      method: 'GET',
+      url: '/health',
+      constraints: { host: 'admin.local' },
+      handler: async () => (ran.push('admin'), 'admin'),
+    });
+    const port = await listen(app);
+    const open = await rawRequest(port, request('GET', '/health'));
+    expect([open.status, open.body.toString('latin1')]).toEqual([200, 'ok']);
+    expectRefusal(await rawRequest(port, request('GET', '/health', { Host: 'admin.local' })));
+    expect(ran).toEqual(['health']);
+  });
+
+  it('health() refuses a handler that is not a function, naming it', () => {
+    expect(() => health('ok' as never)).toThrow(new TypeError('health: `handler` must be a function.'));
+  });
+});
+
 describe("fastify: routes under a prefix, with the plugin on the root (the guide's way)", () => {
   it('GET /api/apps: 401 without the token and the handler did not run, 200 with it; an unknown /api path: 401', async () => {
     const { authority, tokens } = await openCaseAuthority();
@@ -153,8 +180,13 @@ describe('fastify: where the plugin may be registered', () => {
         { prefix: '/api' },
       );
     });
-    expect(error).toBeInstanceOf(Error);
-    expect((error as Error).message).toContain('fastifyAuth: register it on the root instance');
+    expect(error).toEqual(
+      new Error(
+        'fastifyAuth: register it on the root instance (`await app.register(fastifyAuth, { authority })`), not ' +
+          'inside an encapsulated plugin or under a prefix: there its hook would not cover the 404s of unknown ' +
+          'routes, which would tell them apart from the protected ones without a token.',
+      ),
+    );
   });
 
   it('inside an encapsulated plugin without a prefix: refused too (the root 404 would not be covered)', async () => {
