@@ -173,10 +173,9 @@ export function resolveCors(value: unknown, where: string, unauthorized: readonl
 function single(raw: readonly string[], name: string): string | undefined {
   let found: string | undefined;
   for (let i = 0; i < raw.length; i += 2) {
-    const key = raw[i] as string;
-    if (key.length === name.length && key.toLowerCase() === name) {
+    if ((raw[i] as string).toLowerCase() === name) {
       if (found !== undefined) return undefined;
-      found = raw[i + 1] ?? '';
+      found = raw[i + 1];
     }
   }
   return found === undefined || found.includes(',') ? undefined : found;
