@@ -71,6 +71,8 @@ export class AckWait {
     this.generation = generation;
     this.id = id;
     this.#options = options;
+    // The holder's trust already ends driftMargin before its lease; the bound's margin is a second layer, which also
+    // covers an instance that keeps none (driftMargin: 0) on a clock slower than this one's by less than this margin.
     this.bound = savedAt + options.leaseMs + options.driftMargin;
     this.#era = era;
     era.observe(saveReply, savedAt, confirmedAtSend ?? era.confirmedSeq, sentAt ?? savedAt);
@@ -125,7 +127,11 @@ export class AckWait {
     return now >= this.bound + this.#options.commandTimeout ? { outcome: 'uncertain', drop: [] } : { drop: [] };
   }
 
-  /** Whether the table read in `reply` holds every instance that may trust an older key. */
+  /**
+   * Whether the table read in `reply` holds every instance that may trust an older key. A second layer: read() has
+   * taken `reply` into the era first, and a changed Redis or table starts a new era there, so `completeFrom()` is a
+   * lease ahead; `same()` also refuses a table of another Redis or another table that the era did not take in.
+   */
   protected tableComplete(reply: Observed, now: number): boolean {
     return this.#era.same(reply) && now >= this.#era.completeFrom();
   }

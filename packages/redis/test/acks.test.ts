@@ -132,3 +132,52 @@ describe('AckWait: a record that is no longer there', () => {
     expect(wait.read(pending(3, 'rollback:x', []), 10_004, Infinity)).toEqual({ outcome: 'lost', drop: [] });
   });
 });
+
+/** An era that takes in its first answer and no other: a change of Redis or table never starts a new wait. */
+class MissesChanges extends Era {
+  #began = false;
+
+  override observe(...args: Parameters<Era['observe']>): boolean {
+    if (this.#began) return false;
+    this.#began = true;
+    return super.observe(...args);
+  }
+}
+
+describe("AckWait: a table of another Redis or another table (a second layer under the era's change)", () => {
+  it('is never taken as complete, even by an era that missed the change', () => {
+    const era = new MissesChanges(OPTIONS.leaseMs, OPTIONS.driftMargin);
+    era.observe(observed(1, 'a'), 0);
+    const wait = new AckWait({
+      generation: 2,
+      id: 'b',
+      savedAt: 10_000,
+      saveReply: observed(2, 'b'),
+      era,
+      options: OPTIONS,
+    });
+    // Every instance of these tables acknowledged, long after the era began and before the bound: only whether the
+    // table is the era's decides.
+    const elsewhere = [
+      { ...pending(2, 'b', []), serverId: 'restarted' },
+      { ...pending(2, 'b', []), epoch: 'recreated' },
+      { ...pending(2, 'b', []), epoch: null },
+    ];
+    for (const reply of elsewhere) expect(wait.read(reply, 10_005, Infinity)).toEqual({ drop: [] });
+    expect(wait.read(pending(2, 'b', []), 10_005, Infinity)).toEqual({ outcome: 'resolved', drop: [] });
+  });
+});
+
+describe("AckWait: the bound's drift margin (a second layer under the holder's)", () => {
+  it("outlasts the trust of a holder that keeps no margin of its own (driftMargin: 0), on a clock slower by less than the rotating instance's margin", () => {
+    const savedAt = 10_000;
+    const wait = waitFor(savedAt);
+    // The holder renewed just before the save; with no margin its trust lasts leaseMs on its own clock, which runs
+    // slower than the rotating instance's by driftMargin - 1 ms over a lease: on the rotating instance's clock it
+    // trusts until savedAt + leaseMs + driftMargin - 1, and it has not acknowledged.
+    const holderTrustsUntil = savedAt + OPTIONS.leaseMs + OPTIONS.driftMargin - 1;
+    const step = wait.read(pending(2, 'b', [['holder', 7]]), holderTrustsUntil - 1, Infinity);
+    expect(step.outcome).toBeUndefined();
+    expect(wait.bound).toBeGreaterThan(holderTrustsUntil);
+  });
+});
