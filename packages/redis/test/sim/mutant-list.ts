@@ -16,6 +16,11 @@ export interface Mutant {
    * invariant of the world would catch it.
    */
   readonly ifSurvives?: string;
+  /**
+   * A test that catches the mutant where the simulator cannot (a second layer, or what the simulated world does not
+   * show): `npm run mutants` runs it on the mutated tree, where it must fail. `why` says why the code stays.
+   */
+  readonly test?: { readonly file: string; readonly name: string; readonly why: string };
 }
 
 const LEASE = 'packages/redis/src/lease.ts';
@@ -131,6 +136,11 @@ export const MUTANTS: readonly Mutant[] = [
     what: "A rotation across a change of server renews through its instance's quarantine instead of sleeping until it ends.",
     ifSurvives:
       "Equivalent: renewUntilLeased() returns only once a renewal left a lease and mayTrust(now) holds, or at its limit (two quarantines) outside any quarantine, so without the sleep the rotation still resolves only after its instance's quarantine, at the first renewal answered once it ended: at most one renewal delay later than with it, never inside it, and nothing is trusted earlier. Its renewals meanwhile take the place of the background ones (#renewNext() cancels their timer), at the same pace. The docs promise that a rotation waits out the quarantine (docs/several-instances.md), not how soon after it the rotation resolves. Before the limit also waited for the quarantine to end, this mutant resolved inside a third quarantine after three slot moves: gives-up-in-quarantine is that bug.",
+    test: {
+      file: 'packages/redis/test/follower.test.ts',
+      name: 'resolve at the first renewal answered once its quarantine ended',
+      why: '**KEPT: not equivalent in how soon a rotation resolves.** Without the sleep, renewUntilLeased() renews through the quarantine at the usual pace and still never resolves inside it (it returns only once a renewal left a lease and mayTrust holds), but it resolves at the first of those renewals answered after the quarantine: up to renewInterval later than the renewal sent as the quarantine ends. The simulator checks that a rotation waits out the quarantine, not how soon after it the rotation resolves.',
+    },
   },
   {
     id: 'gives-up-in-quarantine',
@@ -174,6 +184,11 @@ export const MUTANTS: readonly Mutant[] = [
     what: 'A renewal answered before a newer record was written, taken in after it, still grants trust.',
     ifSurvives:
       "Equivalent for safety: the renewal ran before the newer record was written, so its lease is one that the newer rotation's bound (its answer + leaseMs + driftMargin) already waits for, and the instance acknowledges the newer record only once its authority holds it.",
+    test: {
+      file: 'packages/redis/test/lease.test.ts',
+      name: 'Lease: renewal answers taken after a newer record',
+      why: "**KEPT: not equivalent**, though safe. Deleting the late branch extends the trust in a key after this instance saw the record that replaced it, and lets a late stale answer count as a failure and ask for a reload: the lease's rule is that a late answer grants, asks and reports nothing. The simulator cannot see it: the trust it grants lies within the newer rotation's bound, which waits for that lease.",
+    },
   },
   // --- the pure layer: era.ts ---
   {
@@ -184,6 +199,11 @@ export const MUTANTS: readonly Mutant[] = [
     what: "A table that lost this instance's renewals is taken for housekeeping (a dropped entry), not an era change, unless Redis restarted.",
     ifSurvives:
       "Equivalent: the server's identity is its run_id and its replication id (master_replid), and Redis loses writes only under a new one: a restart (a new run_id), a promotion (a failover, and a failback to a former primary that rejoined as a replica and lags: a new replication id), a slot move (another server). Under the same identity and the same table a primary keeps every write it answered, so an own renewal number below the highest confirmed shows only where answers are taken in out of order, which confirmedAtSend already tells apart; the mutant then decides as the code does. It would differ only where an operator rewrites the table on a running server (a FLUSHALL and a restore by hand), which no fault of Redis's own does.",
+    test: {
+      file: 'packages/redis/test/era.test.ts',
+      name: "an entry removed by a rotation's housekeeping (same Redis, same table) is not a loss; an older renewal number is",
+      why: "**SECOND LAYER** under the server's identity (era.ts says so): an entry there with an older renewal number on the same run_id, replication id and table is a loss the identity did not show (a server that kept both across a loss, an operator's restore on a running server). The simulated world loses writes only under a new identity, so the simulator cannot tell.",
+    },
   },
   {
     id: 'era-first-without-run-id',
@@ -230,6 +250,11 @@ export const MUTANTS: readonly Mutant[] = [
     what: 'An instance that found Redis without its record and wrote it back ends its quarantine at its next renewal there, taking its own write-back for a record the new server held.',
     ifSurvives:
       "Equivalent under the documented exception, since a record that a save's conflict shows is taken in as seen (conflict-not-seen): an instance writes its own record back on a server that lacks it only while that record is the newest it has seen, so a rotation on the other side of a split never reached it, and it is one of the instances on the promoted side that accept that side's revoked token (docs/several-instances.md, 'A network split'; at once when the promoted replica kept the record it trusts). Ending the quarantine at its own write-back makes it behave as when the promoted replica had kept that record. The write-back's quarantine is kept for what an instance cannot see: a rotation elsewhere whose record a later failover brings.",
+    test: {
+      file: 'packages/redis/test/lease.test.ts',
+      name: 'quarantines for the whole lease on a server that lost the record, though it then holds the one written forward',
+      why: "**KEPT: not equivalent**, though no invariant breaks. With the line deleted, seeds 1 to 3,000 run with 0 violations but 1,381 acceptances under the documented exception instead of 1,094: ending the quarantine at its own write-back lets the promoted side of a split accept that side's revoked token for longer, which the exception excuses and the invariants therefore do not count. It narrows the exception, so it stays.",
+    },
   },
   {
     id: 'conflict-not-seen',
@@ -258,6 +283,11 @@ export const MUTANTS: readonly Mutant[] = [
     what: 'A rotation resolves at its bound without checking that its own lease still lasts.',
     ifSurvives:
       "Equivalent since the store checks the lease again once the wait has resolved (store.ts, errors.ts unresolvedError): the rotation then renews on its record, a round trip sent after the wait's decision, and resolves only if that renewal found the record current and granted a lease that still lasts; otherwise it rejects (ERR_SAVE_UNCERTAIN, or superseded when the renewal showed a newer record). At the bound, every lease granted before the save has run out, so resolving there trusts no older key; the renewal is what proves the record still current. Two layers check the same lease; this mutant removes the first.",
+    test: {
+      file: 'packages/redis/test/acks.test.ts',
+      name: 'never resolves once its own lease is over, before the bound or at it',
+      why: "**SECOND LAYER** under the store's renewal before resolving (acks.ts says so): once the wait resolved, the store renews on the record and resolves only if that renewal found it current and left a lease, so the simulator, running both, cannot tell; the test runs the wait alone.",
+    },
   },
   {
     id: 'acks-bound-without-drift',
@@ -267,6 +297,11 @@ export const MUTANTS: readonly Mutant[] = [
     what: "The rotation's bound is one lease after the save, with no margin for clock drift.",
     ifSurvives:
       "Equivalent under the documented drift: the margin is counted twice, by the holder (trust ends driftMargin before its lease) and by the rotation (bound driftMargin after). The holder's trust comes from a renewal that ran before the save, so it ends 270 ms on its clock after a moment before the save's answer; the bound without the margin, 300 ms on the rotating instance's clock after that answer. With rates within 5 % of true time (any two differ by less than driftMargin over a lease, as the world's plans at WIDE_SPREAD draw them) the trust ends at most 270 / 0.95 = 284.2 ms later and the bound at least 300 / 1.05 = 285.7 ms later; a forward step of the rotating clock counts against the same bound (rates ±a leave a step of 30 − 600a ms: the bound ends (270 + 600a) / (1 + a) ≥ 270 / (1 − a) ms later for a ≤ 5 %). Only rates more than 11.1 % apart (300 / 270) would show it.",
+    test: {
+      file: 'packages/redis/test/acks.test.ts',
+      name: 'outlasts the trust of a holder that keeps no margin of its own',
+      why: "**SECOND LAYER** under the holder's margin (acks.ts says so): under the documented drift one margin is enough, and lease-ignores-drift, which removes the holder's, is caught. The bound's margin also covers an instance configured with driftMargin: 0 (the option's minimum) beside one that keeps the default; the simulator gives every instance the same options, so it cannot tell.",
+    },
   },
   {
     id: 'acks-table-any-era',
@@ -276,6 +311,11 @@ export const MUTANTS: readonly Mutant[] = [
     what: 'The instance table is taken as complete when there is one, not only when Redis and the table are those of the era.',
     ifSurvives:
       "Equivalent: read() takes each answer into the era before it asks whether the table is complete, so a changed Redis or table starts a new era at that answer and completeFrom() moves a lease ahead; past it, the table is that era's. What same() adds over that: an own renewal number below the highest confirmed that observe() did not take for a loss (a read that ran before a renewal taken in first: the same table), and an own entry dropped by housekeeping, which happens only after this instance's lease ran out (its entry unchanged for leaseMs + driftMargin on another instance's clock), while a resolution needs that lease to last.",
+    test: {
+      file: 'packages/redis/test/acks.test.ts',
+      name: 'is never taken as complete, even by an era that missed the change',
+      why: "**SECOND LAYER** under the era's change (acks.ts says so): read() takes each answer into the era before it asks whether the table is complete, so a changed Redis or table starts a new era, complete only a lease later; same() refuses such a table by itself. The simulator, running both, cannot tell; the test gives the wait an era that misses every change.",
+    },
   },
   {
     id: 'entries-dropped-early',
@@ -369,6 +409,11 @@ export const MUTANTS: readonly Mutant[] = [
     what: "Entries dropped early: the housekeeping after a resolved rotation drops every entry at the earliest one's time.",
     ifSurvives:
       'Equivalent: every entry that a read of the record waits on was last renewed before the save (after it, a renewal either acknowledges the record or is stale and leaves the entry as it was; only the saving instance renews on the record without acknowledging it, and PENDING leaves out its caller), so the lease behind it ends by the bound. Each drop time is leaseMs + driftMargin after a read answered after the save, so the earliest is past the bound as well, and DROP removes an entry only if it was not renewed since. Instances cut off at different times are first seen by the same read. An entry can first show later only when the table changed server (a failover to a replica that missed acknowledgements, a restore from a dump): its instance then trusts this record, not an older one, and the change of era keeps any later rotation from resolving on acknowledgements before the leases granted on the old server have ended.',
+    test: {
+      file: 'packages/redis/test/ack-reader.test.ts',
+      name: 'removes the entries still waited on only once the latest of their leases may be over, not the earliest',
+      why: "**SECOND LAYER** under DROP, which removes an entry only if it was not renewed since (ack-reader.ts says so): every drop time is past the rotation's bound, so the simulator cannot tell.",
+    },
   },
   {
     id: 'read-time-before-answer',
@@ -420,6 +465,11 @@ export const MUTANTS: readonly Mutant[] = [
     what: "Every answer reports a wrong run_id: its leading digits only ('' when it starts with a letter).",
     ifSurvives:
       "Equivalent: an answer names the server by its run_id and its replication id together, and wherever a primary's run_id changes, so does its replication id. A restart gives a primary a new replication id (Redis restores the one in its RDB file only on a replica: server.c's loadDataFromDisk), a failover or a failback promotes another server or gives the promoted one a new one, and a slot move reaches another primary. So the identity still changes exactly when it did; only the identity of a replica restarted with its replication id differs, and no script writes there.",
+    test: {
+      file: 'packages/redis/test/sim/keyspace.test.ts',
+      name: 'names a restarted server anew by its run_id, though it kept its replication id',
+      why: "**KEPT: not equivalent on every Redis.** A restarted primary takes a new replication id only on versions that do not restore it from the RDB file for a primary (Redis 4.0's loadDataFromDisk restored it whatever the role); the run_id is new at every start. The simulated world's restart always draws a new replication id, so the simulator cannot tell; scripts.ts names why.",
+    },
   },
   {
     id: 'lua-identity-without-replid',
@@ -437,6 +487,11 @@ export const MUTANTS: readonly Mutant[] = [
     ifSurvives:
       'Equivalent: only the instance saving a record renews on it, and PENDING, which alone reads the ' +
       "acknowledgements, never counts its caller; the rotating instance's own entry is the one that changes.",
+    test: {
+      file: 'packages/redis/test/sim/simulation.test.ts',
+      name: 'situations kept as schedules',
+      why: "**KEPT: not equivalent in what Redis announces.** Without the line, the saving instance's first renewal on its record acknowledges it and announces that on `key:acked`, which wakes its own wait for a read that counts nothing (PENDING leaves out its caller): one more message and one more read per rotation. No invariant breaks, but the extra message moves every later event, and 8 of the kept schedules no longer reach the situation each keeps. The line is what keeps a rotating instance quiet about its own record.",
+    },
   },
   {
     id: 'lua-save-observes-old',
@@ -454,6 +509,11 @@ export const MUTANTS: readonly Mutant[] = [
     what: 'A save given up on that lands after another key became current is adopted, not written over.',
     ifSurvives:
       "Equivalent for the Redis store, which the simulator runs: SAVE is a compare-and-set, so a save given up on lands only over the record the store held as the highest when it was sent (E), and the record it writes is then newer than E on the store's line. If the key that became current since is E (the authority had fallen behind), the write-back of E over the landed record is refused by the store itself (a record its line replaced is never saved again, ERR_SAVE_CONFLICT) and the authority adopts the landed record: the mutant adopts the same record at once, without the ERR_SAVE_CONFLICT report. Any other current key was read from Redis while it held something other than E, so the save lands only after Redis went back to E, and load() refuses the landed record as a rollback of the store's line (or the marker replaces it). (The kept schedule that showed this path relied on the simulated Redis letting a read overtake an earlier save on the same connection, which a real server never does; with commands kept in order, no plan tried reaches it.) test/hardening/store-faults.test.ts ('the queue moves on during the hang') catches it with a store that has no compare-and-set.",
+    test: {
+      file: 'test/hardening/store-faults.test.ts',
+      name: 'the queue moves on during the hang',
+      why: "**KEPT**: the core's rule for every store, not the Redis store's. For the Redis store, which the simulator runs, it is equivalent (SAVE is a compare-and-set: see the argument in test/sim/mutant-list.ts); a store without compare-and-set has no such guard.",
+    },
   },
   {
     id: 'uncertain-resolves',

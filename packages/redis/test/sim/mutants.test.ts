@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { MUTANTS } from './mutant-list.js';
-import { mutate, occurrences, verdictOf } from './mutants.js';
+import { mutate, occurrences, someFailed, verdictOf } from './mutants.js';
 
 const source = (file: string): string => readFileSync(new URL(`../../../../${file}`, import.meta.url), 'utf8');
 
@@ -21,6 +21,22 @@ describe('the mutants of the Redis protocol', () => {
     expect(misplaced.map((mutant) => mutant.id)).toEqual([]);
     const unchanged = MUTANTS.filter((mutant) => mutate(mutant, source(mutant.file)) === source(mutant.file));
     expect(unchanged.map((mutant) => mutant.id)).toEqual([]);
+  });
+
+  it('name, where a test catches them instead of the simulator, a test that the named file holds', () => {
+    const named = MUTANTS.flatMap((mutant) => (mutant.test === undefined ? [] : [mutant.test]));
+    expect(named.length).toBeGreaterThanOrEqual(8);
+    const missing = named.filter((test) => !source(test.file).includes(test.name));
+    expect(missing).toEqual([]);
+  });
+
+  it("read a named test's failure from what vitest printed", () => {
+    expect(someFailed(1, ' Tests  1 failed | 11 passed (12)')).toBe(true);
+    expect(someFailed(1, ' Tests  \u001b[1m\u001b[31m1 failed\u001b[39m\u001b[22m | 11 passed (12)')).toBe(true);
+    expect(someFailed(0, ' Tests  12 passed (12)')).toBe(false);
+    // No test ran (a name that matches none), or vitest itself failed: not a failing test.
+    expect(someFailed(1, 'No test files found, exiting with code 1')).toBe(false);
+    expect(someFailed(1, ' Tests  0 failed | 12 skipped (12)')).toBe(false);
   });
 
   it('refuse a text that occurs twice, naming the mutant', () => {

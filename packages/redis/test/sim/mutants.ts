@@ -49,6 +49,19 @@ interface Run {
   readonly skipped: readonly number[];
   /** tsc's verdict on the mutated tree, when asked (`--typecheck`). */
   readonly typechecks?: boolean;
+  /** Whether the mutant's named test ({@link Mutant.test}) failed on the mutated tree. */
+  readonly testFails?: boolean;
+}
+
+/** Whether the simulator caught the run's mutant by seed `reach`, or its named test did. */
+function caughtBy(run: Run, reach = Infinity): boolean {
+  return (run.verdict.kind === 'caught' && run.verdict.seed <= reach) || run.testFails === true;
+}
+
+/** Where a test file's output says that at least one of its tests failed. */
+export function someFailed(code: number | null, output: string): boolean {
+  // eslint-disable-next-line no-control-regex -- vitest colours its summary even without a terminal
+  return code === 1 && /\b[1-9]\d* failed\b/.test(output.replaceAll(/\u001b\[[\d;]*m/g, ''));
 }
 
 /** What a simulator run printed: the first broken invariant (`seed N: ...`) and the schedules it ran. */
@@ -107,8 +120,21 @@ class Slot {
         from = verdict.seed + 1;
         verdict = { kind: 'survived', schedules: count };
       }
+      let testFails: boolean | undefined;
+      if (mutant.test !== undefined) {
+        const name = mutant.test.name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+        const { code, output } = await this.#exec(['vitest', 'run', mutant.test.file, '-t', name]);
+        testFails = someFailed(code, output);
+      }
       const seconds = (performance.now() - started) / 1000;
-      return { mutant, verdict, seconds, skipped, ...(typechecks === undefined ? {} : { typechecks }) };
+      return {
+        mutant,
+        verdict,
+        seconds,
+        skipped,
+        ...(typechecks === undefined ? {} : { typechecks }),
+        ...(testFails === undefined ? {} : { testFails }),
+      };
     } finally {
       writeFileSync(path, original);
     }
@@ -139,9 +165,13 @@ const children = new Set<number>();
 function line(run: Run): string {
   const { mutant, verdict, seconds } = run;
   const time = `${seconds.toFixed(1)} s`;
-  const types =
+  let types =
     (run.typechecks === false ? ' [DOES NOT TYPECHECK]' : '') +
     (run.skipped.length > 0 ? ` [passed over seeds the unmutated code fails: ${run.skipped.join(', ')}]` : '');
+  if (run.testFails !== undefined) {
+    const by = `${mutant.test?.file ?? ''} ('${mutant.test?.name ?? ''}')`;
+    types += run.testFails ? ` [caught by ${by}]` : ` [NOT caught by ${by}]`;
+  }
   if (verdict.kind === 'caught') {
     return `${mutant.id}: caught by seed ${verdict.seed} after ${verdict.schedules} schedules (${time}): ${verdict.violation}${types}`;
   }
@@ -163,20 +193,26 @@ export function report(
   planned = runs.length,
   argued?: number,
 ): string {
-  const caught = runs.filter((run) => run.verdict.kind === 'caught').length;
+  const caught = runs.filter((run) => caughtBy(run)).length;
   const rows = runs.map((run) => {
     const { mutant, verdict } = run;
+    const test = mutant.test === undefined ? '' : (mutant.test.file.split('/').pop() ?? '');
+    const named = mutant.test === undefined ? '' : `${mutant.test.file} ('${mutant.test.name}')`;
     const result =
       verdict.kind === 'caught'
         ? `caught: \`npm run simulate -- --seed ${verdict.seed}\` (after ${verdict.schedules} schedules, ${run.seconds.toFixed(0)} s): ${verdict.violation}`
         : verdict.kind === 'crashed'
           ? `**crashed** the simulator: ${verdict.message}`
-          : `**SURVIVED** ${verdict.schedules} schedules. ${mutant.ifSurvives ?? 'Not explained: a gap to look at.'}`;
+          : run.testFails === true
+            ? `${mutant.test?.why ?? ''} Caught by ${named}, which fails on it; the simulator ran ${verdict.schedules} schedules without telling.`
+            : `**SURVIVED** ${verdict.schedules} schedules${named === '' ? '' : ` and ${named}`}. ${mutant.ifSurvives ?? 'Not explained: a gap to look at.'}`;
     const types = run.typechecks === undefined ? '' : ` | ${run.typechecks ? 'yes' : '**no**'}`;
     // `npm test` explores from seed 1 and CI goes on to DEEP_SCHEDULES: a mutant is caught where its first failing
     // seed is reached.
     const tiers = [QUICK_SCHEDULES, DEEP_SCHEDULES]
-      .map((reach) => (verdict.kind === 'caught' && verdict.seed <= reach ? 'yes' : '**no**'))
+      .map((reach) =>
+        verdict.kind === 'caught' && verdict.seed <= reach ? 'yes' : caughtBy(run, reach) ? `yes: ${test}` : '**no**',
+      )
       .join(' | ');
     const passed =
       run.skipped.length === 0 ? '' : ` (passed over seeds the unmutated code fails too: ${run.skipped.join(', ')})`;
@@ -281,7 +317,7 @@ async function main(): Promise<void> {
   }
   const seconds = (performance.now() - started) / 1000;
   const ordered = chosen.map((mutant) => runs.find((run) => run.mutant === mutant) as Run);
-  const caught = runs.filter((run) => run.verdict.kind === 'caught').length;
+  const caught = runs.filter((run) => caughtBy(run)).length;
   console.log(
     `${caught} of ${runs.length} caught in ${(seconds / 60).toFixed(1)} min (${count} schedules at most each)`,
   );
