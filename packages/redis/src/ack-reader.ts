@@ -3,7 +3,7 @@
 import type { Runtime } from 'launcher-auth/store-kit';
 import type { AckWait } from './acks.js';
 import { supersededError, uncertainError } from './errors.js';
-import type { Lease } from './lease.js';
+import type { History } from './history.js';
 import { pendingOf, type Observed } from './reply.js';
 
 export interface AckReaderIo {
@@ -13,7 +13,7 @@ export interface AckReaderIo {
   readonly drop: (instance: string, seq: number) => void;
   /** The end of this instance's lease in the table (`Infinity` without a watch: its authority trusts without bound). */
   readonly leaseUntil: () => number;
-  /** A read's answer (`observed`, sent at `sentAt`), once taken into the lease (see Lease.endTrustAfter). */
+  /** A read's answer (`observed`, sent at `sentAt`), once taken into the history (see Lease.endTrustAfter). */
   readonly seen?: (observed: Observed, sentAt: number) => void;
 }
 
@@ -40,16 +40,16 @@ export class AckReader {
   /**
    * Reads the acknowledgements until the wait decides: at once after each one announced by pub/sub, and otherwise
    * at 1, 2, 4 ms, then every `ackPollInterval` (an announcement can be missed; a dead instance's lease runs out).
-   * Each answer's record is taken into `lease` as any read's is (judged against the newest record seen when the
+   * Each answer's record is taken into `history` as any read's is (judged against the newest record seen when the
    * read was sent): a rotation that superseded this one is then the newest record this instance has seen, and a
    * Redis that goes back past it is a rollback, never a record to write forward.
    */
-  async wait(wait: AckWait, lease: Pick<Lease, 'newest' | 'see'>): Promise<void> {
+  async wait(wait: AckWait, history: Pick<History, 'newest' | 'see'>): Promise<void> {
     for (let read = 0; ; read += 1) {
       const heard = this.#heard;
       const confirmedAtSend = wait.sending();
       const sentAt = this.#runtime.now();
-      const sent = lease.newest;
+      const sent = history.newest;
       let answer: unknown;
       try {
         answer = await this.#io.pending(wait.id);
@@ -59,7 +59,7 @@ export class AckReader {
       const now = this.#runtime.now();
       const pending = pendingOf(answer);
       if (pending !== undefined) {
-        lease.see(pending.generation, pending.id, pending.prev, sent, pending.line);
+        history.see(pending.generation, pending.id, pending.prev, sent, pending.line);
         this.#io.seen?.(pending, sentAt);
       }
       const step =

@@ -2,7 +2,7 @@
 // dead entries of the instance table may go. Every expiry here is measured on the rotating instance's own
 // monotonic clock; Redis's clock is never consulted.
 import type { Era } from './era.js';
-import { MARKER_PREFIX } from './lease.js';
+import { MARKER_PREFIX } from './history.js';
 import { isRollback } from './line.js';
 import type { Observed, PendingReply } from './reply.js';
 

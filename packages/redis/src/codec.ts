@@ -3,7 +3,7 @@
 import { LauncherAuthError, type SecretRecord } from 'launcher-auth';
 import { parseRecord, serializeRecord } from 'launcher-auth/store-kit';
 import { rollbackError } from './errors.js';
-import { MARKER_PREFIX } from './lease.js';
+import { MARKER_PREFIX } from './history.js';
 import { encodeLine, parseLine, type Line } from './line.js';
 
 /** A stored value is a few hundred bytes; anything far larger is not a record. */

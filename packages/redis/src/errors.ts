@@ -1,6 +1,6 @@
 // The store's errors that name its Redis key or server: never a value, a key's bytes or a password.
 import { LauncherAuthError } from 'launcher-auth';
-import { MARKER_PREFIX } from './lease.js';
+import { MARKER_PREFIX } from './history.js';
 
 /** The error for a store whose record went back, or was replaced by a rollback marker. */
 export function rollbackError(key: string): LauncherAuthError {

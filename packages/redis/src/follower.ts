@@ -4,14 +4,9 @@
 import type { Runtime } from 'launcher-auth/store-kit';
 import type { StoreLink } from 'launcher-auth';
 import type { RedisSubscription } from './client.js';
-import {
-  MARKER_PREFIX,
-  type ConfirmReply,
-  type Condition,
-  type Lease,
-  type LeaseStep,
-  type Overwrite,
-} from './lease.js';
+import type { Era } from './era.js';
+import { MARKER_PREFIX, type History } from './history.js';
+import type { ConfirmReply, Condition, Lease, LeaseStep, Overwrite } from './lease.js';
 import type { Observed } from './reply.js';
 
 export interface FollowerIo {
@@ -31,8 +26,8 @@ export interface FollowerIo {
 }
 
 /**
- * After an answer (`observed`, to a command sent at `sentAt`) taken into `lease`: its record may end the trust in the
- * key `link`'s authority holds (see Lease.endTrustAfter).
+ * After an answer (`observed`, to a command sent at `sentAt`) taken into the history: its record may end the trust
+ * in the key `link`'s authority holds (see Lease.endTrustAfter).
  */
 export function endTrustOn(lease: Lease, link: StoreLink | undefined, observed: Observed, sentAt: number): void {
   if (lease.endTrustAfter(link?.keyId, observed, sentAt)) link?.trustUntil(-Infinity);
@@ -40,6 +35,8 @@ export function endTrustOn(lease: Lease, link: StoreLink | undefined, observed: 
 
 export class Follower {
   readonly #lease: Lease;
+  readonly #history: History;
+  readonly #era: Era;
   readonly #link: StoreLink;
   readonly #io: FollowerIo;
   readonly #onChange: () => Promise<void>;
@@ -59,8 +56,17 @@ export class Follower {
   /** Ends a wait of {@link renewUntilLeased} when the follower stops. */
   #onStop: (() => void) | undefined;
 
-  constructor(lease: Lease, link: StoreLink, io: FollowerIo, onChange: () => Promise<void>, runtime: Runtime) {
+  /** `lease` judges each renewal's answer against `history` and `era`, which the store's reads and saves share. */
+  constructor(
+    { lease, history, era }: { readonly lease: Lease; readonly history: History; readonly era: Era },
+    link: StoreLink,
+    io: FollowerIo,
+    onChange: () => Promise<void>,
+    runtime: Runtime,
+  ) {
     this.#lease = lease;
+    this.#history = history;
+    this.#era = era;
     this.#runtime = runtime;
     this.#link = link;
     this.#io = io;
@@ -141,11 +147,11 @@ export class Follower {
     // waits out its instance's quarantine whenever the server changed.
     const started = this.#runtime.now();
     const until = started + 2 * (leaseMs + driftMargin);
-    for (let renewals = 0; !this.#stopped && this.#lease.newest.id === saving; renewals += 1) {
+    for (let renewals = 0; !this.#stopped && this.#history.newest.id === saving; renewals += 1) {
       const now = this.#runtime.now();
-      if (renewals > 0 && now >= until && this.#lease.era.mayTrust(now)) break;
+      if (renewals > 0 && now >= until && this.#era.mayTrust(now)) break;
       if (renewals > 0) await this.#sleep(this.#lease.nextDelay(this.#runtime.now()));
-      await this.#sleep(this.#lease.era.quarantineUntil - this.#runtime.now());
+      await this.#sleep(this.#era.quarantineUntil - this.#runtime.now());
       // Renewals that keep failing go out at the back-off's pace, the timer's included: one that failed since this
       // began (while it waited out a quarantine, the first time too) is not followed by another the moment it ends.
       const woke = this.#runtime.now();
@@ -157,7 +163,7 @@ export class Follower {
       if (this.#renewing !== undefined && this.#sentAt >= started) await this.#renewing.catch(() => undefined);
       else await this.#renewNext();
       const answered = this.#runtime.now();
-      if (this.#lease.leaseUntil > answered && this.#lease.era.mayTrust(answered)) return true;
+      if (this.#lease.leaseUntil > answered && this.#era.mayTrust(answered)) return true;
     }
     return this.#lease.leaseUntil > this.#runtime.now();
   }

@@ -177,11 +177,11 @@ export class GenerationFile {
     this.#io = io;
   }
 
-  /** At the first call: the record remembered from an earlier run, taken in by `lease` as seen. */
-  async recall(lease: { see(generation: number, id: string, prev: string): unknown }): Promise<void> {
+  /** At the first call: the record remembered from an earlier run, taken into `history` as seen. */
+  async recall(history: { see(generation: number, id: string, prev: string): unknown }): Promise<void> {
     if (this.#read) return;
     const seen = await this.#io.read();
-    if (seen !== undefined) lease.see(seen.generation, seen.id, '');
+    if (seen !== undefined) history.see(seen.generation, seen.id, '');
     this.#known = seen;
     this.#read = true;
   }

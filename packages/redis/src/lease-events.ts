@@ -47,15 +47,6 @@ export interface Overwrite {
   readonly line: Line;
 }
 
-/**
- * How a record read from Redis compares with the newest one seen (see `Lease.see`):
- * - `adopted`: not older than the newest seen; it is the newest now if it is newer;
- * - `late`: older than the newest seen now, not older than the newest seen when the command was sent: Redis
- *   answered before a newer record was written, and that record's own answer was taken in first;
- * - `rollback`: older than the newest seen when the command was sent: Redis went back.
- */
-export type Sighting = 'adopted' | 'late' | 'rollback';
-
 /** One renewal, besides its answer (see `Lease.renewed`). */
 export interface Renewal {
   /** The renewal number sent with it. */
@@ -69,7 +60,7 @@ export interface Renewal {
   /** This instance holds the newest record's key (its authority's current key) and the record itself. */
   readonly canWriteForward: boolean;
   /**
-   * Whether a renewal on the record being saved extends the trust in `heldId` (see `Lease.mayRenewWhileSaving`).
+   * Whether a renewal on the record being saved extends the trust in `heldId` (see `History.mayRenewWhileSaving`).
    * @default true
    */
   readonly renewHeld?: boolean;

@@ -1,11 +1,13 @@
-// One instance's side of the protocol, pure: what each renewal answer means for trust, reloads, rollbacks and
-// backoff. The driver (store.ts) and the simulator (test/sim/) feed it the same events; it reads no clock.
-import { Era } from './era.js';
-import { isRollback, lineOver, replaces, type Line, type Seen } from './line.js';
-import type { ConfirmReply, Condition, LeaseStep, Overwrite, Renewal, Sighting } from './lease-events.js';
+// One instance's lease, pure: what each renewal answer means for trust, reloads, rollbacks and backoff, judged
+// against the instance's history (history.ts) and its era (era.ts). The driver (store.ts) and the simulator
+// (test/sim/) feed it the same events; it reads no clock.
+import type { Era } from './era.js';
+import { MARKER_PREFIX, type History } from './history.js';
+import type { Seen } from './line.js';
+import type { ConfirmReply, Condition, LeaseStep, Overwrite, Renewal } from './lease-events.js';
 import type { Observed } from './reply.js';
 
-export type { Condition, ConfirmReply, LeaseStep, Overwrite, Renewal, Seen, Sighting };
+export type { Condition, ConfirmReply, LeaseStep, Overwrite, Renewal, Seen };
 
 export interface LeaseOptions {
   readonly leaseMs: number;
@@ -13,26 +15,12 @@ export interface LeaseOptions {
   readonly driftMargin: number;
 }
 
-/** How many records before the newest one an instance remembers as its own line. */
-const LINEAGE = 16;
-
-/** The prefix of the rollback marker's id (a value without a key, see codec.ts): no record id has it. */
-export const MARKER_PREFIX = 'rollback:';
-
 export class Lease {
   readonly options: LeaseOptions;
-  readonly era: Era;
-  #newest: Seen = { generation: 0, id: '' };
-  /**
-   * The records that came before the newest one on this instance's line of records (ids it held as the newest, and
-   * what each replaced), newest last: a record Redis went back to that is among them is one no rotation replaced
-   * on Redis since; any other is a record of another line (a split brain's other side, or a rotation made on a
-   * Redis that had gone back), which may have revoked what this instance holds.
-   */
-  readonly #ancestors: string[] = [];
-  /** What the newest record supersedes, and the same for the last few records seen (for a save over one of them). */
-  #newestLine: Line | undefined;
-  readonly #recentLines = new Map<string, Line>();
+  /** The records this instance has seen, which every answer is judged against. */
+  readonly #history: History;
+  /** The server and table its renewals reach. */
+  readonly #era: Era;
   /** The end of the trust the last confirmed renewal granted (monotonic). */
   #trustUntil = -Infinity;
   /**
@@ -53,22 +41,14 @@ export class Lease {
   /** The record id a reload was last asked for, so that one record asks once. */
   #reloadAskedFor: string | null = null;
 
-  constructor(options: LeaseOptions) {
+  constructor(options: LeaseOptions, { era, history }: { readonly era: Era; readonly history: History }) {
     this.options = options;
-    this.era = new Era(options.leaseMs, options.driftMargin);
-  }
-
-  get newest(): Seen {
-    return this.#newest;
+    this.#era = era;
+    this.#history = history;
   }
 
   get condition(): Condition {
     return this.#condition;
-  }
-
-  /** The generation a save by this instance must find (the newest seen). */
-  get expectedGeneration(): number {
-    return this.#newest.generation;
   }
 
   /** The end of the trust the last confirmed renewal granted (monotonic); `-Infinity` before any. */
@@ -82,64 +62,13 @@ export class Lease {
   }
 
   /**
-   * Whether renewals during a save from `heldId` may extend the trust in `heldId`: only when `heldId` is the
-   * newest record seen. An instance behind (a rotation overtook it) must not have the old key it holds renewed on
-   * the strength of its own newer save. Nor one whose save goes `over` an older record of another line (see
-   * {@link Lease.saveOver}): a rotation made on a Redis that went back, which may have revoked the held key and
-   * resolved while this instance could not renew.
-   */
-  mayRenewWhileSaving(heldId: string, over?: Seen): boolean {
-    if (heldId !== this.#newest.id) return false;
-    if (over === undefined || over.id === '' || over.id === heldId || over.id.startsWith(MARKER_PREFIX)) return true;
-    return this.#ancestors.includes(over.id);
-  }
-
-  /**
-   * Whether a newer record of this instance's line replaced `id` (directly or through later ones): saving `id` again
-   * would bring back a key that a rotation replaced.
-   */
-  replaced(id: string): boolean {
-    return this.#revived(id, this.#newest);
-  }
-
-  /**
    * The renewal number to send with the next renewal, taken just before sending it: its answer is judged against
    * the newest record seen by then.
    */
   nextSeq(): number {
     this.#seq += 1;
-    this.#sent = { seq: this.#seq, newest: this.#newest };
+    this.#sent = { seq: this.#seq, newest: this.#history.newest };
     return this.#seq;
-  }
-
-  /**
-   * Takes in a record (`id === null` when missing) that a read or a renewal showed, judged against `sent`: the
-   * newest record seen when the command was sent (the present one by default). Answers that arrive together are
-   * not always taken in the order Redis sent them, so a record seen since (the instance's own save, a
-   * write-forward, another answer) may have been written after Redis ran this one. Only a newer record is adopted.
-   */
-  see(generation: number, id: string | null, prev: string, sent: Seen = this.#newest, line?: Line): Sighting {
-    if (id !== null && line !== undefined) {
-      this.#recentLines.set(id, line);
-      if (this.#recentLines.size > 8) this.#recentLines.delete(this.#recentLines.keys().next().value ?? '');
-    }
-    if (isRollback(sent, generation, id, prev, line) || this.#revived(id, sent)) return 'rollback';
-    if (isRollback(this.#newest, generation, id, prev, line) || this.#revived(id, this.#newest)) return 'late';
-    if (id !== null && (generation > this.#newest.generation || replaces(this.#newest, prev, line))) {
-      this.#raise({ generation, id }, prev, line);
-    }
-    return 'adopted';
-  }
-
-  /**
-   * What a record `id` written over `expected` (its id '' when missing) supersedes: that record and this
-   * instance's newest one, each with its line, but never itself (a record written forward keeps its own line).
-   */
-  lineFor(expected: Seen, id: string): Line {
-    const over = [{ seen: this.#newest, line: this.#newestLine }];
-    if (expected.id !== this.#newest.id) over.push({ seen: expected, line: this.#recentLines.get(expected.id) });
-    const line = lineOver(over.filter(({ seen }) => seen.id !== ''));
-    return { ...line, ids: line.ids.filter((seen) => seen.id !== id) };
   }
 
   /**
@@ -149,7 +78,7 @@ export class Lease {
    */
   endTrustAfter(heldId: string | undefined, observed: Observed, sentAt: number): boolean {
     const { id } = observed;
-    if (heldId === undefined || id === heldId || id !== this.#newest.id || !this.era.behind(observed, sentAt))
+    if (heldId === undefined || id === heldId || id !== this.#history.newest.id || !this.#era.behind(observed, sentAt))
       return false;
     this.#trustUntil = -Infinity;
     return true;
@@ -158,26 +87,26 @@ export class Lease {
   /** The `renewal` answered with `reply` (then {@link endTrustAfter}). */
   renewed(reply: ConfirmReply, renewal: Renewal): LeaseStep {
     const { seq, sentAt, now, heldId, canWriteForward, renewHeld = true } = renewal;
-    this.era.observe(reply, now, undefined, sentAt);
-    const sighting = this.see(reply.generation, reply.id, reply.prev, this.sentHighest(seq), reply.line);
+    this.#era.observe(reply, now, undefined, sentAt);
+    const sighting = this.#history.see(reply.generation, reply.id, reply.prev, this.sentHighest(seq), reply.line);
     if (sighting === 'rollback') {
-      this.era.keepQuarantine();
+      this.#era.keepQuarantine();
       this.#failures += 1;
       const condition: Condition = reply.id === null ? 'missing' : 'rollback';
       const expected = { generation: reply.generation, id: reply.id ?? '' };
       const over = (id: string): Overwrite => ({
         expected: expected.generation,
         expectedId: expected.id,
-        generation: Math.max(reply.generation, this.#newest.generation) + 1,
-        line: this.lineFor(expected, id),
+        generation: Math.max(reply.generation, this.#history.newest.generation) + 1,
+        line: this.#history.lineFor(expected, id),
       });
       // Only while this instance's own trust lasts: then no newer rotation can have resolved since its last
       // renewal (it would have had to wait for this lease), so the held key is not one a resolved rotation revoked.
       // And only over a record of its own line (or none): another line's record was written by a rotation that
       // never waited for this lease (the other side of a split brain renews elsewhere), and writing the held
       // record over it could bring back a key that rotation revoked.
-      const ownLine = reply.id === null || reply.id === this.#newest.id || this.#ancestors.includes(reply.id);
-      if (canWriteForward && ownLine && heldId === this.#newest.id && now < this.#trustUntil) {
+      const ownLine = reply.id === null || this.#history.ownLine(reply.id);
+      if (canWriteForward && ownLine && heldId === this.#history.newest.id && now < this.#trustUntil) {
         return { writeForward: over(heldId), ...this.#enter(condition) };
       }
       return { marker: over(''), ...this.#enter(condition) };
@@ -185,30 +114,30 @@ export class Lease {
     if (sighting === 'late') {
       // Redis ran the renewal before the newer record seen since it was sent was written. Not a rollback; nor a
       // trust, a reload or a failure: the next renewal, judged against the newer record, tells.
-      if (reply.status === 'ok') this.era.confirmed(seq);
+      if (reply.status === 'ok') this.#era.confirmed(seq);
       return {};
     }
     if (
       reply.status === 'ok' &&
-      !this.era.mayTrust(now) &&
+      !this.#era.mayTrust(now) &&
       now < this.#trustUntil &&
       reply.id === heldId &&
-      heldId === this.#newest.id
+      heldId === this.#history.newest.id
     ) {
       // Another server (a slot moved, a failover) holds the very record whose trust still lasts: a rotation that
       // revoked it would have waited for this instance's acknowledgement or lease. Nothing to quarantine (unless kept).
-      this.era.endQuarantine(reply);
+      this.#era.endQuarantine(reply);
     }
-    if (reply.status === 'ok' && !this.era.mayTrust(now)) {
+    if (reply.status === 'ok' && !this.#era.mayTrust(now)) {
       // Quarantined after Redis lost writes: renewing at the usual pace (Redis answers), not trusting yet. The entry
       // is renewed in this server's table all the same, which a rotation of this instance counts on.
-      this.era.confirmed(seq);
+      this.#era.confirmed(seq);
       this.#failures = 0;
       this.#leaseUntil = this.#leaseEnd(sentAt);
       return {};
     }
     if (reply.status === 'ok') {
-      this.era.confirmed(seq);
+      this.#era.confirmed(seq);
       this.#failures = 0;
       this.#reloadAskedFor = null;
       this.#leaseUntil = this.#leaseEnd(sentAt);
@@ -236,7 +165,7 @@ export class Lease {
 
   /** The record the answer of renewal `seq` is judged against: the newest seen when it was sent. */
   protected sentHighest(seq: number): Seen {
-    return seq === this.#sent.seq ? this.#sent.newest : this.#newest;
+    return seq === this.#sent.seq ? this.#sent.newest : this.#history.newest;
   }
 
   /** A reload ended without a new key: a renewal that finds another record current asks for one again. */
@@ -281,56 +210,6 @@ export class Lease {
   saveResolved(): number {
     this.#trustUntil = Math.max(this.#trustUntil, this.#leaseUntil);
     return this.#leaseUntil;
-  }
-
-  /**
-   * A save that expected `expected` found `observed` in Redis instead: the record to save over (once), when it holds
-   * no key that another rotation made: `expected` written forward by another instance (the same record at a later
-   * generation), a rollback marker, or a record older than the newest seen (Redis went back). `undefined`: another
-   * rotation came first. Taken in as seen either way: a record older than another rotation's, read next (a failover
-   * to a replica that lacks it), is Redis going back.
-   */
-  saveOver(expected: Seen, observed: Pick<ConfirmReply, 'generation' | 'id' | 'prev' | 'line'>): Seen | undefined {
-    const { generation, id, prev, line } = observed;
-    const forward = expected.id !== '' && id === expected.id && generation > expected.generation;
-    const older = isRollback(this.#newest, generation, id, prev, line) || this.#revived(id, this.#newest);
-    this.see(generation, id, prev, this.#newest, line);
-    if (!forward && id?.startsWith(MARKER_PREFIX) !== true && !older) return undefined;
-    return { generation, id: id ?? '' };
-  }
-
-  /**
-   * A record written forward or saved by this instance at `generation`, superseding `line`, is now the newest,
-   * unless a record that its line does not name was seen while the write was on its way (an answer that Redis sent
-   * before it went back, taken in after the write was sent): that record stays the newest, the written one a
-   * rollback to it.
-   */
-  wrote(generation: number, id: string, line?: Line): void {
-    const over = line?.ids.some((seen) => seen.id === this.#newest.id) === true;
-    if (!over && isRollback(this.#newest, generation, id, '', line)) return;
-    if (generation >= this.#newest.generation) this.#raise({ generation, id }, '', line);
-  }
-
-  /**
-   * Whether `id` is a record older than `than` on this instance's line (one that `than`, or one before it,
-   * replaced), back whatever its generation: written forward by an instance that never saw what replaced it.
-   */
-  #revived(id: string | null, than: Seen): boolean {
-    if (id === null || id === than.id) return false;
-    const at = this.#ancestors.indexOf(id);
-    const limit = than.id === this.#newest.id ? this.#ancestors.length : this.#ancestors.indexOf(than.id);
-    return at !== -1 && at < limit;
-  }
-
-  /** `record`, which replaced `prev` ('' when unknown), is the newest now; the one before joins the line. */
-  #raise(record: Seen, prev: string, line: Line | undefined): void {
-    this.#newestLine = line;
-    for (const id of [this.#newest.id, prev]) {
-      if (id === '' || id === record.id || this.#ancestors.includes(id)) continue;
-      this.#ancestors.push(id);
-      if (this.#ancestors.length > LINEAGE) this.#ancestors.shift();
-    }
-    this.#newest = record;
   }
 
   #enter(condition: Condition): { report?: Condition } {

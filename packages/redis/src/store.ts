@@ -21,7 +21,9 @@ import {
   unresolvedError,
 } from './errors.js';
 import { RollbackReports } from './rollback-reports.js';
+import { Era } from './era.js';
 import { Follower, endTrustOn } from './follower.js';
+import { History } from './history.js';
 import { storeInternals, type WithInternals } from './internal.js';
 import { Lease, type Overwrite, type Seen } from './lease.js';
 import { GenerationFile, defaultGenerationFile, generationFileFor } from './generation-file.js';
@@ -62,7 +64,8 @@ export class RedisSecretStore implements SecretStore {
   readonly #instanceId: string;
   /** The monotonic clock, timers and randomness (Node's, or a simulator's). */
   readonly #runtime: Runtime;
-  /** The protocol's state for this instance: what it has seen, its era, its trust, its backoff. */
+  readonly #history = new History();
+  readonly #era: Era;
   readonly #lease: Lease;
   /** The last records read or written, by id: the held one is what a write-forward writes. */
   readonly #records = new Map<string, SecretRecord>();
@@ -109,7 +112,8 @@ export class RedisSecretStore implements SecretStore {
     this.#client = connection;
     this.#names = keyNames(key);
     this.#endpoint = connection.endpoint;
-    this.#lease = new Lease({ leaseMs, renewInterval, driftMargin });
+    this.#era = new Era(leaseMs, driftMargin);
+    this.#lease = new Lease({ leaseMs, renewInterval, driftMargin }, { era: this.#era, history: this.#history });
     const names = this.#names;
     this.#acks = new AckReader(
       {
@@ -133,10 +137,10 @@ export class RedisSecretStore implements SecretStore {
     // Told even when the record was written back meanwhile: the host learns that Redis lost writes.
     if (this.#reports.takeUntold()) throw rollbackError(this.key);
     // Before the first read: a record remembered from an earlier run makes an older one in Redis a rollback.
-    await this.#generationFile.recall(this.#lease);
-    // Each answer is judged against the newest record seen when its read was sent (see Lease.see).
+    await this.#generationFile.recall(this.#history);
+    // Each answer is judged against the newest record seen when its read was sent (see History.see).
     for (;;) {
-      const [sent, sentAt] = [this.#lease.newest, this.#runtime.now()];
+      const [sent, sentAt] = [this.#history.newest, this.#runtime.now()];
       const reply = await this.#run(
         LOAD,
         [this.#names.record, this.#names.instances],
@@ -148,7 +152,7 @@ export class RedisSecretStore implements SecretStore {
       // The Redis the first record was read from starts the era (open() reads before any renewal): a first
       // renewal that finds another Redis (a restart from an older dump, a failover) quarantines as any change of
       // era does, instead of starting the era afresh on a record a rotation may have revoked meanwhile.
-      this.#lease.era.begin(head.observed, this.#runtime.now());
+      this.#era.begin(head.observed, this.#runtime.now());
       const { value } = head;
       let loaded: ReturnType<typeof decodeRecord> | undefined;
       if (head.status !== 'missing') {
@@ -159,15 +163,15 @@ export class RedisSecretStore implements SecretStore {
           if (marker !== undefined) {
             // A rollback marker: taken in as a renewal takes it in, so that a save (the rotation that ends the
             // refusal) replaces it, even from a process that has only read it, such as `launcher-auth rotate`.
-            this.#lease.see(marker.generation, marker.id, marker.prev, sent, marker.line);
+            this.#history.see(marker.generation, marker.id, marker.prev, sent, marker.line);
             throw this.#reports.found('rollback', this.#link !== undefined);
           }
-          if (this.#lease.newest.generation === 0) this.#corrupt = true;
+          if (this.#history.newest.generation === 0) this.#corrupt = true;
           throw error;
         }
       }
       const [generation, id] = [loaded?.generation ?? 0, loaded?.record.id ?? null];
-      const sighting = this.#lease.see(generation, id, loaded?.prev ?? '', sent, loaded?.line);
+      const sighting = this.#history.see(generation, id, loaded?.prev ?? '', sent, loaded?.line);
       endTrustOn(this.#lease, this.#link, head.observed, sentAt);
       if (sighting === 'rollback') throw this.#reports.found(loaded ? 'rollback' : 'missing', this.#link !== undefined);
       if (sighting === 'adopted') {
@@ -180,7 +184,7 @@ export class RedisSecretStore implements SecretStore {
       // renewal saw), whose answer was taken in first: not a rollback. A newer record this instance holds was in
       // Redis while this load() ran: returned without another round trip. One seen only by a renewal is read again;
       // a further read is late only if yet another record was seen meanwhile, so the reads end once rotations pause.
-      const newer = this.#records.get(this.#lease.newest.id);
+      const newer = this.#records.get(this.#history.newest.id);
       if (newer !== undefined) return newer;
     }
   }
@@ -196,12 +200,12 @@ export class RedisSecretStore implements SecretStore {
     const names = this.#names;
     this.#link = link;
     const follower = new Follower(
-      this.#lease,
+      { lease: this.#lease, history: this.#history, era: this.#era },
       link,
       {
         confirm: async (heldId, savingId, seq) => {
           // Remembered before it is acknowledged: a rotation that counts this instance finds it in the file.
-          const newest = this.#lease.newest;
+          const newest = this.#history.newest;
           if (heldId === newest.id) await this.#generationFile.remember(newest);
           try {
             const reply = await this.#run(
@@ -276,22 +280,21 @@ export class RedisSecretStore implements SecretStore {
     }
     if (this.#corrupt) throw corruptError(this.key);
     // A key the authority fell behind on, written back over its own given-up save that landed: never brought back.
-    if (this.#lease.replaced(record.id)) throw conflictError(this.key, true);
+    if (this.#history.replaced(record.id)) throw conflictError(this.key, true);
     signal?.throwIfAborted();
     // Not sent at all: certainly nothing changed.
     if (!this.#client.isOpen) throw notConnectedError(this.#endpoint);
-    const lease = this.#lease;
-    const { generation: expected, id: expectedId } = over ?? lease.newest;
-    const generation = Math.max(expected, lease.newest.generation) + 1;
+    const { generation: expected, id: expectedId } = over ?? this.#history.newest;
+    const generation = Math.max(expected, this.#history.newest.generation) + 1;
     const heldId = this.#link?.keyId;
     // The held key is renewed on the new record while it is saved only when the held key is the newest seen.
     this.#savingId = record.id;
-    this.#renewHeld = heldId !== undefined && lease.mayRenewWhileSaving(heldId, over);
+    this.#renewHeld = heldId !== undefined && this.#history.mayRenewWhileSaving(heldId, over);
     this.#keep(record);
     try {
-      const line = lease.lineFor({ generation: expected, id: expectedId }, record.id);
+      const line = this.#history.lineFor({ generation: expected, id: expectedId }, record.id);
       const value = encodeRecord(record, generation, expectedId, line);
-      const [confirmedAtSend, sentAt] = [lease.era.confirmedSeq, this.#runtime.now()];
+      const [confirmedAtSend, sentAt] = [this.#era.confirmedSeq, this.#runtime.now()];
       let result: RunResult;
       try {
         result = await this.#runFull(
@@ -316,7 +319,7 @@ export class RedisSecretStore implements SecretStore {
         // Two creating the first secret at once: a watching authority adopts the other's, one without reads it again.
         if (expected === 0 && over === undefined && this.#link === undefined) return;
         // Not another rotation (written forward, a marker, an older record): saved over, once. Seen either way.
-        const again = lease.saveOver({ generation: expected, id: expectedId }, head.observed);
+        const again = this.#history.saveOver({ generation: expected, id: expectedId }, head.observed);
         endTrustOn(this.#lease, this.#link, head.observed, sentAt);
         if (again !== undefined && over === undefined) {
           await this.#saveNow(record, signal, again);
@@ -324,21 +327,21 @@ export class RedisSecretStore implements SecretStore {
         }
         throw conflictError(this.key);
       }
-      lease.wrote(generation, record.id, line);
+      this.#history.wrote(generation, record.id, line);
       const remembered = this.#generationFile.remember({ generation, id: record.id });
       // The answer is taken into the era even when WAIT fails: a quarantine starts at the first answer of a new server.
       const saved = { generation, id: record.id, savedAt, saveReply: head.observed, confirmedAtSend, sentAt };
-      const options = { ...lease.options, commandTimeout: this.#commandTimeout };
-      const wait = new AckWait({ ...saved, era: lease.era, options });
+      const options = { ...this.#lease.options, commandTimeout: this.#commandTimeout };
+      const wait = new AckWait({ ...saved, era: this.#era, options });
       this.#replicas.check(result);
-      await this.#acks.wait(wait, lease);
+      await this.#acks.wait(wait, this.#history);
       // A lease renewed on the saved record (unless a newer one or the marker was seen: this process was frozen while
       // other rotations went on), then trust in it from the moment the authority makes it current, even when it held
       // no trusted key before (the placeholder of an open() over the rollback marker).
       const leased = await this.#follower?.renewUntilLeased();
-      const unresolved = unresolvedError(this.key, record.id, leased, lease.newest.id);
+      const unresolved = unresolvedError(this.key, record.id, leased, this.#history.newest.id);
       if (unresolved !== undefined) throw unresolved;
-      this.#link?.trustUntil(lease.saveResolved(), record.id);
+      this.#link?.trustUntil(this.#lease.saveResolved(), record.id);
       await remembered;
     } finally {
       this.#savingId = '';
@@ -362,7 +365,7 @@ export class RedisSecretStore implements SecretStore {
       false,
     );
     const { status, observed } = observation(result.reply) ?? {};
-    if (status === 'ok' && observed?.id) this.#lease.wrote(over.generation, observed.id, over.line);
+    if (status === 'ok' && observed?.id) this.#history.wrote(over.generation, observed.id, over.line);
   }
 
   #keep(record: SecretRecord): void {

@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest';
 import type { Runtime } from 'launcher-auth/store-kit';
 import { AckReader } from '../src/ack-reader.js';
 import { AckWait } from '../src/acks.js';
+import { Era } from '../src/era.js';
+import { History } from '../src/history.js';
 import { Lease } from '../src/lease.js';
 import { until } from '../../../test/support/poll.js';
 import type { Observed } from '../src/reply.js';
@@ -36,16 +38,17 @@ const runtime: Runtime = { now: () => 10, timer: () => () => undefined, random: 
 
 describe('AckReader: the record an acknowledgement read shows', () => {
   it('a rotation that superseded the save is the newest record seen: Redis going back past it is a rollback', async () => {
-    const lease = new Lease(OPTIONS);
-    lease.see(1, 'a', '');
+    const [era, history] = [new Era(OPTIONS.leaseMs, OPTIONS.driftMargin), new History()];
+    const lease = new Lease(OPTIONS, { era, history });
+    history.see(1, 'a', '');
     // This instance saved 'b' over 'a'; another rotation then saved 'c' over 'b' before every instance confirmed 'b'.
-    lease.wrote(2, 'b');
+    history.wrote(2, 'b');
     const wait = new AckWait({
       generation: 2,
       id: 'b',
       savedAt: 0,
       saveReply: observed(2, 'b', 'a'),
-      era: lease.era,
+      era,
       options: { ...OPTIONS, commandTimeout: 500 },
     });
     // A renewal on 'b' while it waits: this instance trusts 'b' (and could write it back after a rollback).
@@ -57,10 +60,10 @@ describe('AckReader: the record an acknowledgement read shows', () => {
       leaseUntil: () => 20,
     };
     const reader = new AckReader(io, 5, 'key', runtime);
-    await expect(reader.wait(wait, lease)).rejects.toMatchObject({ code: 'ERR_ROTATION_SUPERSEDED' });
-    expect(lease.newest).toEqual({ generation: 3, id: 'c' });
+    await expect(reader.wait(wait, history)).rejects.toMatchObject({ code: 'ERR_ROTATION_SUPERSEDED' });
+    expect(history.newest).toEqual({ generation: 3, id: 'c' });
     // Redis goes back to 'b' (it lost 'c'): never adopted, whatever its generation.
-    expect(lease.see(2, 'b', 'a')).toBe('rollback');
+    expect(history.see(2, 'b', 'a')).toBe('rollback');
     // Then restarts empty: 'b', which 'c' replaced, is not the record to write back; the marker is.
     const seq = lease.nextSeq();
     const step = lease.renewed({ status: 'stale', ...observed(0, null, '') }, { ...renewal, seq, sentAt: 15, now: 16 });
@@ -84,16 +87,16 @@ describe('AckReader: the instance table after a resolved rotation', () => {
       },
       random: (bytes) => Buffer.alloc(bytes),
     };
-    const lease = new Lease(OPTIONS);
-    lease.see(1, 'a', '');
-    lease.wrote(2, 'b');
+    const [era, history] = [new Era(OPTIONS.leaseMs, OPTIONS.driftMargin), new History()];
+    history.see(1, 'a', '');
+    history.wrote(2, 'b');
     const options = { ...OPTIONS, commandTimeout: 500 };
     const wait = new AckWait({
       generation: 2,
       id: 'b',
       savedAt: 0,
       saveReply: observed(2, 'b', 'a'),
-      era: lease.era,
+      era,
       options,
     });
     // The first read shows one silent instance; the read at the bound shows it and another, first seen there.
@@ -105,7 +108,7 @@ describe('AckReader: the instance table after a resolved rotation', () => {
       leaseUntil: () => Infinity,
     };
     now = 10;
-    const resolved = new AckReader(io, 5, 'key', clock).wait(wait, lease);
+    const resolved = new AckReader(io, 5, 'key', clock).wait(wait, history);
     expect(await until(() => timers.length === 1)).toBe(true);
     now = wait.bound + 1;
     timers.shift()?.fire();

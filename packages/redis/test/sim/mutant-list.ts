@@ -24,6 +24,7 @@ export interface Mutant {
 }
 
 const LEASE = 'packages/redis/src/lease.ts';
+const HISTORY = 'packages/redis/src/history.ts';
 const LINE = 'packages/redis/src/line.ts';
 const ACKS = 'packages/redis/src/acks.ts';
 const ERA = 'packages/redis/src/era.ts';
@@ -54,7 +55,7 @@ const SAVE_CALL = `      let result: RunResult;
 `;
 
 export const MUTANTS: readonly Mutant[] = [
-  // --- the pure layer: lease.ts ---
+  // --- the pure layer: lease.ts, history.ts, line.ts ---
   {
     id: 'other-line-taken-as-newer',
     file: LINE,
@@ -64,7 +65,7 @@ export const MUTANTS: readonly Mutant[] = [
   },
   {
     id: 'write-forward-drops-own-line',
-    file: LEASE,
+    file: HISTORY,
     find: '    return { ...line, ids: line.ids.filter((seen) => seen.id !== id) };',
     replace: '    return lineOver(over.filter(({ seen }) => seen.id !== id));',
     what: "A record written forward loses its own line: it names only the record it went over, so an instance that holds one of the records it superseded takes it for another line's.",
@@ -103,21 +104,21 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'write-forward-after-trust',
     file: LEASE,
-    find: 'if (canWriteForward && ownLine && heldId === this.#newest.id && now < this.#trustUntil) {',
-    replace: 'if (canWriteForward && ownLine && heldId === this.#newest.id) {',
+    find: 'if (canWriteForward && ownLine && heldId === this.#history.newest.id && now < this.#trustUntil) {',
+    replace: 'if (canWriteForward && ownLine && heldId === this.#history.newest.id) {',
     what: 'After a rollback, the held record is written forward even once its trust has run out.',
   },
   {
     id: 'write-forward-when-behind',
     file: LEASE,
-    find: 'if (canWriteForward && ownLine && heldId === this.#newest.id && now < this.#trustUntil) {',
+    find: 'if (canWriteForward && ownLine && heldId === this.#history.newest.id && now < this.#trustUntil) {',
     replace: 'if (canWriteForward && ownLine && now < this.#trustUntil) {',
     what: 'After a rollback, an instance writes forward the key it holds even when it has seen a newer record.',
   },
   {
     id: 'write-forward-other-line',
     file: LEASE,
-    find: 'const ownLine = reply.id === null || reply.id === this.#newest.id || this.#ancestors.includes(reply.id);',
+    find: 'const ownLine = reply.id === null || this.#history.ownLine(reply.id);',
     replace: 'const ownLine = true;',
     what: "After a rollback, the held record is written forward over another line's record too (a split brain's other side).",
   },
@@ -131,7 +132,7 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'resolves-in-quarantine',
     file: FOLLOWER,
-    find: '      await this.#sleep(this.#lease.era.quarantineUntil - this.#runtime.now());\n',
+    find: '      await this.#sleep(this.#era.quarantineUntil - this.#runtime.now());\n',
     replace: '',
     what: "A rotation across a change of server renews through its instance's quarantine instead of sleeping until it ends.",
     ifSurvives:
@@ -145,7 +146,7 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'gives-up-in-quarantine',
     file: FOLLOWER,
-    find: '      if (renewals > 0 && now >= until && this.#lease.era.mayTrust(now)) break;\n',
+    find: '      if (renewals > 0 && now >= until && this.#era.mayTrust(now)) break;\n',
     replace: '      if (renewals > 0 && now >= until) break;\n',
     what: 'A rotation across changes of server stops waiting at its limit (two quarantines) even inside a quarantine, and resolves there.',
   },
@@ -179,8 +180,8 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'late-ok-trusts',
     file: LEASE,
-    find: "      if (reply.status === 'ok') this.era.confirmed(seq);\n      return {};\n    }\n    if (\n",
-    replace: "      if (reply.status === 'ok') this.era.confirmed(seq);\n    }\n    if (\n",
+    find: "      if (reply.status === 'ok') this.#era.confirmed(seq);\n      return {};\n    }\n    if (\n",
+    replace: "      if (reply.status === 'ok') this.#era.confirmed(seq);\n    }\n    if (\n",
     what: 'A renewal answered before a newer record was written, taken in after it, still grants trust.',
     ifSurvives:
       "Equivalent for safety: the renewal ran before the newer record was written, so its lease is one that the newer rotation's bound (its answer + leaseMs + driftMargin) already waits for, and the instance acknowledges the newer record only once its authority holds it.",
@@ -245,7 +246,7 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'write-back-ends-quarantine',
     file: LEASE,
-    find: '      this.era.keepQuarantine();\n',
+    find: '      this.#era.keepQuarantine();\n',
     replace: '',
     what: 'An instance that found Redis without its record and wrote it back ends its quarantine at its next renewal there, taking its own write-back for a record the new server held.',
     ifSurvives:
@@ -258,7 +259,7 @@ export const MUTANTS: readonly Mutant[] = [
   },
   {
     id: 'conflict-not-seen',
-    file: LEASE,
+    file: HISTORY,
     find:
       '    this.see(generation, id, prev, this.#newest, line);\n' +
       '    if (!forward && id?.startsWith(MARKER_PREFIX) !== true && !older) return undefined;\n',
@@ -362,7 +363,7 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'renew-held-unchecked',
     file: STORE,
-    find: 'this.#renewHeld = heldId !== undefined && lease.mayRenewWhileSaving(heldId, over);',
+    find: 'this.#renewHeld = heldId !== undefined && this.#history.mayRenewWhileSaving(heldId, over);',
     replace: 'this.#renewHeld = heldId !== undefined;',
     what: 'Renewals on the record being saved extend the trust in the held key even when a newer rotation overtook it.',
   },
@@ -396,7 +397,7 @@ export const MUTANTS: readonly Mutant[] = [
     id: 'held-from-lease',
     file: FOLLOWER,
     find: 'const heldId = this.#link.keyId;\n    const savingId',
-    replace: 'const heldId = lease.newest.id;\n    const savingId',
+    replace: 'const heldId = this.#history.newest.id;\n    const savingId',
     what:
       'CONFIRM acknowledges a record the authority does not hold: the renewal names the newest record the store ' +
       "has seen, not the authority's key.",
@@ -429,7 +430,7 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'ack-answer-not-seen',
     file: ACK_READER,
-    find: '        lease.see(pending.generation, pending.id, pending.prev, sent, pending.line);\n',
+    find: '        history.see(pending.generation, pending.id, pending.prev, sent, pending.line);\n',
     replace: '',
     what: "An acknowledgement read's record is not taken in as seen: a rotation that superseded the save is forgotten.",
   },
