@@ -151,6 +151,8 @@ export class Follower {
       const now = this.#runtime.now();
       if (renewals > 0 && now >= until && this.#era.mayTrust(now)) break;
       if (renewals > 0) await this.#sleep(this.#lease.nextDelay(this.#runtime.now()));
+      // Until the quarantine ends, so that a renewal goes out as it ends: renewing through it at the usual pace would
+      // resolve only at the first renewal after it, up to renewInterval later.
       await this.#sleep(this.#era.quarantineUntil - this.#runtime.now());
       // Renewals that keep failing go out at the back-off's pace, the timer's included: one that failed since this
       // began (while it waited out a quarantine, the first time too) is not followed by another the moment it ends.

@@ -36,11 +36,6 @@ export class History {
     return this.#newest;
   }
 
-  /** The generation a save by this instance must find (the newest seen). */
-  get expectedGeneration(): number {
-    return this.#newest.generation;
-  }
-
   /** Whether `id` is a record of this instance's own line: the newest seen, or one of its ancestors. */
   ownLine(id: string): boolean {
     return id === this.#newest.id || this.#ancestors.includes(id);

@@ -2,7 +2,9 @@
 // and when the rotation may resolve, after the server it renews on changed.
 import { describe, expect, it } from 'vitest';
 import type { Runtime } from 'launcher-auth/store-kit';
+import { Era } from '../src/era.js';
 import { Follower, type FollowerIo } from '../src/follower.js';
+import { History } from '../src/history.js';
 import { Lease, type ConfirmReply } from '../src/lease.js';
 
 const OPTIONS = { leaseMs: 1000, renewInterval: 100, driftMargin: 100 } as const;
@@ -50,9 +52,10 @@ describe("Follower: a saved rotation's renewals after the server changed", () =>
   it('resolve at the first renewal answered once its quarantine ended, not up to a renewal interval later', async () => {
     const clock = new Clock();
     // The instance holds 'a' and saved 'b' over it; its renewals go to server 'one', then to 'two' (a slot moved).
-    const lease = new Lease(OPTIONS);
-    lease.see(1, 'a', '');
-    lease.wrote(2, 'b');
+    const [era, history] = [new Era(OPTIONS.leaseMs, OPTIONS.driftMargin), new History()];
+    const lease = new Lease(OPTIONS, { era, history });
+    history.see(1, 'a', '');
+    history.wrote(2, 'b');
     let server = 'one';
     const io: FollowerIo = {
       confirm: (_held, _saving, seq) =>
@@ -71,15 +74,15 @@ describe("Follower: a saved rotation's renewals after the server changed", () =>
       report: () => undefined,
     };
     const link = { keyId: 'a', trustUntil: () => undefined, reportsErrors: false };
-    const follower = new Follower(lease, link, io, () => Promise.resolve(), clock.runtime);
+    const follower = new Follower({ lease, history, era }, link, io, () => Promise.resolve(), clock.runtime);
     const started = follower.start();
     await clock.runUntil(50);
     await started;
-    expect(lease.era.mayTrust(clock.time)).toBe(true);
+    expect(era.mayTrust(clock.time)).toBe(true);
 
     server = 'two';
-    await clock.runUntil(1_000, () => !lease.era.mayTrust(clock.time));
-    const quarantineUntil = lease.era.quarantineUntil;
+    await clock.runUntil(1_000, () => !era.mayTrust(clock.time));
+    const quarantineUntil = era.quarantineUntil;
     expect(quarantineUntil).toBeGreaterThan(clock.time);
     await clock.runUntil(clock.time + 47);
 
