@@ -7,6 +7,7 @@ import { CONFIRM, DROP, LEAVE, LOAD, PENDING, SAVE, SAVE_PADDING, keyNames } fro
 import { Keyspace, type Data } from './sim/keyspace.js';
 import { Prng } from './sim/prng.js';
 import { until } from '../../../test/support/poll.js';
+import { budget } from '../../../test/support/machine.js';
 import { SKIP_REASON, sharedRedis } from '../../../test/support/redis-server.js';
 
 const NAMES = keyNames('auth');
@@ -94,8 +95,12 @@ function dumped(reply: unknown): unknown[] {
 
 describe.skipIf(SKIP_REASON !== undefined)('the simulated keyspace against redis-server', () => {
   const redis = sharedRedis();
+  const name = `gives the same replies, keys and messages over ${SEEDS.length} seeds of ${STEPS} steps`;
+  // 7,000 round trips to redis-server: about 7 s on a quiet machine, and each waits for a core when other work loads
+  // the machine (over 24 s seen beside two busy processes), so only a stuck run reaches this deadline.
+  const timeout = budget(120_000);
 
-  it(`gives the same replies, keys and messages over ${SEEDS.length} seeds of ${STEPS} steps`, async () => {
+  it(name, { timeout }, async () => {
     const { client } = redis;
     const info = await client.info('server');
     const realRunId = /run_id:(\w+)/.exec(info)?.[1] ?? '';
