@@ -200,11 +200,14 @@ describe.skipIf(SKIP_REASON !== undefined)('RedisSecretStore on Redis Sentinel',
     async () => {
       await deployment.replicated();
       const authorities = await openInstances(() => deployment.client(), uniqueKey(), { replicas: ONE_REPLICA });
+      let wokeAs: string | undefined;
       await expectSafeThrough('Sentinel failover of a frozen primary during rotations', authorities, async () => {
         const failover = await deployment.freezePrimary();
+        wokeAs = failover.wokeAs;
         await deployment.replicated();
         return failover;
       });
+      expect(wokeAs).toBe('master');
     },
     budget(60_000),
   );

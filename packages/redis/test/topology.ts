@@ -94,15 +94,21 @@ export async function rotateThrough(
   let changed: Promise<unknown> | undefined;
   let changeResult: unknown;
   let changeDone = false;
+  let changeFailed: { error: unknown } | undefined;
   try {
     for (let round = 0; round < maxRotations; round += 1) {
       if (resolved === before && changed === undefined) {
-        changed = change().then((result) => {
-          changeResult = result;
-          changeDone = true;
-        });
+        changed = change().then(
+          (result) => {
+            changeResult = result;
+            changeDone = true;
+          },
+          (error: unknown) => {
+            changeFailed = { error };
+          },
+        );
       }
-      if (changeDone && resolvedAfter >= after) break;
+      if (changeFailed !== undefined || (changeDone && resolvedAfter >= after)) break;
       // Every token any instance would hand out now: all are earlier than the rotation about to start.
       const earlier = new Set(authorities.map((authority) => authority.issue()));
       const rotating = authorities[round % authorities.length] as TokenAuthority;
@@ -119,6 +125,7 @@ export async function rotateThrough(
       }
     }
     await changed;
+    if (changeFailed !== undefined) throw changeFailed.error;
     // Let the checker see the last revocation for a number of its rounds.
     const roundsAtEnd = rounds;
     await until(() => rounds >= roundsAtEnd + 20, 10_000, 2);
