@@ -176,7 +176,8 @@ function line(run: Run): string {
     return `${mutant.id}: caught by seed ${verdict.seed} after ${verdict.schedules} schedules (${time}): ${verdict.violation}${types}`;
   }
   if (verdict.kind === 'crashed') return `${mutant.id}: CRASHED the simulator (${time}): ${verdict.message}${types}`;
-  return `${mutant.id}: SURVIVED ${verdict.schedules} schedules (${time})${types}`;
+  const fate = run.testFails === true ? 'the simulator ran' : 'SURVIVED';
+  return `${mutant.id}: ${fate} ${verdict.schedules} schedules (${time})${types}`;
 }
 
 function cell(text: string): string {
