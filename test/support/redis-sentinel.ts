@@ -227,7 +227,8 @@ export async function startSentinel(): Promise<SentinelDeployment> {
     };
     const primary = await data(await freePort(), []);
     await data(await freePort(), ['--replicaof', '127.0.0.1', String(primary.port)]);
-    // Before the sentinels start: their first INFO of the primary then lists the replica (the next comes 10 s later).
+    // Before the sentinels start: their first INFO of the primary then lists the replica (they read it again only an
+    // INFO period later).
     await replicaOnline(primary.port);
     const sentinels: RedisServer[] = [];
     for (let index = 0; index < 3; index += 1) {
@@ -256,8 +257,8 @@ export async function startSentinel(): Promise<SentinelDeployment> {
         for (const sentinel of sentinels) {
           if ((await primaryPort(sentinel)) !== port) return false;
           const replicas = (await command(sentinel.port, ['SENTINEL', 'REPLICAS', PRIMARY_NAME])) as unknown[];
-          // A sentinel refreshes a replica's state every 10 s (every second once the primary is down): a stale
-          // "link down" from before a failover is normal, and corrected before it picks a replica.
+          // A sentinel refreshes a replica's state once an INFO period (a second here): a stale "link down" from
+          // before a failover is normal, and corrected before it picks a replica.
           const healthy = replicas.map(fieldsOf).filter((fields) => fields.flags === 'slave');
           const peers = (await command(sentinel.port, ['SENTINEL', 'SENTINELS', PRIMARY_NAME])) as unknown[];
           if (healthy.length === 0 || peers.length < 2) return false;
