@@ -58,6 +58,11 @@ function caughtBy(run: Run, reach = Infinity): boolean {
   return (run.verdict.kind === 'caught' && run.verdict.seed <= reach) || run.testFails === true;
 }
 
+/** The mutant's named test, as the console line and the report give it: `file ('name')`. */
+function namedTest(mutant: Mutant): string {
+  return mutant.test === undefined ? '' : `${mutant.test.file} ('${mutant.test.name}')`;
+}
+
 /** Where a test file's output says that at least one of its tests failed. */
 export function someFailed(code: number | null, output: string): boolean {
   // eslint-disable-next-line no-control-regex -- vitest colours its summary even without a terminal
@@ -169,8 +174,7 @@ function line(run: Run): string {
     (run.typechecks === false ? ' [DOES NOT TYPECHECK]' : '') +
     (run.skipped.length > 0 ? ` [passed over seeds the unmutated code fails: ${run.skipped.join(', ')}]` : '');
   if (run.testFails !== undefined) {
-    const by = `${mutant.test?.file ?? ''} ('${mutant.test?.name ?? ''}')`;
-    types += run.testFails ? ` [caught by ${by}]` : ` [NOT caught by ${by}]`;
+    types += run.testFails ? ` [caught by ${namedTest(mutant)}]` : ` [NOT caught by ${namedTest(mutant)}]`;
   }
   if (verdict.kind === 'caught') {
     return `${mutant.id}: caught by seed ${verdict.seed} after ${verdict.schedules} schedules (${time}): ${verdict.violation}${types}`;
@@ -198,7 +202,7 @@ export function report(
   const rows = runs.map((run) => {
     const { mutant, verdict } = run;
     const test = mutant.test === undefined ? '' : (mutant.test.file.split('/').pop() ?? '');
-    const named = mutant.test === undefined ? '' : `${mutant.test.file} ('${mutant.test.name}')`;
+    const named = namedTest(mutant);
     const result =
       verdict.kind === 'caught'
         ? `caught: \`npm run simulate -- --seed ${verdict.seed}\` (after ${verdict.schedules} schedules, ${run.seconds.toFixed(0)} s): ${verdict.violation}`
