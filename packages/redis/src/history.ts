@@ -50,8 +50,7 @@ export class History {
    */
   mayRenewWhileSaving(heldId: string, over?: Seen): boolean {
     if (heldId !== this.#newest.id) return false;
-    if (over === undefined || over.id === '' || over.id === heldId || over.id.startsWith(MARKER_PREFIX)) return true;
-    return this.#ancestors.includes(over.id);
+    return over === undefined || over.id === '' || over.id.startsWith(MARKER_PREFIX) || this.ownLine(over.id);
   }
 
   /**
@@ -102,8 +101,8 @@ export class History {
   saveOver(expected: Seen, observed: Pick<ConfirmReply, 'generation' | 'id' | 'prev' | 'line'>): Seen | undefined {
     const { generation, id, prev, line } = observed;
     const forward = expected.id !== '' && id === expected.id && generation > expected.generation;
-    const older = isRollback(this.#newest, generation, id, prev, line) || this.#revived(id, this.#newest);
-    this.see(generation, id, prev, this.#newest, line);
+    // Judged against the newest record seen, a rollback is a record older than it.
+    const older = this.see(generation, id, prev, this.#newest, line) === 'rollback';
     if (!forward && id?.startsWith(MARKER_PREFIX) !== true && !older) return undefined;
     return { generation, id: id ?? '' };
   }

@@ -260,12 +260,9 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'conflict-not-seen',
     file: HISTORY,
-    find:
-      '    this.see(generation, id, prev, this.#newest, line);\n' +
-      '    if (!forward && id?.startsWith(MARKER_PREFIX) !== true && !older) return undefined;\n',
+    find: "    const older = this.see(generation, id, prev, this.#newest, line) === 'rollback';\n",
     replace:
-      '    if (!forward && id?.startsWith(MARKER_PREFIX) !== true && !older) return undefined;\n' +
-      '    this.see(generation, id, prev, this.#newest, line);\n',
+      '    const older = isRollback(this.#newest, generation, id, prev, line) || this.#revived(id, this.#newest);\n',
     what: "Another rotation's record that a save's conflict shows is forgotten: an older record read next, on another server, is trusted as the record the instance holds.",
   },
   {
