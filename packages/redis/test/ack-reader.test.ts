@@ -3,11 +3,9 @@ import { describe, expect, it } from 'vitest';
 import type { Runtime } from 'launcher-auth/store-kit';
 import { AckReader } from '../src/ack-reader.js';
 import { AckWait } from '../src/acks.js';
-import { Era } from '../src/era.js';
-import { History } from '../src/history.js';
-import { Lease } from '../src/lease.js';
 import { until } from '../../../test/support/poll.js';
 import type { Observed } from '../src/reply.js';
+import { instance } from './instance.js';
 
 const OPTIONS = { leaseMs: 1000, renewInterval: 100, driftMargin: 100 } as const;
 
@@ -38,8 +36,7 @@ const runtime: Runtime = { now: () => 10, timer: () => () => undefined, random: 
 
 describe('AckReader: the record an acknowledgement read shows', () => {
   it('a rotation that superseded the save is the newest record seen: Redis going back past it is a rollback', async () => {
-    const [era, history] = [new Era(OPTIONS.leaseMs, OPTIONS.driftMargin), new History()];
-    const lease = new Lease(OPTIONS, { era, history });
+    const { lease, history, era } = instance(OPTIONS);
     history.see(1, 'a', '');
     // This instance saved 'b' over 'a'; another rotation then saved 'c' over 'b' before every instance confirmed 'b'.
     history.wrote(2, 'b');
@@ -87,7 +84,7 @@ describe('AckReader: the instance table after a resolved rotation', () => {
       },
       random: (bytes) => Buffer.alloc(bytes),
     };
-    const [era, history] = [new Era(OPTIONS.leaseMs, OPTIONS.driftMargin), new History()];
+    const { history, era } = instance(OPTIONS);
     history.see(1, 'a', '');
     history.wrote(2, 'b');
     const options = { ...OPTIONS, commandTimeout: 500 };

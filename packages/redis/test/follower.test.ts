@@ -2,10 +2,9 @@
 // and when the rotation may resolve, after the server it renews on changed.
 import { describe, expect, it } from 'vitest';
 import type { Runtime } from 'launcher-auth/store-kit';
-import { Era } from '../src/era.js';
 import { Follower, type FollowerIo } from '../src/follower.js';
-import { History } from '../src/history.js';
-import { Lease, type ConfirmReply } from '../src/lease.js';
+import type { ConfirmReply } from '../src/lease.js';
+import { instance } from './instance.js';
 import { Clock } from '../../../test/support/virtual-clock.js';
 
 const OPTIONS = { leaseMs: 1000, renewInterval: 100, driftMargin: 100 } as const;
@@ -17,8 +16,7 @@ describe("Follower: a saved rotation's renewals after the server changed", () =>
     const clock = new Clock();
     const runtime: Runtime = { now: () => clock.now, timer: clock.timer, random: (bytes) => Buffer.alloc(bytes) };
     // The instance holds 'a' and saved 'b' over it; its renewals go to server 'one', then to 'two' (a slot moved).
-    const [era, history] = [new Era(OPTIONS.leaseMs, OPTIONS.driftMargin), new History()];
-    const lease = new Lease(OPTIONS, { era, history });
+    const { lease, history, era } = instance(OPTIONS);
     history.see(1, 'a', '');
     history.wrote(2, 'b');
     let server = 'one';

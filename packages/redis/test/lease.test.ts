@@ -3,9 +3,8 @@
 // renewal's or a read's answer may be taken after a record that Redis wrote later (the instance's own save, a
 // write-forward, another answer).
 import { describe, expect, it } from 'vitest';
-import { Era } from '../src/era.js';
-import { History } from '../src/history.js';
-import { Lease, type ConfirmReply, type LeaseOptions } from '../src/lease.js';
+import type { ConfirmReply, Lease } from '../src/lease.js';
+import { instance, type Instance } from './instance.js';
 
 const OPTIONS = { leaseMs: 1000, renewInterval: 200, driftMargin: 100 } as const;
 
@@ -19,21 +18,9 @@ function answer(
   return { status, generation, id, prev, serverId: 'run', epoch: 'epoch', ownSeq: seq };
 }
 
-/** One instance's lease, and the history and the era it judges against, side by side as the store holds them. */
-interface Instance {
-  readonly lease: Lease;
-  readonly history: History;
-  readonly era: Era;
-}
-
-function instance(options: LeaseOptions = OPTIONS): Instance {
-  const [era, history] = [new Era(options.leaseMs, options.driftMargin), new History()];
-  return { lease: new Lease(options, { era, history }), history, era };
-}
-
 /** An instance that holds generation 1 ('a') and has had it confirmed once. */
 function holdingFirst(): Instance {
-  const held = instance();
+  const held = instance(OPTIONS);
   const { lease, history } = held;
   expect(history.see(1, 'a', '')).toBe('adopted');
   const seq = lease.nextSeq();
@@ -267,7 +254,7 @@ describe('Lease: records read by load(), judged against the highest seen when th
   });
 
   it("nothing stored yet, read before the instance's first save and taken after it: late", () => {
-    const { history } = instance();
+    const { history } = instance(OPTIONS);
     const sent = history.newest;
     history.wrote(1, 'a');
     expect(history.see(0, null, '', sent)).toBe('late');
@@ -405,7 +392,7 @@ describe('Lease: a save over a rollback, and the trust a resolved save grants', 
   });
 
   it('a resolved save grants trust until the lease the instance holds; an assumed condition is not reported again', () => {
-    const { lease, history } = instance();
+    const { lease, history } = instance(OPTIONS);
     history.see(3, 'rollback:m', 'a');
     lease.assume('rollback');
     const seq = lease.nextSeq();
@@ -571,7 +558,7 @@ describe('Lease: a record of another line of rotations', () => {
   };
 
   function holdingOwn(): Instance {
-    const own = instance();
+    const own = instance(OPTIONS);
     const { lease, history } = own;
     expect(history.see(2, 'q', '', undefined, { floor: 0, ids: [] })).toBe('adopted');
     history.wrote(3, 'g', history.lineFor(history.newest, 'g'));
