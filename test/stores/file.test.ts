@@ -133,7 +133,7 @@ interface Child {
 function runFixture(
   name: string,
   args: string[],
-  ids: { uid?: number; gid?: number } = {},
+  ids: { uid?: number; gid?: number; cwd?: string } = {},
   launch: readonly string[] = ['--import', 'tsx', join(FIXTURES, name)],
 ): Child {
   const child = spawn(process.execPath, [...launch, ...args], {
@@ -1393,7 +1393,18 @@ describe.runIf(POSIX)('FileSecretStore: failing saves', () => {
       const before = await snapshot(path);
       let outcome: { code: string; message: string };
       if (IS_ROOT) {
-        const child = runFixture('save-once.ts', [path, 'ro-new'], { uid: NOBODY, gid: NOBODY });
+        // Bundled into a folder of its own that the user can read, and started outside the clone: the clone may
+        // live in a folder only its owner can enter (a private temporary folder).
+        const command = await fixtureCommand(join(FIXTURES, 'save-once.ts'));
+        onTestFinished(() => command.dispose());
+        expect(command.how).toBe('bundle');
+        await chmod(dirname(command.args[0] as string), 0o755);
+        const child = runFixture(
+          'save-once.ts',
+          [path, 'ro-new'],
+          { uid: NOBODY, gid: NOBODY, cwd: '/' },
+          command.args,
+        );
         const line = await child.next(() => true);
         expect(await child.closed).toEqual({ code: 0, signal: null });
         const reported = JSON.parse(line) as { ok: boolean; uid: number; code: string; message: string };
